@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** parplan: a planner for training large neural networks on many
+** accelerators.  This is the library's only public header.
+**
+** Conventions, stated once (hwloc style):
+**
+** - Every function that can fail returns a pp_status; PP_OK (0) is
+**   success.  The first error message since the last
+**   pp_ctx_clear_error() is kept in the context: pp_ctx_errmsg().  It
+**   names the input (file, line and column, or operator, or device) and
+**   what is wrong.
+** - Objects are opaque handles.  Constructors fill an out-parameter
+**   that the caller owns and frees with the matching *_destroy, which
+**   accepts NULL.  Nothing is reference-counted.  An object keeps a
+**   copy of its context's allocator hook, not the context itself, so it
+**   may outlive the context.
+** - Parameters structs have an *_init function that sets every field to
+**   its documented default; set only what you need afterwards.
+** - The library never prints, exits or aborts.  Functions that write
+**   (pp_*_write_file, pp_*_describe) write only where they are told.
+** - Units: time in milliseconds, sizes in bytes, bandwidth in GB/s
+**   (1e9 bytes/s), latency in microseconds, device memory in bytes
+**   (cluster files give it in GiB).
+** - Operators and devices are 0-based indices in input order.
+** - Determinism: the same inputs and seed give the same objects and the
+**   same written bytes.
+*/
+#ifndef PARPLAN_H
+#define PARPLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PP_VERSION_MAJOR 0
+#define PP_VERSION_MINOR 1
+#define PP_VERSION_PATCH 0
+
+/** \brief The library's version as "MAJOR.MINOR.PATCH". */
+const char *pp_version(void);
+
+/* ====================================================================
+** Status codes.  The numbers are fixed forever.
+*/
+typedef enum pp_status {
+  PP_OK = 0,        /* success */
+  PP_ENOMEM = 1,    /* an allocation failed */
+  PP_EINVAL = 2,    /* a caller passed an invalid argument (misuse) */
+  PP_EIO = 3,       /* a file could not be read or written */
+  PP_EPARSE = 4,    /* input text is not well formed (JSON, spec, graph) */
+  PP_EINPUT = 5,    /* input is well formed but wrong (cycle, NaN, ...) */
+  PP_ELIMIT = 6,    /* input exceeds a documented size limit */
+  PP_EINTERNAL = 7, /* a bug in parplan: please report it */
+  PP_ECANCELED = 8  /* a progress callback asked to stop */
+} pp_status;
+
+/** \brief A fixed English phrase for a status code. */
+const char *pp_status_str(pp_status rc);
+
+/* Documented limits.  Inputs beyond them fail with PP_ELIMIT. */
+#define PP_MAX_OPS 10000000      /* operators in one model */
+#define PP_MAX_EDGES 100000000   /* edges in one model */
+#define PP_MAX_DEVICES 16384     /* devices in one cluster */
+#define PP_MAX_VERTICES 1000000  /* devices + switches of a link graph */
+#define PP_MAX_NAME 4096         /* bytes in one name */
+#define PP_MAX_FILE_BYTES (1ull << 32) /* bytes in one input file */
+
+/* ====================================================================
+** Context: allocator, first error, RNG seed.
+*/
+typedef struct pp_ctx pp_ctx;
+
+/** \brief Allocator hook (Lua's lua_Alloc contract).
+**
+** ptr == NULL: allocate nsize bytes.  nsize == 0: free ptr (osize is its
+** size) and return NULL.  Otherwise resize ptr from osize to nsize.
+** Return NULL when an allocation fails; the library then reports
+** PP_ENOMEM. */
+typedef void *(*pp_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
+
+typedef struct pp_ctx_params {
+  pp_alloc_fn alloc; /* NULL: the C library's allocator */
+  void *alloc_ud;    /* passed to alloc */
+  uint64_t seed;     /* seed of every random choice; default 1 */
+} pp_ctx_params;
+
+void pp_ctx_params_init(pp_ctx_params *p);
+
+/** \brief Create a context.  p may be NULL for the defaults. */
+pp_status pp_ctx_create(const pp_ctx_params *p, pp_ctx **out);
+void pp_ctx_destroy(pp_ctx *ctx);
+
+/** \brief The first error message recorded since the last clear, or "". */
+const char *pp_ctx_errmsg(const pp_ctx *ctx);
+/** \brief The status code of that first error, or PP_OK. */
+pp_status pp_ctx_errcode(const pp_ctx *ctx);
+/** \brief Where the first error is, when it is in a text input.
+**
+** Sets *file to the input's name (or NULL), *line and *col to 1-based
+** positions (0 when unknown).  Any pointer may be NULL. */
+void pp_ctx_errloc(const pp_ctx *ctx, const char **file, long *line,
+                   long *col);
+void pp_ctx_clear_error(pp_ctx *ctx);
+uint64_t pp_ctx_seed(const pp_ctx *ctx);
+
+/* ====================================================================
+** Model: an operator DAG (a layer chain is a DAG whose edges form a
+** path in listed order).
+**
+** An operator v has, at the model's reference micro-batch size on the
+** reference device type with tensor-parallel degree 1: forward,
+** backward and optimizer-update time, the bytes of its parameters as
+** trained, the bytes of its output tensor (what leaves it on every edge
+** unless the edge says otherwise) and the bytes it keeps for its
+** backward pass.  Optional profile tables give times for other
+** (device type, tensor-parallel degree, micro-batch size) points, and
+** size tables give sizes per tensor-parallel degree.
+*/
+typedef struct pp_model pp_model;
+typedef struct pp_model_builder pp_model_builder;
+
+/** \brief One operator as given to the builder. */
+typedef struct pp_op_desc {
+  const char *name;    /* required, unique in the model */
+  const char *kind;    /* optional free-form class ("transformer_layer") */
+  double fwd_ms;       /* forward time, >= 0 */
+  double bwd_ms;       /* backward time, >= 0 */
+  double update_ms;    /* optimizer step for its parameters; default 0 */
+  double fwd_flops;    /* optional FLOPs of the forward pass; default 0 */
+  double bwd_flops;    /* optional FLOPs of the backward pass; default 0 */
+  int64_t param_bytes; /* parameters as trained (2 per param in fp16) */
+  int64_t out_bytes;   /* output tensor at the reference micro-batch */
+  int64_t saved_bytes; /* activations kept for the backward pass */
+} pp_op_desc;
+
+void pp_op_desc_init(pp_op_desc *d);
+
+/** \brief Start building a model named name (may be NULL: "model").
+**
+** source names the input in error messages (a file path, "built-in
+** gpt2-amp", ...); it may be NULL. */
+pp_status pp_model_builder_create(pp_ctx *ctx, const char *name,
+                                  const char *source,
+                                  pp_model_builder **out);
+void pp_model_builder_destroy(pp_model_builder *b);
+
+/** \brief The reference micro-batch size (default 1). */
+pp_status pp_model_builder_set_micro_batch(pp_model_builder *b, int32_t mbs);
+/** \brief The device type the top-level times were measured on (default
+** none: any type without its own times scales them by its speed). */
+pp_status pp_model_builder_set_reference_type(pp_model_builder *b,
+                                              const char *type);
+/** \brief The fraction of a device's peak FLOP/s that FLOP counts are
+** turned into time with (default 0.5). */
+pp_status pp_model_builder_set_efficiency(pp_model_builder *b, double eff);
+/** \brief A named hyper-parameter kept with the model ("hidden", "seq").
+** Informational; readers and writers preserve it. */
+pp_status pp_model_builder_set_hyper(pp_model_builder *b, const char *key,
+                                     double value);
+
+/** \brief Add an operator; *id (may be NULL) receives its index. */
+pp_status pp_model_builder_add_op(pp_model_builder *b, const pp_op_desc *d,
+                                  int32_t *id);
+/** \brief Find an operator added so far by name; -1 if none. */
+int32_t pp_model_builder_find_op(const pp_model_builder *b, const char *name);
+/** \brief Declare that op shares its parameters with op `with' (tied
+** embeddings): a stage holding op without `with' keeps a copy. */
+pp_status pp_model_builder_tie(pp_model_builder *b, int32_t op, int32_t with);
+/** \brief Add an edge from -> to carrying bytes at the reference
+** micro-batch; bytes < 0 means the source's out_bytes. */
+pp_status pp_model_builder_add_edge(pp_model_builder *b, int32_t from,
+                                    int32_t to, int64_t bytes);
+/** \brief Profiled times of op on (type, tp, mbs).  type NULL means the
+** reference type.  update_ms may be negative: not profiled. */
+pp_status pp_model_builder_add_time(pp_model_builder *b, int32_t op,
+                                    const char *type, int32_t tp,
+                                    int32_t mbs, double fwd_ms, double bwd_ms,
+                                    double update_ms);
+/** \brief Sizes of op per tensor-parallel rank at degree tp (tp > 1). */
+pp_status pp_model_builder_add_tp_sizes(pp_model_builder *b, int32_t op,
+                                        int32_t tp, int64_t param_bytes,
+                                        int64_t out_bytes,
+                                        int64_t saved_bytes);
+
+/** \brief Validate and freeze the model; b is destroyed either way.
+**
+** Checks: at least one operator; edges without cycles (the message
+** lists one cycle); no duplicate edge.  Without edges the operators
+** form a chain in listed order. */
+pp_status pp_model_builder_finish(pp_model_builder *b, pp_model **out);
+
+void pp_model_destroy(pp_model *m);
+
+/** \brief Load a model from a SPEC: a file path (model JSON, or a
+** PipeDream graph.txt), else a built-in name (see
+** pp_model_builtin_name), else a generator spec
+** ("transformer:layers=24,hidden=1024,...").  Documented in
+** docs/FORMATS.md. */
+pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out);
+/** \brief Parse model JSON from a string; source names it in errors. */
+pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
+                             const char *source, pp_model **out);
+/** \brief Parse a PipeDream graph.txt from a string. */
+pp_status pp_model_read_pipedream(pp_ctx *ctx, const char *text, size_t len,
+                                  const char *source, pp_model **out);
+/** \brief The i-th built-in model name, or NULL past the end. */
+const char *pp_model_builtin_name(int i);
+/** \brief One line about the i-th built-in model, or NULL. */
+const char *pp_model_builtin_about(int i);
+
+/** \brief Write the normalized model JSON to path (atomically: a
+** temporary file renamed over path), or to f when path is NULL. */
+pp_status pp_model_write(pp_ctx *ctx, const pp_model *m, const char *path,
+                         FILE *f);
+
+/* Queries.  Indices out of range give 0, NULL or -1. */
+const char *pp_model_name(const pp_model *m);
+const char *pp_model_source(const pp_model *m);
+int32_t pp_model_nop(const pp_model *m);
+int32_t pp_model_nedge(const pp_model *m);
+int32_t pp_model_micro_batch(const pp_model *m);
+const char *pp_model_reference_type(const pp_model *m); /* NULL: none */
+double pp_model_efficiency(const pp_model *m);
+int32_t pp_model_nhyper(const pp_model *m);
+const char *pp_model_hyper(const pp_model *m, int32_t i, double *value);
+int32_t pp_model_find_op(const pp_model *m, const char *name);
+/** \brief Operator i's reference description (strings owned by m). */
+pp_status pp_model_op(const pp_model *m, int32_t i, pp_op_desc *out);
+const char *pp_model_op_name(const pp_model *m, int32_t i);
+int32_t pp_model_op_tied(const pp_model *m, int32_t i); /* -1: none */
+/** \brief Edge e: its endpoints and bytes at the reference micro-batch. */
+pp_status pp_model_edge(const pp_model *m, int32_t e, int32_t *from,
+                        int32_t *to, int64_t *bytes);
+/** \brief The edges leaving (dir 0) or entering (dir 1) op v: *n edge
+** indices at *edges (owned by m). */
+void pp_model_op_edges(const pp_model *m, int32_t v, int dir,
+                       const int32_t **edges, int32_t *n);
+/** \brief 1 when the edges were implied (no edges given: a chain). */
+int pp_model_edges_implied(const pp_model *m);
+/** \brief A topological order: nop indices owned by m.  Among the ready
+** operators the smallest index comes first, so the order is
+** deterministic and equals the listed order when that is valid. */
+const int32_t *pp_model_topo_order(const pp_model *m);
+/** \brief 1 when the topological order is the only one. */
+int pp_model_topo_unique(const pp_model *m);
+/** \brief 1 when the model is a chain: op i feeds op i+1, nothing else. */
+int pp_model_is_chain(const pp_model *m);
+
+/* Profile tables. */
+int32_t pp_model_ntable(const pp_model *m);
+/** \brief Table t's key; *type is NULL for the reference type. */
+void pp_model_table_key(const pp_model *m, int32_t t, const char **type,
+                        int32_t *tp, int32_t *mbs);
+int32_t pp_model_ntp_sizes(const pp_model *m);
+
+/** \brief How a time or size was obtained (bit set; 0 = as given). */
+enum {
+  PP_EST_SPEED = 1,  /* another type's times divided by relative speed */
+  PP_EST_FAMILY = 2, /* times of a type of the same family ("V100-16") */
+  PP_EST_TP = 4,     /* scaled from another tensor-parallel degree */
+  PP_EST_MBS = 8,    /* scaled linearly from another micro-batch size */
+  PP_EST_FLOPS = 16  /* FLOPs over the type's peak times efficiency */
+};
+
+/** \brief A device type as the time lookup sees it. */
+typedef struct pp_type_key {
+  const char *name;   /* NULL: the reference type */
+  double speed;       /* relative to the reference type (1) */
+  double peak_tflops; /* 0: unknown */
+} pp_type_key;
+
+typedef struct pp_op_time {
+  double fwd_ms, bwd_ms, update_ms;
+  unsigned est; /* PP_EST_* bits; 0 = profiled at exactly this point */
+} pp_op_time;
+
+/** \brief Times of op v on a device of type *t, at tensor-parallel
+** degree tp and micro-batch size mbs.  The rule (docs/FORMATS.md,
+** "Which time applies"): the profile of that exact point; else the
+** same type (then its family) at the nearest profiled tp and mbs,
+** scaled; else FLOPs over the type's peak when the model has FLOPs;
+** else the reference times divided by the type's speed, scaled. */
+pp_status pp_model_op_time(const pp_model *m, int32_t v, const pp_type_key *t,
+                           int32_t tp, int32_t mbs, pp_op_time *out);
+
+typedef struct pp_op_sizes {
+  double param_bytes, out_bytes, saved_bytes;
+  unsigned est; /* PP_EST_TP and/or PP_EST_MBS */
+} pp_op_sizes;
+/** \brief Sizes of op v on one tensor-parallel rank of degree tp at
+** micro-batch mbs: a size table when given, else parameters and saved
+** bytes divided by tp and the output kept whole; activations scale
+** linearly with mbs. */
+pp_status pp_model_op_sizes(const pp_model *m, int32_t v, int32_t tp,
+                            int32_t mbs, pp_op_sizes *out);
+
+/** \brief Whole-model figures (reference type, tp 1, reference mbs). */
+typedef struct pp_model_stats {
+  int32_t nop, nedge;
+  int32_t nsource, nsink;
+  int32_t depth;       /* operators on a longest path */
+  int32_t width;       /* most operators at one depth (an antichain) */
+  int32_t max_cut;     /* most tensors crossing one cut of the topo order */
+  int32_t nlayer;      /* layers of the chain view */
+  double fwd_ms, bwd_ms, update_ms;
+  double max_op_ms;    /* the longest fwd+bwd of one operator */
+  double param_bytes;  /* each tied group counted once */
+  double out_bytes, saved_bytes;
+  double fwd_flops, bwd_flops;
+} pp_model_stats;
+
+pp_status pp_model_stats_get(pp_ctx *ctx, const pp_model *m,
+                             pp_model_stats *out);
+
+/** \brief The layer-level (chain) view of a DAG.
+**
+** Operators are laid out in the model's topological order and cut
+** where the tensors crossing the cut all come from one operator (a
+** "single-tensor cut"); each maximal run between such cuts becomes one
+** layer, whose costs are the sums of its operators.  The chain edge
+** after a layer carries the bytes crossing that cut.  With
+** every_op = 1 every operator is its own layer and every position of
+** the order is a cut (the edge carries all bytes crossing it).  The new
+** model remembers which original operators each layer holds:
+** pp_model_layer_members(). */
+pp_status pp_model_chain_view(pp_ctx *ctx, const pp_model *m, int every_op,
+                              pp_model **out);
+/** \brief For a model made by pp_model_chain_view: the original
+** operators of layer l, else NULL (and *n = 0). */
+const int32_t *pp_model_layer_members(const pp_model *m, int32_t l,
+                                      int32_t *n);
+
+/** \brief Write a description (text, or JSON when json != 0) to f. */
+pp_status pp_model_describe(pp_ctx *ctx, const pp_model *m, int json,
+                            FILE *f);
+
+/* ====================================================================
+** Cluster: device types, devices, and the pairwise bandwidth, given as
+** a matrix or derived from a link graph (switches allowed).
+*/
+typedef struct pp_cluster pp_cluster;
+typedef struct pp_cluster_builder pp_cluster_builder;
+
+typedef struct pp_device_type_desc {
+  const char *name;    /* required, unique; matched against profiles */
+  double memory_gib;   /* required, > 0 */
+  double speed;        /* relative to the model's reference type; 1 */
+  double peak_tflops;  /* dense fp16/bf16 peak; 0 = unknown */
+} pp_device_type_desc;
+void pp_device_type_desc_init(pp_device_type_desc *d);
+
+typedef struct pp_device_desc {
+  const char *name;  /* required, unique among devices and switches */
+  const char *type;  /* required, a declared type */
+  int32_t node;      /* required, >= 0: the machine it is in */
+  const char *host;  /* optional host name (launch scripts) */
+  int32_t local_gpu; /* optional GPU index on its host; -1 = unknown */
+} pp_device_desc;
+void pp_device_desc_init(pp_device_desc *d);
+
+/** \brief How a link graph gives the pairwise bandwidth. */
+typedef enum pp_routing {
+  PP_ROUTE_WIDEST = 0, /* bottleneck of the widest path */
+  PP_ROUTE_HOPS = 1    /* widest shortest-hop path, divided by its hops */
+} pp_routing;
+
+pp_status pp_cluster_builder_create(pp_ctx *ctx, const char *name,
+                                    const char *source,
+                                    pp_cluster_builder **out);
+void pp_cluster_builder_destroy(pp_cluster_builder *b);
+pp_status pp_cluster_builder_add_type(pp_cluster_builder *b,
+                                      const pp_device_type_desc *d);
+pp_status pp_cluster_builder_add_device(pp_cluster_builder *b,
+                                        const pp_device_desc *d,
+                                        int32_t *id);
+/** \brief Declare a switch (a link-graph vertex that is not a device). */
+pp_status pp_cluster_builder_add_switch(pp_cluster_builder *b,
+                                        const char *name);
+/** \brief A link between two devices or switches, by name, of GBps per
+** direction; count > 1 bonds count equal links (NVLink pairs). */
+pp_status pp_cluster_builder_add_link(pp_cluster_builder *b, const char *a,
+                                      const char *c, double gbps,
+                                      int32_t count);
+pp_status pp_cluster_builder_set_routing(pp_cluster_builder *b,
+                                         pp_routing r);
+/** \brief The full ndev x ndev bandwidth matrix, row-major, GB/s.  The
+** diagonal is ignored.  Call after the last device is added. */
+pp_status pp_cluster_builder_set_bandwidth(pp_cluster_builder *b,
+                                           const double *gbps, int32_t n);
+pp_status pp_cluster_builder_set_latency(pp_cluster_builder *b, double us);
+/** \brief Validate and freeze; b is destroyed either way.  Exactly one
+** of a matrix or a link graph must be given (none is accepted for a
+** single device). */
+pp_status pp_cluster_builder_finish(pp_cluster_builder *b, pp_cluster **out);
+
+void pp_cluster_destroy(pp_cluster *c);
+
+/** \brief Load a cluster from a SPEC: a file path (cluster JSON), else a
+** built-in name or generator spec (pp_cluster_generator_name,
+** docs/FORMATS.md). */
+pp_status pp_cluster_load(pp_ctx *ctx, const char *spec, pp_cluster **out);
+pp_status pp_cluster_read_json(pp_ctx *ctx, const char *text, size_t len,
+                               const char *source, pp_cluster **out);
+/** \brief The i-th generator or built-in name, or NULL past the end. */
+const char *pp_cluster_generator_name(int i);
+/** \brief Its one-line syntax and meaning, or NULL. */
+const char *pp_cluster_generator_about(int i);
+
+/** \brief Write the normalized cluster JSON (a link graph stays a link
+** graph) to path atomically, or to f when path is NULL. */
+pp_status pp_cluster_write(pp_ctx *ctx, const pp_cluster *c,
+                           const char *path, FILE *f);
+
+const char *pp_cluster_name(const pp_cluster *c);
+const char *pp_cluster_source(const pp_cluster *c);
+int32_t pp_cluster_ndev(const pp_cluster *c);
+int32_t pp_cluster_ntype(const pp_cluster *c);
+int32_t pp_cluster_nnode(const pp_cluster *c); /* distinct node ids */
+int32_t pp_cluster_find_device(const pp_cluster *c, const char *name);
+int32_t pp_cluster_find_type(const pp_cluster *c, const char *name);
+pp_status pp_cluster_type(const pp_cluster *c, int32_t t,
+                          pp_device_type_desc *out);
+/** \brief Memory of type t in bytes (memory_gib * 2^30, rounded down). */
+int64_t pp_cluster_type_memory(const pp_cluster *c, int32_t t);
+pp_status pp_cluster_device(const pp_cluster *c, int32_t d,
+                            pp_device_desc *out);
+int32_t pp_cluster_device_type(const pp_cluster *c, int32_t d);
+int32_t pp_cluster_device_node(const pp_cluster *c, int32_t d);
+/** \brief The lookup key of device d's type, for pp_model_op_time. */
+pp_type_key pp_cluster_type_key(const pp_cluster *c, int32_t d);
+/** \brief The lookup key of device d's type for model m: the type's
+** name and peak, and its speed relative to m's reference type.  Cluster
+** speeds share one base (the GPU catalog's is V100 = 1); the reference
+** type's speed comes from the cluster when it declares that type, else
+** from the built-in GPU catalog, else it is taken as 1. */
+pp_type_key pp_model_type_key(const pp_model *m, const pp_cluster *c,
+                              int32_t d);
+/** \brief Bandwidth between devices i != j in GB/s (0 when i == j). */
+double pp_cluster_bandwidth(const pp_cluster *c, int32_t i, int32_t j);
+/** \brief The ndev x ndev matrix, row-major, owned by c; diagonal 0. */
+const double *pp_cluster_bandwidth_matrix(const pp_cluster *c);
+double pp_cluster_latency(const pp_cluster *c);
+/** \brief Transfer time of bytes between devices i and j, in ms:
+** latency/1000 + bytes / (B(i,j) * 1e6); 0 for i == j or bytes == 0. */
+double pp_cluster_comm_ms(const pp_cluster *c, int32_t i, int32_t j,
+                          double bytes);
+/* The link graph, when the cluster has one (else 0 links). */
+int32_t pp_cluster_nswitch(const pp_cluster *c);
+const char *pp_cluster_switch_name(const pp_cluster *c, int32_t s);
+int32_t pp_cluster_nlink(const pp_cluster *c);
+/** \brief Link l between vertices a and b: vertices 0..ndev-1 are the
+** devices, ndev.. the switches. */
+pp_status pp_cluster_link(const pp_cluster *c, int32_t l, int32_t *a,
+                          int32_t *b, double *gbps, int32_t *count);
+pp_routing pp_cluster_routing(const pp_cluster *c);
+
+/** \brief Distinct off-diagonal bandwidths and how many ordered device
+** pairs have each (sorted by bandwidth, highest first). */
+typedef struct pp_bw_class {
+  double gbps;
+  int64_t npairs;
+  int64_t nintra; /* of which both devices are in one node */
+} pp_bw_class;
+/** \brief Fill up to cap classes; *n receives the total number of
+** distinct values (may exceed cap), or -1 when there are more than
+** 65536 (a random cluster), in which case nothing is filled. */
+pp_status pp_cluster_bw_classes(pp_ctx *ctx, const pp_cluster *c,
+                                pp_bw_class *classes, int32_t cap,
+                                int32_t *n);
+
+pp_status pp_cluster_describe(pp_ctx *ctx, const pp_cluster *c, int json,
+                              FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PARPLAN_H */

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The master internal header: the layout of every opaque object, the
+** allocator and error plumbing, and the small containers (arena, growable
+** vector, string map, RNG) the modules share.  Nothing here is public.
+**
+** Ownership: a model or cluster owns one arena; every array and string
+** it holds comes from that arena and dies with it.  Builders use growable
+** vectors on the context's allocator and copy into the object's arena
+** when they finish, so a finished object is compact and immutable.
+*/
+#ifndef PP_INT_H
+#define PP_INT_H
+
+#include "parplan.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define PP_INTERNAL __attribute__((visibility("hidden")))
+#define PP_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define PP_INTERNAL
+#define PP_PRINTF(a, b)
+#endif
+
+/* ---- the context ------------------------------------------------------ */
+
+#define PPI_ERRMSG_MAX 1024
+
+struct pp_ctx {
+  pp_alloc_fn alloc;
+  void *alloc_ud;
+  uint64_t seed;
+  pp_status err;                 /* first error since the last clear */
+  char errmsg[PPI_ERRMSG_MAX];   /* its message, no trailing newline */
+  char errfile[512];             /* the input it is in, or "" */
+  long errline, errcol;          /* 1-based, 0 = unknown */
+};
+
+/* An allocator hook plus its user data: what objects keep of a context. */
+struct ppi_alloc {
+  pp_alloc_fn fn;
+  void *ud;
+};
+
+PP_INTERNAL struct ppi_alloc ppi_ctx_alloc(const pp_ctx *ctx);
+/* Allocate, resize and free through a hook.  Sizes are exact (the hook
+** is told the old size).  Return NULL on failure without recording. */
+PP_INTERNAL void *ppi_raw_alloc(struct ppi_alloc a, size_t n);
+PP_INTERNAL void *ppi_raw_realloc(struct ppi_alloc a, void *p, size_t old,
+                                  size_t n);
+PP_INTERNAL void ppi_raw_free(struct ppi_alloc a, void *p, size_t n);
+
+/* Through the context: failures record PP_ENOMEM with what was asked. */
+PP_INTERNAL void *ppi_alloc(pp_ctx *ctx, size_t n);
+PP_INTERNAL void *ppi_calloc(pp_ctx *ctx, size_t n, size_t size);
+PP_INTERNAL void ppi_free(pp_ctx *ctx, void *p, size_t n);
+
+/* Record an error if none is recorded yet (the first message wins) and
+** return rc.  Messages follow "where: what", without a trailing newline. */
+PP_INTERNAL pp_status ppi_fail(pp_ctx *ctx, pp_status rc, const char *fmt,
+                               ...) PP_PRINTF(3, 4);
+/* The same with a text position: the message is prefixed with
+** "file:line:col: " (":col" omitted when col is 0). */
+PP_INTERNAL pp_status ppi_fail_at(pp_ctx *ctx, pp_status rc, const char *file,
+                                  long line, long col, const char *fmt, ...)
+    PP_PRINTF(6, 7);
+PP_INTERNAL pp_status ppi_vfail_at(pp_ctx *ctx, pp_status rc,
+                                   const char *file, long line, long col,
+                                   const char *fmt, va_list ap);
+PP_INTERNAL pp_status ppi_nomem(pp_ctx *ctx);
+
+/* n * size without overflow into *out; false when it would overflow. */
+PP_INTERNAL bool ppi_mul_ok(size_t n, size_t size, size_t *out);
+
+/* ---- arena ------------------------------------------------------------ */
+
+struct ppi_arena_chunk;
+struct ppi_arena {
+  struct ppi_alloc a;
+  struct ppi_arena_chunk *head;
+  size_t bytes; /* total bytes of all chunks */
+};
+
+PP_INTERNAL void ppi_arena_init(struct ppi_arena *ar, struct ppi_alloc a);
+/* 16-byte aligned, zero-filled; NULL (and PP_ENOMEM in ctx) on failure. */
+PP_INTERNAL void *ppi_arena_alloc(struct ppi_arena *ar, pp_ctx *ctx,
+                                  size_t n, size_t size);
+PP_INTERNAL char *ppi_arena_strdup(struct ppi_arena *ar, pp_ctx *ctx,
+                                   const char *s);
+PP_INTERNAL void ppi_arena_free(struct ppi_arena *ar);
+
+/* ---- growable vector (builders) -------------------------------------- */
+
+struct ppi_vec {
+  void *data;
+  size_t n, cap, elsize;
+};
+
+PP_INTERNAL void ppi_vec_init(struct ppi_vec *v, size_t elsize);
+/* Append one element (copied from elem); PP_ENOMEM or PP_ELIMIT. */
+PP_INTERNAL pp_status ppi_vec_push(pp_ctx *ctx, struct ppi_vec *v,
+                                   const void *elem);
+PP_INTERNAL void ppi_vec_free(pp_ctx *ctx, struct ppi_vec *v);
+#define PPI_VEC_AT(v, T, i) (((T *)(v)->data)[i])
+
+/* ---- string map: name -> int32 (keys are borrowed) -------------------- */
+
+struct ppi_strmap {
+  const char **keys; /* cap slots, NULL = empty */
+  int32_t *vals;
+  uint32_t cap, n;
+};
+
+PP_INTERNAL void ppi_strmap_init(struct ppi_strmap *m);
+/* Insert key -> val.  PP_OK; PP_EINVAL if key is present (*old set);
+** PP_ENOMEM. */
+PP_INTERNAL pp_status ppi_strmap_put(pp_ctx *ctx, struct ppi_strmap *m,
+                                     const char *key, int32_t val,
+                                     int32_t *old);
+PP_INTERNAL int32_t ppi_strmap_get(const struct ppi_strmap *m,
+                                   const char *key);
+/* Move the map's tables into an arena (so a finished object owns them). */
+PP_INTERNAL pp_status ppi_strmap_move(pp_ctx *ctx, struct ppi_strmap *m,
+                                      struct ppi_arena *ar);
+PP_INTERNAL void ppi_strmap_free(pp_ctx *ctx, struct ppi_strmap *m);
+
+/* ---- random numbers: xoshiro256** seeded by splitmix64 ---------------- */
+
+struct ppi_rng {
+  uint64_t s[4];
+};
+PP_INTERNAL void ppi_rng_seed(struct ppi_rng *r, uint64_t seed);
+PP_INTERNAL uint64_t ppi_rng_next(struct ppi_rng *r);
+/* Uniform in [0, 1). */
+PP_INTERNAL double ppi_rng_unit(struct ppi_rng *r);
+/* Uniform in [0, n), n > 0, without modulo bias. */
+PP_INTERNAL uint64_t ppi_rng_below(struct ppi_rng *r, uint64_t n);
+
+/* ---- the model -------------------------------------------------------- */
+
+struct pp_model {
+  struct ppi_arena arena;
+  char *name, *source;
+  char *reftype;         /* NULL: no reference type */
+  int32_t micro_batch;   /* reference micro-batch size */
+  double efficiency;     /* fraction of peak for FLOP-derived times */
+  int32_t nhyper;
+  char **hyper_key;      /* hyper_key[0:nhyper-1] */
+  double *hyper_val;
+
+  int32_t nop;
+  char **op_name, **op_kind; /* kind may be NULL */
+  double *fwd, *bwd, *upd;   /* ms at the reference point */
+  double *fflops, *bflops;
+  int64_t *param, *out, *saved;
+  int32_t *tied;             /* -1: owns its parameters */
+  bool has_flops;
+
+  int32_t nedge;
+  int32_t *esrc, *edst;      /* esrc[0:nedge-1] */
+  int64_t *ebytes;
+  bool edges_implied;        /* no edges given: the listed chain */
+  int32_t *out_off, *out_e;  /* CSR of edges by source, edges by index */
+  int32_t *in_off, *in_e;    /* CSR of edges by destination */
+
+  int32_t *topo, *topo_pos;  /* an order and its inverse */
+  bool topo_unique, is_chain;
+  struct ppi_strmap opmap;
+
+  int32_t ntable;            /* profile tables */
+  char **tab_type;           /* NULL: the reference type */
+  int32_t *tab_tp, *tab_mbs;
+  double *tab_fwd, *tab_bwd, *tab_upd; /* [t*nop+v], NaN: not profiled */
+
+  int32_t ntps;              /* tensor-parallel size tables */
+  int32_t *tps_tp;
+  int64_t *tps_param, *tps_out, *tps_saved; /* [t*nop+v], -1: absent */
+
+  int32_t *member_off, *member_op; /* chain view only, else NULL */
+};
+
+/* Builders and checks shared between model files. */
+PP_INTERNAL pp_status ppi_model_index(pp_ctx *ctx, struct pp_model *m);
+
+/* ---- the cluster ------------------------------------------------------ */
+
+struct pp_cluster {
+  struct ppi_arena arena;
+  char *name, *source;
+
+  int32_t ntype;
+  char **type_name;
+  double *type_mem_gib, *type_speed, *type_peak;
+
+  int32_t ndev, nnode;
+  char **dev_name, **dev_host; /* host may be NULL */
+  int32_t *dev_type, *dev_node, *dev_local; /* local -1: unknown */
+
+  double *bw;                  /* [i*ndev+j] GB/s, diagonal 0 */
+  double latency_us;
+
+  bool has_links;
+  pp_routing routing;
+  int32_t nswitch;
+  char **sw_name;
+  int32_t nlink;
+  int32_t *link_a, *link_b, *link_count; /* vertices: devices, switches */
+  double *link_gbps;
+
+  struct ppi_strmap devmap;    /* devices and switches by name */
+  struct ppi_strmap typemap;
+};
+
+/* Pairwise bandwidth of a link graph (cluster_route.c).  nvert vertices,
+** the first ndev of which are devices; links a/b/gbps (bonded counts
+** already multiplied in).  Fills bw[ndev*ndev].  Returns PP_EINPUT
+** naming a device no path reaches (*unreached set), else PP_OK. */
+PP_INTERNAL pp_status ppi_route(pp_ctx *ctx, int32_t ndev, int32_t nvert,
+                                int32_t nlink, const int32_t *a,
+                                const int32_t *b, const double *gbps,
+                                pp_routing r, double *bw,
+                                int32_t *unreached);
+
+/* ---- shared helpers of the io layer ---------------------------------- */
+
+/* Read a whole file into a NUL-terminated buffer from the context's
+** allocator (*len excludes the NUL); free with ppi_free(ctx, p, len+1). */
+PP_INTERNAL pp_status ppi_read_file(pp_ctx *ctx, const char *path,
+                                    char **out, size_t *len);
+PP_INTERNAL bool ppi_file_exists(const char *path);
+
+/* Atomic output: open a temporary file next to path, write through *f,
+** then commit (flush, close, rename) or abort (close, remove). */
+struct ppi_outfile {
+  FILE *f;
+  char tmp[4200];
+  const char *path;
+};
+PP_INTERNAL pp_status ppi_out_open(pp_ctx *ctx, struct ppi_outfile *o,
+                                   const char *path);
+PP_INTERNAL pp_status ppi_out_commit(pp_ctx *ctx, struct ppi_outfile *o);
+PP_INTERNAL void ppi_out_abort(struct ppi_outfile *o);
+
+/* Write a JSON string literal (quotes and escapes) / the shortest
+** decimal that reads back as exactly x (finite x only). */
+PP_INTERNAL void ppi_json_str(FILE *f, const char *s);
+PP_INTERNAL void ppi_json_num(FILE *f, double x);
+PP_INTERNAL void ppi_fmt_num(char *buf, size_t n, double x);
+/* Human-readable bytes ("1.50 GiB") into buf. */
+PP_INTERNAL void ppi_fmt_bytes(char *buf, size_t n, double bytes);
+
+/* Built-in models (model_builtin.c), the parametric transformer
+** (model_transformer.c) and cluster generators (cluster_gen_*.c). */
+PP_INTERNAL pp_status ppi_model_builtin(pp_ctx *ctx, const char *name,
+                                        pp_model **out, bool *found);
+
+struct ppi_transformer_params {
+  int32_t layers, hidden, heads, seq, vocab, ffn; /* ffn 0: 4*hidden */
+  int32_t micro_batch;
+  int32_t bytes_per_elem;  /* 2: fp16/bf16 */
+  const char *type;        /* reference device type (catalog name) */
+  double efficiency;       /* fraction of peak */
+  bool tie_embeddings;
+};
+PP_INTERNAL void ppi_transformer_params_init(struct ppi_transformer_params *p);
+PP_INTERNAL pp_status ppi_model_transformer(
+    pp_ctx *ctx, const struct ppi_transformer_params *p, const char *source,
+    pp_model **out);
+
+/* A known accelerator: name, memory as nvidia-smi reports it, speed
+** relative to V100, dense fp16 peak (gpu_catalog.c). */
+struct ppi_gpu {
+  const char *name;
+  double memory_gib;
+  double speed;
+  double peak_tflops;
+  const char *why; /* where the speed comes from */
+};
+PP_INTERNAL const struct ppi_gpu *ppi_gpu_find(const char *name);
+PP_INTERNAL const struct ppi_gpu *ppi_gpu_at(int i);
+
+#endif /* PP_INT_H */

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+#define _POSIX_C_SOURCE 200809L
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void *tu_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  struct tu_alloc *a = ud;
+  if (nsize == 0) {
+    if (ptr) {
+      a->live--;
+      a->bytes -= osize;
+      free(ptr);
+    }
+    return NULL;
+  }
+  a->count++;
+  if (a->fail_at > 0 && a->count == a->fail_at)
+    return NULL;
+  {
+    void *p = realloc(ptr, nsize);
+    if (!p)
+      return NULL;
+    if (!ptr)
+      a->live++;
+    a->bytes += nsize - (ptr ? osize : 0);
+    return p;
+  }
+}
+
+pp_ctx *tu_ctx(struct tu_alloc *a)
+{
+  pp_ctx_params p;
+  pp_ctx *ctx = NULL;
+  memset(a, 0, sizeof *a);
+  pp_ctx_params_init(&p);
+  p.alloc = tu_allocf;
+  p.alloc_ud = a;
+  assert_int_equal(pp_ctx_create(&p, &ctx), PP_OK);
+  return ctx;
+}
+
+void tu_reset(struct tu_alloc *a, long fail_at)
+{
+  a->count = 0;
+  a->fail_at = fail_at;
+}
+
+pp_status tu_model_json(pp_ctx *ctx, const char *json, pp_model **out)
+{
+  return pp_model_read_json(ctx, json, strlen(json), "test.json", out);
+}
+
+pp_status tu_cluster_json(pp_ctx *ctx, const char *json, pp_cluster **out)
+{
+  return pp_cluster_read_json(ctx, json, strlen(json), "test.json", out);
+}
+
+const char *tu_path(const char *rel)
+{
+  static char buf[4096];
+  snprintf(buf, sizeof buf, "%s/%s", PP_SOURCE_DIR, rel);
+  return buf;
+}
+
+const char *tu_tmp(const char *name)
+{
+  static char dir[256], buf[512];
+  if (!dir[0]) {
+    snprintf(dir, sizeof dir, "/tmp/parplan-test-XXXXXX");
+    if (!mkdtemp(dir))
+      fail_msg("mkdtemp failed");
+  }
+  snprintf(buf, sizeof buf, "%s/%s", dir, name);
+  return buf;
+}
+
+char *tu_slurp(const char *path, size_t *len)
+{
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  size_t cap = 0, n = 0, got;
+  if (!f)
+    return NULL;
+  do {
+    if (n + 4096 + 1 > cap) {
+      cap = cap ? cap * 2 : 8192;
+      buf = realloc(buf, cap);
+      assert_non_null(buf);
+    }
+    got = fread(buf + n, 1, cap - n - 1, f);
+    n += got;
+  } while (got > 0);
+  fclose(f);
+  buf[n] = '\0';
+  if (len)
+    *len = n;
+  return buf;
+}
+
+int tu_run(const char *args, char **out, char **err)
+{
+  static char *obuf, *ebuf;
+  char cmd[8192];
+  const char *o = tu_tmp("run.out"), *e;
+  char opath[512];
+  int st;
+  snprintf(opath, sizeof opath, "%s", o);
+  e = tu_tmp("run.err");
+  snprintf(cmd, sizeof cmd, "%s %s >'%s' 2>'%s' </dev/null", PP_TOOL, args,
+           opath, e);
+  st = system(cmd);
+  free(obuf);
+  free(ebuf);
+  obuf = tu_slurp(opath, NULL);
+  ebuf = tu_slurp(e, NULL);
+  if (out)
+    *out = obuf ? obuf : (char *)"";
+  if (err)
+    *err = ebuf ? ebuf : (char *)"";
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+void tu_expect_error(pp_ctx *ctx, pp_status got, pp_status rc, ...)
+{
+  va_list ap;
+  const char *s, *msg = pp_ctx_errmsg(ctx);
+  if (got != rc)
+    fail_msg("expected status %d (%s), got %d; message: %s", rc,
+             pp_status_str(rc), got, msg);
+  if (pp_ctx_errcode(ctx) != rc)
+    fail_msg("context holds status %d, expected %d: %s", pp_ctx_errcode(ctx),
+             rc, msg);
+  va_start(ap, rc);
+  while ((s = va_arg(ap, const char *)) != NULL)
+    if (!strstr(msg, s)) {
+      va_end(ap);
+      fail_msg("message lacks \"%s\": %s", s, msg);
+    }
+  va_end(ap);
+  pp_ctx_clear_error(ctx);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** Helpers shared by the unit tests: a context whose allocator can be
+** told to fail the k-th allocation and that counts live bytes (the
+** allocation-failure sweep), loading from strings, and running the tool.
+*/
+#ifndef PP_TESTUTIL_H
+#define PP_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "parplan.h"
+
+/* A counting allocator.  fail_at > 0 makes the fail_at-th allocation
+** (counting from 1 since the last reset) return NULL. */
+struct tu_alloc {
+  long count;      /* allocations so far */
+  long fail_at;    /* 0: never fail */
+  long live;       /* blocks not yet freed */
+  size_t bytes;    /* bytes not yet freed */
+};
+
+pp_ctx *tu_ctx(struct tu_alloc *a);
+void tu_reset(struct tu_alloc *a, long fail_at);
+
+/* Load from text through the public readers. */
+pp_status tu_model_json(pp_ctx *ctx, const char *json, pp_model **out);
+pp_status tu_cluster_json(pp_ctx *ctx, const char *json, pp_cluster **out);
+
+/* A path under the source tree (static buffer). */
+const char *tu_path(const char *rel);
+/* A fresh temporary directory path + name (static buffer). */
+const char *tu_tmp(const char *name);
+
+/* Run the tool with arguments (a shell command line after "parplan"),
+** capture stdout and stderr into buffers (NUL-terminated, static), and
+** return the exit status. */
+int tu_run(const char *args, char **out, char **err);
+
+/* Assert that an error happened, with code rc and a message containing
+** every string of the NULL-terminated list. */
+void tu_expect_error(pp_ctx *ctx, pp_status got, pp_status rc, ...);
+
+/* Read a whole file into a malloc'd string (NULL if unreadable). */
+char *tu_slurp(const char *path, size_t *len);
+
+#endif
