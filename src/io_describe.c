@@ -146,7 +146,7 @@ static void model_text(FILE *f, const struct pp_model *m,
         iadd(&mbs, m->tab_mbs[t]);
         n++;
       }
-    fprintf(f, "  %s %-10s tp ", i ? "            " : "profiles    ",
+    fprintf(f, "  %-12s %-10s tp ", i ? "" : "profiles",
             types[i] ? types[i] : "(reference)");
     iprint(f, &tps);
     fputs(" x micro-batch ", f);
@@ -159,7 +159,7 @@ static void model_text(FILE *f, const struct pp_model *m,
       fprintf(f, "%s%d", i ? "," : "", (int)m->tps_tp[i]);
     fputc('\n', f);
   }
-  fputs("  kinds       ", f);
+  fputs("  kinds       ", f);  /* each entry adds its own space */
   for (i = 0; i < (int)k->names.n && i < 12; i++)
     fprintf(f, " %s %d%s", PPI_VEC_AT(&k->names, const char *, i),
             (int)PPI_VEC_AT(&k->counts, int32_t, i),
@@ -278,19 +278,31 @@ pp_status pp_cluster_describe(pp_ctx *ctx, const pp_cluster *c, int json,
   pp_bw_class cls[NCLASS];
   int32_t ncls, i, t, *count;
   double lo = INFINITY, hi = 0, mem = 0;
-  size_t cells;
+  double ilo = INFINITY, ihi = 0, xlo = INFINITY, xhi = 0;
+  int64_t nintra = 0, ninter = 0;
   pp_status rc;
 
   if (!ctx || !c || !f)
     return PP_EINVAL;
   if ((rc = pp_cluster_bw_classes(ctx, c, cls, NCLASS, &ncls)))
     return rc;
-  cells = (size_t)c->ndev * (size_t)c->ndev;
-  for (i = 0; (size_t)i < cells; i++)
-    if ((size_t)i % ((size_t)c->ndev + 1) != 0) {
-      lo = fmin(lo, c->bw[i]);
-      hi = fmax(hi, c->bw[i]);
+  for (i = 0; i < c->ndev; i++) {
+    int32_t j;
+    for (j = i + 1; j < c->ndev; j++) {
+      double x = c->bw[(size_t)i * c->ndev + j];
+      lo = fmin(lo, x);
+      hi = fmax(hi, x);
+      if (c->dev_node[i] == c->dev_node[j]) {
+        ilo = fmin(ilo, x);
+        ihi = fmax(ihi, x);
+        nintra++;
+      } else {
+        xlo = fmin(xlo, x);
+        xhi = fmax(xhi, x);
+        ninter++;
+      }
     }
+  }
   if (c->ndev == 1)
     lo = 0;
   count = ppi_calloc(ctx, (size_t)c->ntype, sizeof *count);
@@ -305,7 +317,7 @@ pp_status pp_cluster_describe(pp_ctx *ctx, const pp_cluster *c, int json,
     fprintf(f, "  devices      %d on %d node%s, %.2f GiB of memory in all\n",
             (int)c->ndev, (int)c->nnode, c->nnode == 1 ? "" : "s", mem);
     for (t = 0; t < c->ntype; t++) {
-      fprintf(f, "  %s %s x%d: %g GiB, speed %g", t ? "           " : "types      ",
+      fprintf(f, "  %-12s %s x%d: %g GiB, speed %g", t ? "" : "types",
               c->type_name[t], (int)count[t], c->type_mem_gib[t],
               c->type_speed[t]);
       if (c->type_peak[t] > 0)
@@ -314,11 +326,18 @@ pp_status pp_cluster_describe(pp_ctx *ctx, const pp_cluster *c, int json,
     }
     fprintf(f, "  bandwidth    %g to %g GB/s between devices, latency %g us\n",
             lo, hi, c->latency_us);
-    if (ncls < 0)
-      fprintf(f, "  classes      more than 65536 distinct values\n");
-    for (i = 0; i < ncls && i < NCLASS; i++) {
+    if (nintra)
+      fprintf(f, "  %-12s %g to %g GB/s over %lld pairs\n", "within nodes",
+              ilo, ihi, (long long)nintra);
+    if (ninter)
+      fprintf(f, "  %-12s %g to %g GB/s over %lld pairs\n", "across nodes",
+              xlo, xhi, (long long)ninter);
+    if (ncls < 0 || ncls > NCLASS)
+      fprintf(f, "  %-12s %s distinct values\n", "classes",
+              ncls < 0 ? "more than 65536" : "many");
+    for (i = 0; i >= 0 && i < ncls && ncls <= NCLASS; i++) {
       int64_t pairs = cls[i].npairs / 2, intra = cls[i].nintra / 2;
-      fprintf(f, "  %s %g GB/s: %lld pair%s", i ? "           " : "classes    ",
+      fprintf(f, "  %-12s %g GB/s: %lld pair%s", i ? "" : "classes",
               cls[i].gbps, (long long)pairs, pairs == 1 ? "" : "s");
       if (intra == pairs)
         fputs(" (within nodes)\n", f);
@@ -327,8 +346,6 @@ pp_status pp_cluster_describe(pp_ctx *ctx, const pp_cluster *c, int json,
       else
         fprintf(f, " (%lld within nodes)\n", (long long)intra);
     }
-    if (ncls > NCLASS)
-      fprintf(f, "               ... %d classes in all\n", (int)ncls);
     if (c->has_links)
       fprintf(f, "  links        %d links, %d switches, routing %s\n",
               (int)c->nlink, (int)c->nswitch,
