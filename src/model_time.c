@@ -135,7 +135,7 @@ static void apply(const struct pp_model *m, int32_t v, const struct pick *p,
     b = m->tab_bwd[c];
     u = m->tab_upd[c];
     if (isnan(u)) /* update not profiled there: the reference's, per tp */
-      u = m->upd[v] * (double)p->tp;
+      u = m->upd[v] / (double)p->tp;
   }
   scale = ((double)mbs / p->mbs) * ((double)p->tp / tp);
   out->fwd_ms = f * scale;

@@ -54,7 +54,7 @@ static int32_t heap_pop(int32_t *h, int32_t *n)
 static pp_status report_cycle(pp_ctx *ctx, const struct pp_model *m,
                               const int32_t *indeg)
 {
-  int32_t n = m->nop, v, start = -1, len = 0, i, k;
+  int32_t n = m->nop, v, start = -1, len = 0, k;
   int32_t *seen = NULL, *path = NULL;
   char msg[700];
   size_t off = 0;
@@ -82,21 +82,26 @@ static pp_status report_cycle(pp_ctx *ctx, const struct pp_model *m,
       }
     }
   }
-  /* path[seen[v]-1 .. len-1] is the cycle, in reverse edge direction. */
-  msg[0] = '\0';
-  for (i = len - 1, k = 0; i >= seen[v] - 1 && off < sizeof msg - 64;
-       i--, k++) {
-    int w = snprintf(msg + off, sizeof msg - off, "%s'%s'", k ? " -> " : "",
-                     m->op_name[path[i]]);
-    if (w < 0)
-      break;
-    off += (size_t)w;
+  /* path[seen[v]-1 .. len-1] is the cycle, in reverse edge direction;
+  ** print it forwards, starting from its smallest operator index so the
+  ** message does not depend on where the walk began. */
+  {
+    int32_t first = seen[v] - 1, ncyc = len - first, lo = 0, j;
+    for (j = 1; j < ncyc; j++)
+      if (path[len - 1 - j] < path[len - 1 - lo])
+        lo = j;
+    msg[0] = '\0';
+    for (k = 0; k <= ncyc && off < sizeof msg - 64; k++) {
+      int32_t u = path[len - 1 - (lo + k) % ncyc];
+      int w = snprintf(msg + off, sizeof msg - off, "%s'%s'", k ? " -> " : "",
+                       m->op_name[u]);
+      if (w < 0)
+        break;
+      off += (size_t)w;
+    }
+    if (k <= ncyc)
+      snprintf(msg + sizeof msg - 64, 64, " -> ...");
   }
-  if (off < sizeof msg - 64)
-    snprintf(msg + off, sizeof msg - off, " -> '%s'",
-             m->op_name[path[len - 1]]);
-  else
-    snprintf(msg + sizeof msg - 64, 64, " -> ...");
   rc = ppi_fail_at(ctx, PP_EINPUT, m->source, 0, 0,
                    "the edges form a cycle: %s", msg);
 done:
