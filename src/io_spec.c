@@ -154,7 +154,7 @@ static pp_status parse_dims(struct spec_run *s, const char *v, int32_t *dims,
   strcpy(buf, v);
   p = buf;
   for (;;) {
-    int64_t k;
+    int64_t k = 0;
     pp_status rc;
     x = strchr(p, 'x');
     if (x)
@@ -203,6 +203,13 @@ static pp_status each_arg(struct spec_run *s, char *args, arg_fn fn, void *ud)
   return PP_OK;
 }
 
+/* A SPEC that names no file but looks like a path gets "cannot open"
+** rather than "unknown spec": the user meant a file. */
+static bool looks_like_path(const char *spec)
+{
+  return strchr(spec, '/') || strstr(spec, ".json") || strstr(spec, ".txt");
+}
+
 /* ---- clusters --------------------------------------------------------- */
 
 struct cl_ud {
@@ -215,11 +222,11 @@ static pp_status cluster_arg(struct spec_run *s, void *ud, int pos,
 {
   struct cl_ud *c = ud;
   struct ppi_gen_params *p = c->p;
-  int64_t k;
+  int64_t k = 0;
   pp_status rc;
   if (key == NULL) {
     int32_t dims[3];
-    int nd, i;
+    int nd = 0, i;
     if (pos > 0)
       return sfail(s, "unexpected argument '%s' (options are key=value)", v);
     if (c->g->dmax == 0)
@@ -346,7 +353,7 @@ pp_status pp_cluster_load(pp_ctx *ctx, const char *spec, pp_cluster **out)
   rc = cluster_spec(ctx, spec, out);
   if (rc != PP_EINVAL)
     return rc;
-  if (strchr(spec, '/') || strstr(spec, ".json"))
+  if (looks_like_path(spec))
     return ppi_fail_at(ctx, PP_EIO, spec, 0, 0,
                        "cannot open: No such file or directory");
   return ppi_fail(ctx, PP_EINPUT, "'%s' is not a file, a built-in cluster "
@@ -359,7 +366,7 @@ static pp_status model_arg(struct spec_run *s, void *ud, int pos,
                            const char *key, const char *v)
 {
   struct ppi_transformer_params *p = ud;
-  int64_t k;
+  int64_t k = 0;
   pp_status rc;
   if (!key)
     return sfail(s, "unexpected argument '%s' (options are key=value)", v);
@@ -450,7 +457,7 @@ pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out)
     }
     return ppi_model_transformer(ctx, &p, spec, out);
   }
-  if (strchr(spec, '/') || strstr(spec, ".json") || strstr(spec, ".txt"))
+  if (looks_like_path(spec))
     return ppi_fail_at(ctx, PP_EIO, spec, 0, 0,
                        "cannot open: No such file or directory");
   return ppi_fail(ctx, PP_EINPUT, "'%s' is not a file, a built-in model or a "

@@ -1,0 +1,19 @@
+# SPDX-License-Identifier: MIT
+# Convenience targets; the scripts are the source of truth.
+.PHONY: all run test test-fast format bench clean
+all:
+	./build.sh --version
+run:
+	./build.sh
+test:
+	./test.sh
+test-fast:
+	./test.sh --fast
+bench:
+	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPARPLAN_TESTS=OFF >/dev/null
+	cmake --build build -j >/dev/null
+	./build/bench_load
+format:
+	clang-format -i src/*.c src/*.h include/*.h tools/*.c tests/*.c tests/*.h bench/*.c
+clean:
+	rm -rf build build-test build-asan

@@ -1,0 +1,25 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Install the Debian packages parplan needs to build and test, when they are
+# missing.  As root it runs apt-get itself; otherwise it prints the exact
+# command to run and fails.
+set -eu
+PKGS="gcc make libc6-dev cmake pkg-config libjansson-dev libcmocka-dev"
+missing=""
+for p in $PKGS; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ]; then
+  echo "parplan: installing Debian packages:$missing" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $missing >&2
+else
+  echo "parplan: missing Debian packages:$missing" >&2
+  echo "run:  sudo apt-get install -y$missing" >&2
+  exit 1
+fi

@@ -1,0 +1,26 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Run every test (installing missing Debian packages): a Debug build with
+# warnings as errors, then the same tests under AddressSanitizer and
+# UndefinedBehaviorSanitizer.
+#   ./test.sh            both runs
+#   ./test.sh --fast     the Debug run only
+#   ./test.sh --sanitize the sanitizer run only
+set -eu
+cd "$(dirname "$0")"
+sh scripts/deps.sh
+jobs=$(nproc)
+mode=${1:-all}
+if [ "$mode" = all ] || [ "$mode" = --fast ]; then
+  cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Debug >/dev/null
+  cmake --build build-test -j"$jobs" >/dev/null
+  (cd build-test && ctest -j"$jobs" --output-on-failure)
+fi
+if [ "$mode" = all ] || [ "$mode" = --sanitize ]; then
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPARPLAN_SANITIZE=ON \
+    -DPARPLAN_BENCH=OFF >/dev/null
+  cmake --build build-asan -j"$jobs" >/dev/null
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest -j"$jobs" --output-on-failure)
+fi
