@@ -127,8 +127,8 @@ static void measure(pp_ctx *ctx, int runs, const char *label, job_fn fn,
   }
   qsort(t, (size_t)runs, sizeof t[0], cmp_d);
   med = t[runs / 2];
-  printf("  %-52s %9.1f ms  (min %.1f, max %.1f)", label, med * 1e3,
-         t[0] * 1e3, t[runs - 1] * 1e3);
+  printf("  %-52s %9.1f ms  (min %.1f, max %.1f)", label, med * 1e3, t[0] * 1e3,
+         t[runs - 1] * 1e3);
   if (target > 0)
     printf("  %s 1 s target", med < target ? "within" : "MISSES");
   printf("\n");
@@ -138,8 +138,7 @@ int main(int argc, char **argv)
 {
   int runs = argc > 1 ? atoi(argv[1]) : 5;
   pp_ctx *ctx = NULL;
-  char dir[] = "/tmp/parplan-bench-XXXXXX", dag[256], links[256],
-       dense[256];
+  char dir[] = "/tmp/parplan-bench-XXXXXX", dag[256], links[256], dense[256];
   pp_cluster *c = NULL;
   long size;
   FILE *f;
@@ -182,8 +181,8 @@ int main(int argc, char **argv)
           job_stats, NULL, 0);
   measure(ctx, runs, "  its layer-level chain view", job_chain, NULL, 0);
   pp_model_destroy(keep_model);
-  measure(ctx, runs, "PipeDream nasnetalarge graph.txt",
-          job_model, "data/pipedream/nasnetalarge/graph.txt", 0);
+  measure(ctx, runs, "PipeDream nasnetalarge graph.txt", job_model,
+          "data/pipedream/nasnetalarge/graph.txt", 0);
   measure(ctx, runs, "built-in opt-350 (Sailor, 5,000+ profile points)",
           job_model, "opt-350", 0);
   printf("clusters\n");

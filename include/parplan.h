@@ -63,11 +63,11 @@ typedef enum pp_status {
 const char *pp_status_str(pp_status rc);
 
 /* Documented limits.  Inputs beyond them fail with PP_ELIMIT. */
-#define PP_MAX_OPS 10000000      /* operators in one model */
-#define PP_MAX_EDGES 100000000   /* edges in one model */
-#define PP_MAX_DEVICES 16384     /* devices in one cluster */
-#define PP_MAX_VERTICES 1000000  /* devices + switches of a link graph */
-#define PP_MAX_NAME 4096         /* bytes in one name */
+#define PP_MAX_OPS 10000000            /* operators in one model */
+#define PP_MAX_EDGES 100000000         /* edges in one model */
+#define PP_MAX_DEVICES 16384           /* devices in one cluster */
+#define PP_MAX_VERTICES 1000000        /* devices + switches of a link graph */
+#define PP_MAX_NAME 4096               /* bytes in one name */
 #define PP_MAX_FILE_BYTES (1ull << 32) /* bytes in one input file */
 
 /* ====================================================================
@@ -103,8 +103,7 @@ pp_status pp_ctx_errcode(const pp_ctx *ctx);
 **
 ** Sets *file to the input's name (or NULL), *line and *col to 1-based
 ** positions (0 when unknown).  Any pointer may be NULL. */
-void pp_ctx_errloc(const pp_ctx *ctx, const char **file, long *line,
-                   long *col);
+void pp_ctx_errloc(const pp_ctx *ctx, const char **file, long *line, long *col);
 void pp_ctx_clear_error(pp_ctx *ctx);
 uint64_t pp_ctx_seed(const pp_ctx *ctx);
 
@@ -145,8 +144,7 @@ void pp_op_desc_init(pp_op_desc *d);
 ** source names the input in error messages (a file path, "built-in
 ** gpt2-amp", ...); it may be NULL. */
 pp_status pp_model_builder_create(pp_ctx *ctx, const char *name,
-                                  const char *source,
-                                  pp_model_builder **out);
+                                  const char *source, pp_model_builder **out);
 void pp_model_builder_destroy(pp_model_builder *b);
 
 /** \brief The reference micro-batch size (default 1). */
@@ -178,14 +176,13 @@ pp_status pp_model_builder_add_edge(pp_model_builder *b, int32_t from,
 /** \brief Profiled times of op on (type, tp, mbs).  type NULL means the
 ** reference type.  update_ms may be negative: not profiled. */
 pp_status pp_model_builder_add_time(pp_model_builder *b, int32_t op,
-                                    const char *type, int32_t tp,
-                                    int32_t mbs, double fwd_ms, double bwd_ms,
+                                    const char *type, int32_t tp, int32_t mbs,
+                                    double fwd_ms, double bwd_ms,
                                     double update_ms);
 /** \brief Sizes of op per tensor-parallel rank at degree tp (tp > 1). */
 pp_status pp_model_builder_add_tp_sizes(pp_model_builder *b, int32_t op,
                                         int32_t tp, int64_t param_bytes,
-                                        int64_t out_bytes,
-                                        int64_t saved_bytes);
+                                        int64_t out_bytes, int64_t saved_bytes);
 
 /** \brief Validate and freeze the model; b is destroyed either way.
 **
@@ -303,13 +300,13 @@ pp_status pp_model_op_sizes(const pp_model *m, int32_t v, int32_t tp,
 typedef struct pp_model_stats {
   int32_t nop, nedge;
   int32_t nsource, nsink;
-  int32_t depth;       /* operators on a longest path */
-  int32_t width;       /* most operators at one depth (an antichain) */
-  int32_t max_cut;     /* most tensors crossing one cut of the topo order */
-  int32_t nlayer;      /* layers of the chain view */
+  int32_t depth;   /* operators on a longest path */
+  int32_t width;   /* most operators at one depth (an antichain) */
+  int32_t max_cut; /* most tensors crossing one cut of the topo order */
+  int32_t nlayer;  /* layers of the chain view */
   double fwd_ms, bwd_ms, update_ms;
-  double max_op_ms;    /* the longest fwd+bwd of one operator */
-  double param_bytes;  /* each tied group counted once */
+  double max_op_ms;   /* the longest fwd+bwd of one operator */
+  double param_bytes; /* each tied group counted once */
   double out_bytes, saved_bytes;
   double fwd_flops, bwd_flops;
 } pp_model_stats;
@@ -332,12 +329,10 @@ pp_status pp_model_chain_view(pp_ctx *ctx, const pp_model *m, int every_op,
                               pp_model **out);
 /** \brief For a model made by pp_model_chain_view: the original
 ** operators of layer l, else NULL (and *n = 0). */
-const int32_t *pp_model_layer_members(const pp_model *m, int32_t l,
-                                      int32_t *n);
+const int32_t *pp_model_layer_members(const pp_model *m, int32_t l, int32_t *n);
 
 /** \brief Write a description (text, or JSON when json != 0) to f. */
-pp_status pp_model_describe(pp_ctx *ctx, const pp_model *m, int json,
-                            FILE *f);
+pp_status pp_model_describe(pp_ctx *ctx, const pp_model *m, int json, FILE *f);
 
 /* ====================================================================
 ** Cluster: device types, devices, and the pairwise bandwidth, given as
@@ -347,10 +342,10 @@ typedef struct pp_cluster pp_cluster;
 typedef struct pp_cluster_builder pp_cluster_builder;
 
 typedef struct pp_device_type_desc {
-  const char *name;    /* required, unique; matched against profiles */
-  double memory_gib;   /* required, > 0 */
-  double speed;        /* relative to the model's reference type; 1 */
-  double peak_tflops;  /* dense fp16/bf16 peak; 0 = unknown */
+  const char *name;   /* required, unique; matched against profiles */
+  double memory_gib;  /* required, > 0 */
+  double speed;       /* relative to the model's reference type; 1 */
+  double peak_tflops; /* dense fp16/bf16 peak; 0 = unknown */
 } pp_device_type_desc;
 void pp_device_type_desc_init(pp_device_type_desc *d);
 
@@ -376,8 +371,7 @@ void pp_cluster_builder_destroy(pp_cluster_builder *b);
 pp_status pp_cluster_builder_add_type(pp_cluster_builder *b,
                                       const pp_device_type_desc *d);
 pp_status pp_cluster_builder_add_device(pp_cluster_builder *b,
-                                        const pp_device_desc *d,
-                                        int32_t *id);
+                                        const pp_device_desc *d, int32_t *id);
 /** \brief Declare a switch (a link-graph vertex that is not a device). */
 pp_status pp_cluster_builder_add_switch(pp_cluster_builder *b,
                                         const char *name);
@@ -386,8 +380,7 @@ pp_status pp_cluster_builder_add_switch(pp_cluster_builder *b,
 pp_status pp_cluster_builder_add_link(pp_cluster_builder *b, const char *a,
                                       const char *c, double gbps,
                                       int32_t count);
-pp_status pp_cluster_builder_set_routing(pp_cluster_builder *b,
-                                         pp_routing r);
+pp_status pp_cluster_builder_set_routing(pp_cluster_builder *b, pp_routing r);
 /** \brief The full ndev x ndev bandwidth matrix, row-major, GB/s.  The
 ** diagonal is ignored.  Call after the last device is added. */
 pp_status pp_cluster_builder_set_bandwidth(pp_cluster_builder *b,
@@ -413,8 +406,8 @@ const char *pp_cluster_generator_about(int i);
 
 /** \brief Write the normalized cluster JSON (a link graph stays a link
 ** graph) to path atomically, or to f when path is NULL. */
-pp_status pp_cluster_write(pp_ctx *ctx, const pp_cluster *c,
-                           const char *path, FILE *f);
+pp_status pp_cluster_write(pp_ctx *ctx, const pp_cluster *c, const char *path,
+                           FILE *f);
 
 const char *pp_cluster_name(const pp_cluster *c);
 const char *pp_cluster_source(const pp_cluster *c);
@@ -470,8 +463,7 @@ typedef struct pp_bw_class {
 ** distinct values (may exceed cap), or -1 when there are more than
 ** 65536 (a random cluster), in which case nothing is filled. */
 pp_status pp_cluster_bw_classes(pp_ctx *ctx, const pp_cluster *c,
-                                pp_bw_class *classes, int32_t cap,
-                                int32_t *n);
+                                pp_bw_class *classes, int32_t cap, int32_t *n);
 
 pp_status pp_cluster_describe(pp_ctx *ctx, const pp_cluster *c, int json,
                               FILE *f);

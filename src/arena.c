@@ -28,8 +28,7 @@ void ppi_arena_init(struct ppi_arena *ar, struct ppi_alloc a)
   ar->bytes = 0;
 }
 
-void *ppi_arena_alloc(struct ppi_arena *ar, pp_ctx *ctx, size_t n,
-                      size_t size)
+void *ppi_arena_alloc(struct ppi_arena *ar, pp_ctx *ctx, size_t n, size_t size)
 {
   size_t want, chunk;
   struct ppi_arena_chunk *c = ar->head;
@@ -105,8 +104,7 @@ pp_status ppi_vec_push(pp_ctx *ctx, struct ppi_vec *v, const void *elem)
     void *p;
     if (!ppi_mul_ok(ncap, v->elsize, &bytes) || bytes > SIZE_MAX / 4)
       return ppi_fail(ctx, PP_ELIMIT, "too many elements (%zu)", v->n);
-    p = ppi_raw_realloc(ppi_ctx_alloc(ctx), v->data, v->cap * v->elsize,
-                        bytes);
+    p = ppi_raw_realloc(ppi_ctx_alloc(ctx), v->data, v->cap * v->elsize, bytes);
     if (!p)
       return ppi_nomem(ctx);
     v->data = p;

@@ -38,7 +38,7 @@ struct pp_cluster_builder {
   struct pp_cluster *c;
   struct ppi_vec types, devs, switches, links;
   struct ppi_strmap typemap, names;
-  double *bw;      /* set_bandwidth's copy, bw_n x bw_n */
+  double *bw; /* set_bandwidth's copy, bw_n x bw_n */
   int32_t bw_n;
   bool latency_set, routing_set, failed;
 };
@@ -142,18 +142,22 @@ pp_status pp_cluster_builder_add_type(pp_cluster_builder *b,
     return PP_EINVAL;
   n = (int32_t)b->types.n;
   if (bad_name(d->name))
-    return bfail(b, PP_EINPUT, "device type %d: missing or empty name",
-                 (int)n);
-  if (isnan(d->memory_gib) || !(d->memory_gib > 0) ||
-      !isfinite(d->memory_gib))
-    return bfail(b, PP_EINPUT, "device type '%s': memory_gb must be a "
-                 "positive number, not %g", d->name, d->memory_gib);
+    return bfail(b, PP_EINPUT, "device type %d: missing or empty name", (int)n);
+  if (isnan(d->memory_gib) || !(d->memory_gib > 0) || !isfinite(d->memory_gib))
+    return bfail(b, PP_EINPUT,
+                 "device type '%s': memory_gb must be a "
+                 "positive number, not %g",
+                 d->name, d->memory_gib);
   if (!(d->speed > 0) || !isfinite(d->speed))
-    return bfail(b, PP_EINPUT, "device type '%s': speed must be a positive "
-                 "number, not %g", d->name, d->speed);
+    return bfail(b, PP_EINPUT,
+                 "device type '%s': speed must be a positive "
+                 "number, not %g",
+                 d->name, d->speed);
   if (!(d->peak_tflops >= 0) || !isfinite(d->peak_tflops))
-    return bfail(b, PP_EINPUT, "device type '%s': peak_tflops must be a "
-                 "non-negative number, not %g", d->name, d->peak_tflops);
+    return bfail(b, PP_EINPUT,
+                 "device type '%s': peak_tflops must be a "
+                 "non-negative number, not %g",
+                 d->name, d->peak_tflops);
   if (b->types.n >= 65536)
     return bfail(b, PP_ELIMIT, "more than 65536 device types");
   r.name = ppi_arena_strdup(&b->c->arena, b->ctx, d->name);
@@ -177,8 +181,8 @@ static pp_status dup_name(pp_cluster_builder *b, const char *what,
                           const char *name, int32_t old)
 {
   if (old >= 0)
-    return bfail(b, PP_EINPUT, "%s '%s': name already used by device %d",
-                 what, name, (int)old);
+    return bfail(b, PP_EINPUT, "%s '%s': name already used by device %d", what,
+                 name, (int)old);
   return bfail(b, PP_EINPUT, "%s '%s': name already used by a switch", what,
                name);
 }
@@ -203,16 +207,20 @@ pp_status pp_cluster_builder_add_device(pp_cluster_builder *b,
                  d->name, (int)n);
   r.type = ppi_strmap_get(&b->typemap, d->type);
   if (r.type < 0)
-    return bfail(b, PP_EINPUT, "device '%s' (index %d): unknown device type "
-                 "'%s'", d->name, (int)n, d->type);
+    return bfail(b, PP_EINPUT,
+                 "device '%s' (index %d): unknown device type "
+                 "'%s'",
+                 d->name, (int)n, d->type);
   if (d->node < 0)
-    return bfail(b, PP_EINPUT, "device '%s' (index %d): node must be a "
-                 "non-negative integer, not %d", d->name, (int)n,
-                 (int)d->node);
+    return bfail(b, PP_EINPUT,
+                 "device '%s' (index %d): node must be a "
+                 "non-negative integer, not %d",
+                 d->name, (int)n, (int)d->node);
   if (d->local_gpu < -1)
-    return bfail(b, PP_EINPUT, "device '%s' (index %d): local_gpu must be a "
-                 "non-negative integer, not %d", d->name, (int)n,
-                 (int)d->local_gpu);
+    return bfail(b, PP_EINPUT,
+                 "device '%s' (index %d): local_gpu must be a "
+                 "non-negative integer, not %d",
+                 d->name, (int)n, (int)d->local_gpu);
   if (d->host && bad_name(d->host))
     return bfail(b, PP_EINPUT, "device '%s' (index %d): empty host name",
                  d->name, (int)n);
@@ -234,8 +242,7 @@ pp_status pp_cluster_builder_add_device(pp_cluster_builder *b,
   return PP_OK;
 }
 
-pp_status pp_cluster_builder_add_switch(pp_cluster_builder *b,
-                                        const char *name)
+pp_status pp_cluster_builder_add_switch(pp_cluster_builder *b, const char *name)
 {
   const char *s;
   int32_t n, old = -1;
@@ -261,8 +268,7 @@ pp_status pp_cluster_builder_add_switch(pp_cluster_builder *b,
 }
 
 pp_status pp_cluster_builder_add_link(pp_cluster_builder *b, const char *a,
-                                      const char *c, double gbps,
-                                      int32_t count)
+                                      const char *c, double gbps, int32_t count)
 {
   struct link_rec r;
   int32_t n;
@@ -275,19 +281,23 @@ pp_status pp_cluster_builder_add_link(pp_cluster_builder *b, const char *a,
   r.a = ppi_strmap_get(&b->names, a);
   r.b = ppi_strmap_get(&b->names, c);
   if (r.a == -1)
-    return bfail(b, PP_EINPUT, "link %d: unknown device or switch '%s'",
-                 (int)n, a);
+    return bfail(b, PP_EINPUT, "link %d: unknown device or switch '%s'", (int)n,
+                 a);
   if (r.b == -1)
-    return bfail(b, PP_EINPUT, "link %d: unknown device or switch '%s'",
-                 (int)n, c);
+    return bfail(b, PP_EINPUT, "link %d: unknown device or switch '%s'", (int)n,
+                 c);
   if (r.a == r.b)
     return bfail(b, PP_EINPUT, "link %d: joins '%s' to itself", (int)n, a);
   if (!(gbps > 0) || !isfinite(gbps))
-    return bfail(b, PP_EINPUT, "link %d ('%s' - '%s'): GBps must be a "
-                 "positive number, not %g", (int)n, a, c, gbps);
+    return bfail(b, PP_EINPUT,
+                 "link %d ('%s' - '%s'): GBps must be a "
+                 "positive number, not %g",
+                 (int)n, a, c, gbps);
   if (count < 1)
-    return bfail(b, PP_EINPUT, "link %d ('%s' - '%s'): count must be a "
-                 "positive integer, not %d", (int)n, a, c, (int)count);
+    return bfail(b, PP_EINPUT,
+                 "link %d ('%s' - '%s'): count must be a "
+                 "positive integer, not %d",
+                 (int)n, a, c, (int)count);
   r.gbps = gbps;
   r.count = count;
   rc = ppi_vec_push(b->ctx, &b->links, &r);
@@ -312,8 +322,10 @@ pp_status pp_cluster_builder_set_bandwidth(pp_cluster_builder *b,
   if (!b || !gbps || n < 1)
     return PP_EINVAL;
   if ((size_t)n != b->devs.n)
-    return bfail(b, PP_EINPUT, "bandwidth_GBps has %d rows but there are %d "
-                 "devices", (int)n, (int)b->devs.n);
+    return bfail(b, PP_EINPUT,
+                 "bandwidth_GBps has %d rows but there are %d "
+                 "devices",
+                 (int)n, (int)b->devs.n);
   if (b->bw)
     return bfail(b, PP_EINPUT, "bandwidth given twice");
   cells = (size_t)n * (size_t)n;
@@ -330,8 +342,10 @@ pp_status pp_cluster_builder_set_latency(pp_cluster_builder *b, double us)
   if (!b)
     return PP_EINVAL;
   if (!(us >= 0) || !isfinite(us))
-    return bfail(b, PP_EINPUT, "latency_us must be a non-negative number, "
-                 "not %g", us);
+    return bfail(b, PP_EINPUT,
+                 "latency_us must be a non-negative number, "
+                 "not %g",
+                 us);
   b->c->latency_us = us;
   b->latency_set = true;
   return PP_OK;
@@ -356,22 +370,25 @@ static pp_status check_matrix(pp_cluster_builder *b)
       if (i == j)
         continue;
       if (isnan(x))
-        return bfail(b, PP_EINPUT, "bandwidth_GBps[%d][%d] (devices '%s' "
-                     "and '%s') is NaN", (int)i, (int)j, c->dev_name[i],
-                     c->dev_name[j]);
+        return bfail(b, PP_EINPUT,
+                     "bandwidth_GBps[%d][%d] (devices '%s' "
+                     "and '%s') is NaN",
+                     (int)i, (int)j, c->dev_name[i], c->dev_name[j]);
       if (!(x > 0) || !isfinite(x))
-        return bfail(b, PP_EINPUT, "bandwidth_GBps[%d][%d] (devices '%s' "
+        return bfail(b, PP_EINPUT,
+                     "bandwidth_GBps[%d][%d] (devices '%s' "
                      "and '%s') must be a positive finite number, not %g",
                      (int)i, (int)j, c->dev_name[i], c->dev_name[j], x);
       if (j > i && fabs(x - y) > 1e-9 * fmax(x, y))
-        return bfail(b, PP_EINPUT, "bandwidth_GBps is not symmetric: [%d][%d] "
-                     "= %g but [%d][%d] = %g (devices '%s' and '%s')", (int)i,
-                     (int)j, x, (int)j, (int)i, y, c->dev_name[i],
+        return bfail(b, PP_EINPUT,
+                     "bandwidth_GBps is not symmetric: [%d][%d] "
+                     "= %g but [%d][%d] = %g (devices '%s' and '%s')",
+                     (int)i, (int)j, x, (int)j, (int)i, y, c->dev_name[i],
                      c->dev_name[j]);
     }
   }
-  c->bw = ppi_arena_alloc(&c->arena, b->ctx, (size_t)n * (size_t)n,
-                          sizeof(double));
+  c->bw =
+      ppi_arena_alloc(&c->arena, b->ctx, (size_t)n * (size_t)n, sizeof(double));
   if (!c->bw)
     return b->ctx->err;
   memcpy(c->bw, b->bw, (size_t)n * (size_t)n * sizeof(double));
@@ -431,16 +448,18 @@ static pp_status build_links(pp_cluster_builder *b)
   qsort(pairs, (size_t)nl, sizeof *pairs, cmp_pair);
   for (l = 1; l < nl; l++)
     if (pairs[l] == pairs[l - 1]) {
-      rc = bfail(b, PP_EINPUT, "two links join '%s' and '%s'; give one link "
+      rc = bfail(b, PP_EINPUT,
+                 "two links join '%s' and '%s'; give one link "
                  "with \"count\" to bond them",
                  vertex_name(c, (int32_t)(pairs[l] / nvert)),
                  vertex_name(c, (int32_t)(pairs[l] % nvert)));
       goto done;
     }
-  rc = ppi_route(ctx, c->ndev, nvert, nl, c->link_a, c->link_b, eff,
-                 c->routing, c->bw, &unreached);
+  rc = ppi_route(ctx, c->ndev, nvert, nl, c->link_a, c->link_b, eff, c->routing,
+                 c->bw, &unreached);
   if (rc == PP_EINPUT)
-    rc = bfail(b, PP_EINPUT, "the topology is disconnected: no path of links "
+    rc = bfail(b, PP_EINPUT,
+               "the topology is disconnected: no path of links "
                "joins device '%s' (index %d) to device '%s' (index 0)",
                c->dev_name[unreached], (int)unreached, c->dev_name[0]);
 done:
@@ -536,9 +555,11 @@ static pp_status check_hosts(pp_cluster_builder *b)
     }
     rc = ppi_strmap_put(b->ctx, &seen, k, i, &old);
     if (rc == PP_EINVAL)
-      rc = bfail(b, PP_EINPUT, "devices '%s' and '%s' are both GPU %d of "
-                 "host '%s'", c->dev_name[old], c->dev_name[i],
-                 (int)c->dev_local[i], c->dev_host[i]);
+      rc = bfail(b, PP_EINPUT,
+                 "devices '%s' and '%s' are both GPU %d of "
+                 "host '%s'",
+                 c->dev_name[old], c->dev_name[i], (int)c->dev_local[i],
+                 c->dev_host[i]);
   }
   ppi_strmap_free(b->ctx, &seen);
   ppi_arena_free(&tmp);
@@ -575,7 +596,8 @@ pp_status pp_cluster_builder_finish(pp_cluster_builder *b, pp_cluster **out)
     goto done;
   }
   if (!b->bw && !b->links.n && b->devs.n > 1) {
-    rc = bfail(b, PP_EINPUT, "no bandwidth: give bandwidth_GBps (a matrix) "
+    rc = bfail(b, PP_EINPUT,
+               "no bandwidth: give bandwidth_GBps (a matrix) "
                "or links");
     goto done;
   }

@@ -87,8 +87,7 @@ void ppi_gen_params_init(struct ppi_gen_params *p, int kind, uint64_t seed)
     p->lo = 1;
     p->hi = 100;
     break;
-  default:
-    break;
+  default: break;
   }
 }
 
@@ -195,7 +194,8 @@ static pp_status gen_nodes(struct gen_run *g, double intra, double inter)
       return rc;
     for (k = 0; k < ng; k++) {
       snprintf(a, sizeof a, "n%dg%d", (int)n, (int)k);
-      if ((ng > 1 && (rc = pp_cluster_builder_add_link(g->b, a, s, intra, 1))) ||
+      if ((ng > 1 &&
+           (rc = pp_cluster_builder_add_link(g->b, a, s, intra, 1))) ||
           (nn > 1 &&
            (rc = pp_cluster_builder_add_link(g->b, a, "spine", inter, 1))))
         return rc;
@@ -243,8 +243,7 @@ static pp_status gen_grid(struct gen_run *g)
   char a[64], b[64];
   pp_status rc;
 
-  if ((rc = check_count(g, (double)dx * dy * dz)) ||
-      (rc = add_type(g, p->gpu)))
+  if ((rc = check_count(g, (double)dx * dy * dz)) || (rc = add_type(g, p->gpu)))
     return rc;
   for (i = 0; i < dx * dy * dz; i++) {
     pp_device_desc d;
@@ -282,8 +281,7 @@ static pp_status gen_grid(struct gen_run *g)
       }
       if (p->ndims == 3) {
         snprintf(a, sizeof a, "d%d_%d_%d", (int)c[0], (int)c[1], (int)c[2]);
-        snprintf(b, sizeof b, "d%d_%d_%d", (int)nc[0], (int)nc[1],
-                 (int)nc[2]);
+        snprintf(b, sizeof b, "d%d_%d_%d", (int)nc[0], (int)nc[1], (int)nc[2]);
       } else {
         snprintf(a, sizeof a, "d%d_%d", (int)c[0], (int)c[1]);
         snprintf(b, sizeof b, "d%d_%d", (int)nc[0], (int)nc[1]);
@@ -315,8 +313,10 @@ static pp_status gen_random(struct gen_run *g)
     return gfail(g, PP_EINPUT, "%d devices do not split into blocks of %d",
                  (int)d, (int)bsz);
   if (p->kind == PPI_GEN_RANDOM_BLK_2 && (p->super < 1 || d % ssz != 0))
-    return gfail(g, PP_EINPUT, "%d devices do not split into super-blocks "
-                 "of %d blocks of %d", (int)d, (int)p->super, (int)bsz);
+    return gfail(g, PP_EINPUT,
+                 "%d devices do not split into super-blocks "
+                 "of %d blocks of %d",
+                 (int)d, (int)p->super, (int)bsz);
   block = ppi_calloc(g->ctx, (size_t)d, sizeof *block);
   perm = ppi_calloc(g->ctx, (size_t)d, sizeof *perm);
   g->bw_cells = (size_t)d * d;
@@ -396,8 +396,8 @@ static pp_status gen_amp(struct gen_run *g)
     return g->ctx->err;
   for (i = 0; i < 16; i++)
     for (j = 0; j < 16; j++) {
-      double gbit = i / 4 == j / 4 ? intra[i / 4]
-                                   : fmin(inter[i / 4], inter[j / 4]);
+      double gbit =
+          i / 4 == j / 4 ? intra[i / 4] : fmin(inter[i / 4], inter[j / 4]);
       g->bw[i * 16 + j] = i == j ? 0 : gbit / 8;
     }
   return pp_cluster_builder_set_bandwidth(g->b, g->bw, 16);
@@ -419,32 +419,27 @@ pp_status ppi_cluster_generate(pp_ctx *ctx, const struct ppi_gen_params *p,
   if ((rc = pp_cluster_builder_set_latency(g.b, p->latency)))
     goto done;
   switch (p->kind) {
-  case PPI_GEN_HIER:
-    rc = gen_nodes(&g, p->intra, p->inter);
-    break;
+  case PPI_GEN_HIER: rc = gen_nodes(&g, p->intra, p->inter); break;
   case PPI_GEN_NVSWITCH: {
     bool hopper = gpu && gpu->peak_tflops > 500;
-    rc = gen_nodes(&g, p->intra > 0 ? p->intra : hopper ? 450 : 300,
-                   p->inter > 0 ? p->inter : hopper ? 50 : 25);
+    rc = gen_nodes(&g,
+                   p->intra > 0 ? p->intra
+                   : hopper     ? 450
+                                : 300,
+                   p->inter > 0 ? p->inter
+                   : hopper     ? 50
+                                : 25);
     break;
   }
-  case PPI_GEN_DGX1:
-    rc = gen_dgx1(&g);
-    break;
+  case PPI_GEN_DGX1: rc = gen_dgx1(&g); break;
   case PPI_GEN_MESH2D:
   case PPI_GEN_TORUS2D:
   case PPI_GEN_MESH3D:
-  case PPI_GEN_TORUS3D:
-    rc = gen_grid(&g);
-    break;
+  case PPI_GEN_TORUS3D: rc = gen_grid(&g); break;
   case PPI_GEN_RANDOM_BLK_1:
   case PPI_GEN_RANDOM_BLK_2:
-  case PPI_GEN_UNIFORM_DIST:
-    rc = gen_random(&g);
-    break;
-  default:
-    rc = gen_amp(&g);
-    break;
+  case PPI_GEN_UNIFORM_DIST: rc = gen_random(&g); break;
+  default: rc = gen_amp(&g); break;
   }
   if (rc == PP_OK) {
     rc = pp_cluster_builder_finish(g.b, out);

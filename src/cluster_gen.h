@@ -26,17 +26,17 @@ enum ppi_gen_kind {
 
 struct ppi_gen_params {
   int kind;
-  const char *name;     /* the cluster's name: the spec text */
-  int32_t dims[3];      /* nodes x gpus; mesh sides; devices */
+  const char *name; /* the cluster's name: the spec text */
+  int32_t dims[3];  /* nodes x gpus; mesh sides; devices */
   int ndims;
-  double intra, inter;  /* GB/s inside and between nodes */
-  double link;          /* GB/s of one mesh/torus link */
-  double pcie;          /* GB/s of DGX-1 pairs without NVLink */
-  double lo, hi;        /* uniform_dist range, GB/s */
-  int32_t block, super; /* random_blk block size; blocks per super-block */
-  const char *gpu;      /* catalog device type */
+  double intra, inter;     /* GB/s inside and between nodes */
+  double link;             /* GB/s of one mesh/torus link */
+  double pcie;             /* GB/s of DGX-1 pairs without NVLink */
+  double lo, hi;           /* uniform_dist range, GB/s */
+  int32_t block, super;    /* random_blk block size; blocks per super-block */
+  const char *gpu;         /* catalog device type */
   double mem, speed, peak; /* overrides of the catalog; 0 = keep */
-  double latency;       /* us */
+  double latency;          /* us */
   uint64_t seed;
   pp_routing routing;
 };

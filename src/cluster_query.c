@@ -70,8 +70,7 @@ int64_t pp_cluster_type_memory(const pp_cluster *c, int32_t t)
   return (int64_t)floor(c->type_mem_gib[t] * 1073741824.0);
 }
 
-pp_status pp_cluster_device(const pp_cluster *c, int32_t d,
-                            pp_device_desc *out)
+pp_status pp_cluster_device(const pp_cluster *c, int32_t d, pp_device_desc *out)
 {
   if (!out || !dev_in(c, d))
     return PP_EINVAL;
@@ -190,8 +189,7 @@ static int cmp_class(const void *x, const void *y)
 }
 
 pp_status pp_cluster_bw_classes(pp_ctx *ctx, const pp_cluster *c,
-                                pp_bw_class *classes, int32_t cap,
-                                int32_t *n)
+                                pp_bw_class *classes, int32_t cap, int32_t *n)
 {
   const uint32_t slots = 2 * MAX_CLASSES;
   pp_bw_class *tab;

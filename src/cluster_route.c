@@ -28,9 +28,9 @@ struct route_run {
   int32_t ndev, nvert, nlink;
   const int32_t *a, *b;
   const double *w;
-  int32_t *off, *adj;  /* CSR over vertices: neighbour vertex */
-  double *adjw;        /* and link bandwidth */
-  size_t nadj;         /* entries of adj and adjw */
+  int32_t *off, *adj; /* CSR over vertices: neighbour vertex */
+  double *adjw;       /* and link bandwidth */
+  size_t nadj;        /* entries of adj and adjw */
 };
 
 static int32_t uf_find(int32_t *p, int32_t x)
@@ -197,8 +197,9 @@ static pp_status hops(struct route_run *r, double *bw)
       }
     }
     for (v = 0; v < r->ndev; v++)
-      bw[(size_t)s * r->ndev + v] =
-          v == s ? 0 : dist[v] < 0 ? -1 : best[v] / dist[v];
+      bw[(size_t)s * r->ndev + v] = v == s        ? 0
+                                    : dist[v] < 0 ? -1
+                                                  : best[v] / dist[v];
   }
 done:
   ppi_free(ctx, dist, (size_t)r->nvert * sizeof(int32_t));

@@ -92,8 +92,7 @@ pp_status pp_ctx_errcode(const pp_ctx *ctx)
   return ctx ? ctx->err : PP_EINVAL;
 }
 
-void pp_ctx_errloc(const pp_ctx *ctx, const char **file, long *line,
-                   long *col)
+void pp_ctx_errloc(const pp_ctx *ctx, const char **file, long *line, long *col)
 {
   if (file)
     *file = ctx && ctx->errfile[0] ? ctx->errfile : NULL;
@@ -184,8 +183,8 @@ void ppi_free(pp_ctx *ctx, void *p, size_t n)
 
 /* ---- errors ----------------------------------------------------------- */
 
-pp_status ppi_vfail_at(pp_ctx *ctx, pp_status rc, const char *file,
-                       long line, long col, const char *fmt, va_list ap)
+pp_status ppi_vfail_at(pp_ctx *ctx, pp_status rc, const char *file, long line,
+                       long col, const char *fmt, va_list ap)
 {
   size_t off = 0;
   int k;
@@ -199,15 +198,14 @@ pp_status ppi_vfail_at(pp_ctx *ctx, pp_status rc, const char *file,
   if (file) {
     snprintf(ctx->errfile, sizeof ctx->errfile, "%s", file);
     if (line > 0 && col > 0)
-      k = snprintf(ctx->errmsg, sizeof ctx->errmsg, "%s:%ld:%ld: ", file,
-                   line, col);
+      k = snprintf(ctx->errmsg, sizeof ctx->errmsg, "%s:%ld:%ld: ", file, line,
+                   col);
     else if (line > 0)
       k = snprintf(ctx->errmsg, sizeof ctx->errmsg, "%s:%ld: ", file, line);
     else
       k = snprintf(ctx->errmsg, sizeof ctx->errmsg, "%s: ", file);
     if (k > 0)
-      off = (size_t)k < sizeof ctx->errmsg ? (size_t)k
-                                            : sizeof ctx->errmsg - 1;
+      off = (size_t)k < sizeof ctx->errmsg ? (size_t)k : sizeof ctx->errmsg - 1;
   }
   vsnprintf(ctx->errmsg + off, sizeof ctx->errmsg - off, fmt, ap);
   return rc;

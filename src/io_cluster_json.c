@@ -40,8 +40,8 @@ static pp_status read_types(struct cread *r, const json_t *types)
                          "%s must be an object, not %s", w, ppi_json_type(v));
     pp_device_type_desc_init(&d);
     d.name = k;
-    if ((rc = ppi_jnum(r->ctx, r->src, w, v, "memory_gb", true, 0, 0,
-                       1 << 30, &d.memory_gib)) ||
+    if ((rc = ppi_jnum(r->ctx, r->src, w, v, "memory_gb", true, 0, 0, 1 << 30,
+                       &d.memory_gib)) ||
         (rc = ppi_jnum(r->ctx, r->src, w, v, "speed", false, 1, 0, 1e9,
                        &d.speed)) ||
         (rc = ppi_jnum(r->ctx, r->src, w, v, "peak_tflops", false, 0, 0, 1e9,
@@ -75,8 +75,8 @@ static pp_status read_devices(struct cread *r, const json_t *devs)
         (rc = ppi_jint(r->ctx, r->src, w, o, "node", true, 0, 0,
                        16 * PP_MAX_DEVICES, &node)) ||
         (rc = ppi_jstr(r->ctx, r->src, w, o, "host", false, &d.host)) ||
-        (rc = ppi_jint(r->ctx, r->src, w, o, "local_gpu", false, -1, 0,
-                       1 << 20, &local)))
+        (rc = ppi_jint(r->ctx, r->src, w, o, "local_gpu", false, -1, 0, 1 << 20,
+                       &local)))
       return rc;
     d.node = (int32_t)node;
     d.local_gpu = (int32_t)local;
@@ -86,8 +86,7 @@ static pp_status read_devices(struct cread *r, const json_t *devs)
   return PP_OK;
 }
 
-static pp_status read_matrix(struct cread *r, const json_t *mat,
-                             int32_t ndev)
+static pp_status read_matrix(struct cread *r, const json_t *mat, int32_t ndev)
 {
   size_t n = json_array_size(mat), i, j;
   double *bw;
@@ -105,7 +104,8 @@ static pp_status read_matrix(struct cread *r, const json_t *mat,
     if (json_array_size(row) != n)
       return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
                          "bandwidth_GBps is not square: row %zu has %zu "
-                         "entries, not %zu", i, json_array_size(row), n);
+                         "entries, not %zu",
+                         i, json_array_size(row), n);
   }
   bw = ppi_calloc(r->ctx, n * n, sizeof *bw);
   if (!bw)
@@ -192,8 +192,8 @@ pp_status pp_cluster_read_json(pp_ctx *ctx, const char *text, size_t len,
                      &mat)) ||
       (rc = ppi_jarr(ctx, r.src, "cluster", root, "switches", false, &sws)) ||
       (rc = ppi_jarr(ctx, r.src, "cluster", root, "links", false, &links)) ||
-      (rc = ppi_jstr(ctx, r.src, "cluster", root, "routing", false,
-                     &routing)) ||
+      (rc =
+           ppi_jstr(ctx, r.src, "cluster", root, "routing", false, &routing)) ||
       (rc = ppi_jnum(ctx, r.src, "cluster", root, "latency_us", false, 0, 0,
                      1e12, &lat)))
     goto done;
@@ -215,15 +215,18 @@ pp_status pp_cluster_read_json(pp_ctx *ctx, const char *text, size_t len,
     else if (strcmp(routing, "hops") == 0)
       rt = PP_ROUTE_HOPS;
     else {
-      rc = ppi_fail_at(ctx, PP_EINPUT, r.src, 0, 0, "cluster: \"routing\" "
-                       "must be \"widest\" or \"hops\", not \"%s\"", routing);
+      rc = ppi_fail_at(ctx, PP_EINPUT, r.src, 0, 0,
+                       "cluster: \"routing\" "
+                       "must be \"widest\" or \"hops\", not \"%s\"",
+                       routing);
       goto done;
     }
     if ((rc = pp_cluster_builder_set_routing(r.b, rt)))
       goto done;
   }
   if (mat && (links || sws)) {
-    rc = ppi_fail_at(ctx, PP_EINPUT, r.src, 0, 0, "cluster: give either "
+    rc = ppi_fail_at(ctx, PP_EINPUT, r.src, 0, 0,
+                     "cluster: give either "
                      "\"bandwidth_GBps\" or \"links\", not both");
     goto done;
   }
@@ -316,8 +319,8 @@ static void write_cluster(FILE *f, const struct pp_cluster *c)
   fputs("\n}\n", f);
 }
 
-pp_status pp_cluster_write(pp_ctx *ctx, const pp_cluster *c,
-                           const char *path, FILE *f)
+pp_status pp_cluster_write(pp_ctx *ctx, const pp_cluster *c, const char *path,
+                           FILE *f)
 {
   struct ppi_outfile o;
   pp_status rc;

@@ -42,8 +42,7 @@ static void iprint(FILE *f, struct ilist *l)
 }
 
 /* The distinct profile types: NULL (reference) first, then in order. */
-static int profile_types(const struct pp_model *m, const char **types,
-                         int cap)
+static int profile_types(const struct pp_model *m, const char **types, int cap)
 {
   int n = 0, i, t;
   for (t = 0; t < m->ntable; t++) {
@@ -109,32 +108,37 @@ static void model_text(FILE *f, const struct pp_model *m,
   fprintf(f, "\n  reference    %s, micro-batch %d, tp 1\n",
           m->reftype ? m->reftype : "(any type, scaled by speed)",
           (int)m->micro_batch);
-  fprintf(f, "  compute      fwd %.3f ms + bwd %.3f ms = %.3f ms per "
-             "micro-batch",
+  fprintf(f,
+          "  compute      fwd %.3f ms + bwd %.3f ms = %.3f ms per "
+          "micro-batch",
           st->fwd_ms, st->bwd_ms, st->fwd_ms + st->bwd_ms);
   if (st->update_ms > 0)
     fprintf(f, "; optimizer step %.3f ms", st->update_ms);
   fprintf(f, "\n  longest op   %.3f ms (fwd + bwd)\n", st->max_op_ms);
   if (st->fwd_flops > 0)
-    fprintf(f, "  flops        %.4g TFLOP fwd + %.4g TFLOP bwd, efficiency "
-               "%g\n",
+    fprintf(f,
+            "  flops        %.4g TFLOP fwd + %.4g TFLOP bwd, efficiency "
+            "%g\n",
             st->fwd_flops / 1e12, st->bwd_flops / 1e12, m->efficiency);
   ppi_fmt_bytes(b1, sizeof b1, st->param_bytes);
   ppi_fmt_bytes(b2, sizeof b2, st->saved_bytes);
   ppi_fmt_bytes(b3, sizeof b3, st->out_bytes);
   fprintf(f, "  parameters   %s as trained (tied copies counted once)\n", b1);
-  fprintf(f, "  activations  %s kept for backward, %s of outputs, per "
-             "micro-batch\n",
+  fprintf(f,
+          "  activations  %s kept for backward, %s of outputs, per "
+          "micro-batch\n",
           b2, b3);
-  fprintf(f, "  shape        %d sources, %d sinks, depth %d, width %d, at "
-             "most %d tensor%s across a cut, %d layer%s in the chain view\n",
+  fprintf(f,
+          "  shape        %d sources, %d sinks, depth %d, width %d, at "
+          "most %d tensor%s across a cut, %d layer%s in the chain view\n",
           (int)st->nsource, (int)st->nsink, (int)st->depth, (int)st->width,
           (int)st->max_cut, st->max_cut == 1 ? "" : "s", (int)st->nlayer,
           st->nlayer == 1 ? "" : "s");
   nt = profile_types(m, types, 64);
   if (nt == 0)
-    fprintf(f, "  profiles     none: other types scale the reference by "
-               "speed%s\n",
+    fprintf(f,
+            "  profiles     none: other types scale the reference by "
+            "speed%s\n",
             m->has_flops ? " or use FLOPs" : "");
   for (i = 0; i < nt; i++) {
     struct ilist tps = {{0}, 0}, mbs = {{0}, 0};
@@ -159,7 +163,7 @@ static void model_text(FILE *f, const struct pp_model *m,
       fprintf(f, "%s%d", i ? "," : "", (int)m->tps_tp[i]);
     fputc('\n', f);
   }
-  fputs("  kinds       ", f);  /* each entry adds its own space */
+  fputs("  kinds       ", f); /* each entry adds its own space */
   for (i = 0; i < (int)k->names.n && i < 12; i++)
     fprintf(f, " %s %d%s", PPI_VEC_AT(&k->names, const char *, i),
             (int)PPI_VEC_AT(&k->counts, int32_t, i),
@@ -327,11 +331,11 @@ pp_status pp_cluster_describe(pp_ctx *ctx, const pp_cluster *c, int json,
     fprintf(f, "  bandwidth    %g to %g GB/s between devices, latency %g us\n",
             lo, hi, c->latency_us);
     if (nintra)
-      fprintf(f, "  %-12s %g to %g GB/s over %lld pairs\n", "within nodes",
-              ilo, ihi, (long long)nintra);
+      fprintf(f, "  %-12s %g to %g GB/s over %lld pairs\n", "within nodes", ilo,
+              ihi, (long long)nintra);
     if (ninter)
-      fprintf(f, "  %-12s %g to %g GB/s over %lld pairs\n", "across nodes",
-              xlo, xhi, (long long)ninter);
+      fprintf(f, "  %-12s %g to %g GB/s over %lld pairs\n", "across nodes", xlo,
+              xhi, (long long)ninter);
     if (ncls < 0 || ncls > NCLASS)
       fprintf(f, "  %-12s %s distinct values\n", "classes",
               ncls < 0 ? "more than 65536" : "many");
@@ -381,9 +385,10 @@ pp_status pp_cluster_describe(pp_ctx *ctx, const pp_cluster *c, int json,
       fprintf(f, ", \"pairs\": %lld, \"intra_node_pairs\": %lld}",
               (long long)(cls[i].npairs / 2), (long long)(cls[i].nintra / 2));
     }
-    fprintf(f, "],\n  \"links\": %d,\n  \"switches\": %d,\n  \"routing\": %s\n}\n",
+    fprintf(f,
+            "],\n  \"links\": %d,\n  \"switches\": %d,\n  \"routing\": %s\n}\n",
             (int)c->nlink, (int)c->nswitch,
-            !c->has_links ? "null"
+            !c->has_links                 ? "null"
             : c->routing == PP_ROUTE_HOPS ? "\"hops\""
                                           : "\"widest\"");
   }

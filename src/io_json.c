@@ -25,8 +25,7 @@ json_t *ppi_json_parse(pp_ctx *ctx, const char *text, size_t len,
   }
   if (!json_is_object(j)) {
     ppi_fail_at(ctx, PP_EPARSE, src, 1, 1,
-                "the document must be a JSON object, not %s",
-                ppi_json_type(j));
+                "the document must be a JSON object, not %s", ppi_json_type(j));
     json_decref(j);
     return NULL;
   }
@@ -60,20 +59,26 @@ pp_status ppi_jval_num(pp_ctx *ctx, const char *src, const char *label,
 {
   double x;
   if (!json_is_number(v))
-    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0, "%s must be a number, not "
-                       "%s", label, ppi_json_type(v));
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "%s must be a number, not "
+                       "%s",
+                       label, ppi_json_type(v));
   x = json_number_value(v);
   if (!isfinite(x))
     return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0, "%s is not finite", label);
   if (x < lo && lo == 0)
-    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0, "%s is negative (%g)",
-                       label, x);
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0, "%s is negative (%g)", label,
+                       x);
   if (x < lo)
-    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0, "%s must be at least %g, "
-                       "not %g", label, lo, x);
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "%s must be at least %g, "
+                       "not %g",
+                       label, lo, x);
   if (x > hi)
-    return ppi_fail_at(ctx, PP_ELIMIT, src, 0, 0, "%s must be at most %g, "
-                       "not %g", label, hi, x);
+    return ppi_fail_at(ctx, PP_ELIMIT, src, 0, 0,
+                       "%s must be at most %g, "
+                       "not %g",
+                       label, hi, x);
   *out = x;
   return PP_OK;
 }
@@ -109,32 +114,44 @@ pp_status ppi_jint(pp_ctx *ctx, const char *src, const char *where,
   if (json_is_integer(v)) {
     json_int_t i = json_integer_value(v);
     if (i < lo && lo == 0)
-      return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0, "%s: \"%s\" is negative "
-                         "(%lld)", where, key, (long long)i);
+      return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                         "%s: \"%s\" is negative "
+                         "(%lld)",
+                         where, key, (long long)i);
     if (i < lo)
-      return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0, "%s: \"%s\" must be at "
-                         "least %lld, not %lld", where, key, (long long)lo,
-                         (long long)i);
+      return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                         "%s: \"%s\" must be at "
+                         "least %lld, not %lld",
+                         where, key, (long long)lo, (long long)i);
     if (i > hi)
-      return ppi_fail_at(ctx, PP_ELIMIT, src, 0, 0, "%s: \"%s\" must be at "
-                         "most %lld, not %lld", where, key, (long long)hi,
-                         (long long)i);
+      return ppi_fail_at(ctx, PP_ELIMIT, src, 0, 0,
+                         "%s: \"%s\" must be at "
+                         "most %lld, not %lld",
+                         where, key, (long long)hi, (long long)i);
     *out = (int64_t)i;
     return PP_OK;
   }
   if (!json_is_real(v))
-    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0, "%s: \"%s\" must be an "
-                       "integer, not %s", where, key, ppi_json_type(v));
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "%s: \"%s\" must be an "
+                       "integer, not %s",
+                       where, key, ppi_json_type(v));
   x = json_real_value(v);
   if (x != floor(x))
-    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0, "%s: \"%s\" must be an "
-                       "integer, not %g", where, key, x);
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "%s: \"%s\" must be an "
+                       "integer, not %g",
+                       where, key, x);
   if (x < (double)lo)
-    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0, "%s: \"%s\" must be at "
-                       "least %lld, not %g", where, key, (long long)lo, x);
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "%s: \"%s\" must be at "
+                       "least %lld, not %g",
+                       where, key, (long long)lo, x);
   if (x > (double)hi || x >= 9.2e18)
-    return ppi_fail_at(ctx, PP_ELIMIT, src, 0, 0, "%s: \"%s\" must be at "
-                       "most %lld, not %g", where, key, (long long)hi, x);
+    return ppi_fail_at(ctx, PP_ELIMIT, src, 0, 0,
+                       "%s: \"%s\" must be at "
+                       "most %lld, not %g",
+                       where, key, (long long)hi, x);
   *out = (int64_t)x;
   return PP_OK;
 }
@@ -151,11 +168,15 @@ pp_status ppi_jstr(pp_ctx *ctx, const char *src, const char *where,
     return PP_OK;
   }
   if (!json_is_string(v))
-    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0, "%s: \"%s\" must be a "
-                       "string, not %s", where, key, ppi_json_type(v));
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "%s: \"%s\" must be a "
+                       "string, not %s",
+                       where, key, ppi_json_type(v));
   if (json_string_length(v) > PP_MAX_NAME)
-    return ppi_fail_at(ctx, PP_ELIMIT, src, 0, 0, "%s: \"%s\" is longer "
-                       "than %d bytes", where, key, PP_MAX_NAME);
+    return ppi_fail_at(ctx, PP_ELIMIT, src, 0, 0,
+                       "%s: \"%s\" is longer "
+                       "than %d bytes",
+                       where, key, PP_MAX_NAME);
   *out = json_string_value(v);
   return PP_OK;
 }
@@ -172,8 +193,10 @@ pp_status ppi_jarr(pp_ctx *ctx, const char *src, const char *where,
     return PP_OK;
   }
   if (!json_is_array(v))
-    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0, "%s: \"%s\" must be an "
-                       "array, not %s", where, key, ppi_json_type(v));
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "%s: \"%s\" must be an "
+                       "array, not %s",
+                       where, key, ppi_json_type(v));
   *out = v;
   return PP_OK;
 }
@@ -184,8 +207,10 @@ pp_status ppi_jobj_at(pp_ctx *ctx, const char *src, const char *what,
   json_t *v = json_array_get(arr, i);
   *out = NULL;
   if (!json_is_object(v))
-    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0, "%s %zu must be an object, "
-                       "not %s", what, i, ppi_json_type(v));
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "%s %zu must be an object, "
+                       "not %s",
+                       what, i, ppi_json_type(v));
   *out = v;
   return PP_OK;
 }

@@ -40,8 +40,8 @@ static pp_status op_ref(struct mread *r, const char *where, const char *key,
     if (i < 0 || i >= nop)
       return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
                          "%s: \"%s\" is operator index %lld, out of range "
-                         "(%d operators)", where, key, (long long)i,
-                         (int)nop);
+                         "(%d operators)",
+                         where, key, (long long)i, (int)nop);
     *out = (int32_t)i;
     return PP_OK;
   }
@@ -67,8 +67,8 @@ static pp_status read_times(struct mread *r, const char *where, int32_t id,
     snprintf(w, sizeof w, "%s: times entry %zu", where, i);
     if ((rc = ppi_jobj_at(r->ctx, r->src, w, arr, i, &t)) ||
         (rc = ppi_jstr(r->ctx, r->src, w, t, "type", false, &type)) ||
-        (rc = ppi_jint(r->ctx, r->src, w, t, "tp", false, 1, 1, 1 << 20,
-                       &tp)) ||
+        (rc =
+             ppi_jint(r->ctx, r->src, w, t, "tp", false, 1, 1, 1 << 20, &tp)) ||
         (rc = ppi_jint(r->ctx, r->src, w, t, "micro_batch", false, mbs_ref, 1,
                        MAX_MBS, &mbs)) ||
         (rc = ppi_jnum(r->ctx, r->src, w, t, "fwd_ms", true, 0, 0, HUGE_VAL,
@@ -78,17 +78,17 @@ static pp_status read_times(struct mread *r, const char *where, int32_t id,
         (rc = ppi_jnum(r->ctx, r->src, w, t, "update_ms", false, -1, 0,
                        HUGE_VAL, &u)))
       return rc;
-    rc = pp_model_builder_add_time(r->b, id, type, (int32_t)tp, (int32_t)mbs,
-                                   f, bw, json_object_get(t, "update_ms")
-                                              ? u : -1);
+    rc =
+        pp_model_builder_add_time(r->b, id, type, (int32_t)tp, (int32_t)mbs, f,
+                                  bw, json_object_get(t, "update_ms") ? u : -1);
     if (rc)
       return rc;
   }
   return PP_OK;
 }
 
-static pp_status read_tp_sizes(struct mread *r, const char *where,
-                               int32_t id, const json_t *arr)
+static pp_status read_tp_sizes(struct mread *r, const char *where, int32_t id,
+                               const json_t *arr)
 {
   size_t i;
   char w[PP_MAX_NAME + 160];
@@ -98,17 +98,15 @@ static pp_status read_tp_sizes(struct mread *r, const char *where,
     int64_t tp, pb, ob, sb;
     snprintf(w, sizeof w, "%s: tp_sizes entry %zu", where, i);
     if ((rc = ppi_jobj_at(r->ctx, r->src, w, arr, i, &t)) ||
-        (rc = ppi_jint(r->ctx, r->src, w, t, "tp", true, 0, 2, 1 << 20,
-                       &tp)) ||
+        (rc = ppi_jint(r->ctx, r->src, w, t, "tp", true, 0, 2, 1 << 20, &tp)) ||
         (rc = ppi_jint(r->ctx, r->src, w, t, "param_bytes", true, 0, 0,
                        MAX_BYTES, &pb)) ||
-        (rc = ppi_jint(r->ctx, r->src, w, t, "out_bytes", true, 0, 0,
-                       MAX_BYTES, &ob)) ||
+        (rc = ppi_jint(r->ctx, r->src, w, t, "out_bytes", true, 0, 0, MAX_BYTES,
+                       &ob)) ||
         (rc = ppi_jint(r->ctx, r->src, w, t, "saved_bytes", true, 0, 0,
                        MAX_BYTES, &sb)))
       return rc;
-    if ((rc = pp_model_builder_add_tp_sizes(r->b, id, (int32_t)tp, pb, ob,
-                                            sb)))
+    if ((rc = pp_model_builder_add_tp_sizes(r->b, id, (int32_t)tp, pb, ob, sb)))
       return rc;
   }
   return PP_OK;
@@ -134,18 +132,18 @@ static pp_status read_op(struct mread *r, const json_t *ops, size_t i,
                      &d.fwd_ms)) ||
       (rc = ppi_jnum(r->ctx, r->src, w, o, "bwd_ms", true, 0, 0, HUGE_VAL,
                      &d.bwd_ms)) ||
-      (rc = ppi_jnum(r->ctx, r->src, w, o, "update_ms", false, 0, 0,
-                     HUGE_VAL, &d.update_ms)) ||
-      (rc = ppi_jnum(r->ctx, r->src, w, o, "fwd_flops", false, 0, 0,
-                     HUGE_VAL, &d.fwd_flops)) ||
-      (rc = ppi_jnum(r->ctx, r->src, w, o, "bwd_flops", false, 0, 0,
-                     HUGE_VAL, &d.bwd_flops)) ||
-      (rc = ppi_jint(r->ctx, r->src, w, o, "param_bytes", true, 0, 0,
-                     MAX_BYTES, &d.param_bytes)) ||
+      (rc = ppi_jnum(r->ctx, r->src, w, o, "update_ms", false, 0, 0, HUGE_VAL,
+                     &d.update_ms)) ||
+      (rc = ppi_jnum(r->ctx, r->src, w, o, "fwd_flops", false, 0, 0, HUGE_VAL,
+                     &d.fwd_flops)) ||
+      (rc = ppi_jnum(r->ctx, r->src, w, o, "bwd_flops", false, 0, 0, HUGE_VAL,
+                     &d.bwd_flops)) ||
+      (rc = ppi_jint(r->ctx, r->src, w, o, "param_bytes", true, 0, 0, MAX_BYTES,
+                     &d.param_bytes)) ||
       (rc = ppi_jint(r->ctx, r->src, w, o, "out_bytes", true, 0, 0, MAX_BYTES,
                      &d.out_bytes)) ||
-      (rc = ppi_jint(r->ctx, r->src, w, o, "saved_bytes", true, 0, 0,
-                     MAX_BYTES, &d.saved_bytes)) ||
+      (rc = ppi_jint(r->ctx, r->src, w, o, "saved_bytes", true, 0, 0, MAX_BYTES,
+                     &d.saved_bytes)) ||
       (rc = ppi_jarr(r->ctx, r->src, w, o, "times", false, &times)) ||
       (rc = ppi_jarr(r->ctx, r->src, w, o, "tp_sizes", false, &tps)))
     return rc;
@@ -158,8 +156,7 @@ static pp_status read_op(struct mread *r, const json_t *ops, size_t i,
   return PP_OK;
 }
 
-static pp_status read_edges(struct mread *r, const json_t *edges,
-                            int32_t nop)
+static pp_status read_edges(struct mread *r, const json_t *edges, int32_t nop)
 {
   size_t i;
   char w[64];
@@ -172,8 +169,8 @@ static pp_status read_edges(struct mread *r, const json_t *edges,
     if ((rc = ppi_jobj_at(r->ctx, r->src, "edge", edges, i, &e)) ||
         (rc = op_ref(r, w, "from", json_object_get(e, "from"), nop, &from)) ||
         (rc = op_ref(r, w, "to", json_object_get(e, "to"), nop, &to)) ||
-        (rc = ppi_jint(r->ctx, r->src, w, e, "bytes", false, -1, 0,
-                       MAX_BYTES, &bytes)) ||
+        (rc = ppi_jint(r->ctx, r->src, w, e, "bytes", false, -1, 0, MAX_BYTES,
+                       &bytes)) ||
         (rc = pp_model_builder_add_edge(r->b, from, to, bytes)))
       return rc;
   }
@@ -220,8 +217,8 @@ pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
                      MAX_MBS, &mbs)) ||
       (rc = ppi_jstr(ctx, r.src, "model", root, "reference_type", false,
                      &reftype)) ||
-      (rc = ppi_jnum(ctx, r.src, "model", root, "efficiency", false, 0.5, 0,
-                     1, &eff)) ||
+      (rc = ppi_jnum(ctx, r.src, "model", root, "efficiency", false, 0.5, 0, 1,
+                     &eff)) ||
       (rc = ppi_jarr(ctx, r.src, "model", root, "ops", true, &ops)) ||
       (rc = ppi_jarr(ctx, r.src, "model", root, "edges", false, &edges)))
     goto done;
@@ -236,8 +233,10 @@ pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
     goto done;
   hyper = json_object_get(root, "hyper");
   if (hyper && !json_is_object(hyper)) {
-    rc = ppi_fail_at(ctx, PP_EINPUT, r.src, 0, 0, "model: \"hyper\" must be "
-                     "an object of numbers, not %s", ppi_json_type(hyper));
+    rc = ppi_fail_at(ctx, PP_EINPUT, r.src, 0, 0,
+                     "model: \"hyper\" must be "
+                     "an object of numbers, not %s",
+                     ppi_json_type(hyper));
     goto done;
   }
   if (hyper) {
@@ -248,8 +247,7 @@ pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
       char label[PP_MAX_NAME + 32];
       double x;
       snprintf(label, sizeof label, "model: hyper \"%s\"", k);
-      if ((rc = ppi_jval_num(ctx, r.src, label, v, -HUGE_VAL, HUGE_VAL,
-                             &x)) ||
+      if ((rc = ppi_jval_num(ctx, r.src, label, v, -HUGE_VAL, HUGE_VAL, &x)) ||
           (rc = pp_model_builder_set_hyper(r.b, k, x)))
         goto done;
     }
@@ -313,10 +311,10 @@ static void write_op(FILE *f, const struct pp_model *m, int32_t v)
     field_num(f, "fwd_flops", m->fflops[v]);
   if (m->bflops[v] != 0)
     field_num(f, "bwd_flops", m->bflops[v]);
-  fprintf(f, ", \"param_bytes\": %lld, \"out_bytes\": %lld, "
-             "\"saved_bytes\": %lld",
-          (long long)m->param[v], (long long)m->out[v],
-          (long long)m->saved[v]);
+  fprintf(f,
+          ", \"param_bytes\": %lld, \"out_bytes\": %lld, "
+          "\"saved_bytes\": %lld",
+          (long long)m->param[v], (long long)m->out[v], (long long)m->saved[v]);
   if (m->tied[v] >= 0) {
     fputs(", \"tied_to\": ", f);
     ppi_json_str(f, m->op_name[m->tied[v]]);
@@ -351,8 +349,9 @@ static void write_op(FILE *f, const struct pp_model *m, int32_t v)
       continue;
     fputs(first ? ",\n     \"tp_sizes\": [" : ", ", f);
     first = false;
-    fprintf(f, "{\"tp\": %d, \"param_bytes\": %lld, \"out_bytes\": %lld, "
-               "\"saved_bytes\": %lld}",
+    fprintf(f,
+            "{\"tp\": %d, \"param_bytes\": %lld, \"out_bytes\": %lld, "
+            "\"saved_bytes\": %lld}",
             (int)m->tps_tp[k], (long long)m->tps_param[c],
             (long long)m->tps_out[c], (long long)m->tps_saved[c]);
   }

@@ -25,9 +25,9 @@
 #include <string.h>
 
 struct pd_line {
-  const char *p;  /* start */
-  size_t n;       /* length without the newline */
-  long no;        /* 1-based line number */
+  const char *p; /* start */
+  size_t n;      /* length without the newline */
+  long no;       /* 1-based line number */
 };
 
 struct pd_run {
@@ -113,11 +113,11 @@ static pp_status meta_num(struct pd_run *r, const struct pd_line *ln,
   *out = x;
   return PP_OK;
 bad:
-  return ppi_fail_at(r->ctx, PP_EPARSE, r->src, ln->no, 0,
-                     "%s needs a number", key);
+  return ppi_fail_at(r->ctx, PP_EPARSE, r->src, ln->no, 0, "%s needs a number",
+                     key);
 neg:
-  return ppi_fail_at(r->ctx, PP_EINPUT, r->src, ln->no, 0,
-                     "%s is negative", key);
+  return ppi_fail_at(r->ctx, PP_EINPUT, r->src, ln->no, 0, "%s is negative",
+                     key);
 }
 
 static pp_status node_line(struct pd_run *r, const struct pd_line *ln,
@@ -162,8 +162,7 @@ static pp_status node_line(struct pd_run *r, const struct pd_line *ln,
       (rc = meta_num(r, ln, meta, "parameter_size", &par)))
     return rc;
   if (act > 4e18 || par > 4e18)
-    return ppi_fail_at(r->ctx, PP_ELIMIT, r->src, ln->no, 0,
-                       "size too large");
+    return ppi_fail_at(r->ctx, PP_ELIMIT, r->src, ln->no, 0, "size too large");
   /* The class is the description up to its first '(' ("Conv2d"). */
   for (i = 0; desc[i] && desc[i] != '(' && i + 1 < sizeof kind; i++)
     kind[i] = desc[i];

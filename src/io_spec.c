@@ -120,17 +120,15 @@ static pp_status parse_double(struct spec_run *s, const char *key,
   x = strtod(v, &end);
   if (end == v || *end || errno == ERANGE || !isfinite(x) || x < lo ||
       (lo == 0 && x == 0 && strcmp(key, "latency") != 0))
-    return sfail(s, "option '%s' needs a %s number, not '%s'", key,
-                 lo > 0 || strcmp(key, "latency") != 0 ? "positive"
-                                                       : "non-negative",
-                 v);
+    return sfail(
+        s, "option '%s' needs a %s number, not '%s'", key,
+        lo > 0 || strcmp(key, "latency") != 0 ? "positive" : "non-negative", v);
   *out = x;
   return PP_OK;
 }
 
-static pp_status parse_int(struct spec_run *s, const char *key,
-                           const char *v, int64_t lo, int64_t hi,
-                           int64_t *out)
+static pp_status parse_int(struct spec_run *s, const char *key, const char *v,
+                           int64_t lo, int64_t hi, int64_t *out)
 {
   char *end;
   long long x;
@@ -237,7 +235,9 @@ static pp_status cluster_arg(struct spec_run *s, void *ud, int pos,
                             p->kind != PPI_GEN_DGX1 && nd != p->ndims))
       return sfail(s, "%s needs %d size%s, as in %s", c->g->name, p->ndims,
                    p->ndims > 1 ? "s" : "",
-                   p->ndims == 3 ? "4x4x4" : p->ndims == 2 ? "4x8" : "64");
+                   p->ndims == 3   ? "4x4x4"
+                   : p->ndims == 2 ? "4x8"
+                                   : "64");
     for (i = 0; i < nd; i++)
       p->dims[i] = dims[i];
     return PP_OK;
@@ -273,16 +273,16 @@ static pp_status cluster_arg(struct spec_run *s, void *ud, int pos,
     return PP_OK;
   }
   {
-    double *dst = !strcmp(key, "intra")     ? &p->intra
-                  : !strcmp(key, "inter")   ? &p->inter
-                  : !strcmp(key, "link")    ? &p->link
-                  : !strcmp(key, "pcie")    ? &p->pcie
-                  : !strcmp(key, "lo")      ? &p->lo
-                  : !strcmp(key, "hi")      ? &p->hi
-                  : !strcmp(key, "mem")     ? &p->mem
-                  : !strcmp(key, "speed")   ? &p->speed
-                  : !strcmp(key, "peak")    ? &p->peak
-                                            : &p->latency;
+    double *dst = !strcmp(key, "intra")   ? &p->intra
+                  : !strcmp(key, "inter") ? &p->inter
+                  : !strcmp(key, "link")  ? &p->link
+                  : !strcmp(key, "pcie")  ? &p->pcie
+                  : !strcmp(key, "lo")    ? &p->lo
+                  : !strcmp(key, "hi")    ? &p->hi
+                  : !strcmp(key, "mem")   ? &p->mem
+                  : !strcmp(key, "speed") ? &p->speed
+                  : !strcmp(key, "peak")  ? &p->peak
+                                          : &p->latency;
     return parse_double(s, key, v, 0, dst);
   }
 }
@@ -329,8 +329,10 @@ static pp_status cluster_spec(pp_ctx *ctx, const char *spec, pp_cluster **out)
     if (p.kind == PPI_GEN_DGX1)
       n *= 8;
     if (n > PP_MAX_DEVICES)
-      return ppi_fail(ctx, PP_ELIMIT, "cluster spec '%s': %.0f devices "
-                      "exceed the limit of %d", spec, n, PP_MAX_DEVICES);
+      return ppi_fail(ctx, PP_ELIMIT,
+                      "cluster spec '%s': %.0f devices "
+                      "exceed the limit of %d",
+                      spec, n, PP_MAX_DEVICES);
   }
   return ppi_cluster_generate(ctx, &p, out);
 }
@@ -356,8 +358,10 @@ pp_status pp_cluster_load(pp_ctx *ctx, const char *spec, pp_cluster **out)
   if (looks_like_path(spec))
     return ppi_fail_at(ctx, PP_EIO, spec, 0, 0,
                        "cannot open: No such file or directory");
-  return ppi_fail(ctx, PP_EINPUT, "'%s' is not a file, a built-in cluster "
-                  "or a generator (try 'parplan topo --list')", spec);
+  return ppi_fail(ctx, PP_EINPUT,
+                  "'%s' is not a file, a built-in cluster "
+                  "or a generator (try 'parplan topo --list')",
+                  spec);
 }
 
 /* ---- models ----------------------------------------------------------- */
@@ -387,7 +391,7 @@ static pp_status model_arg(struct spec_run *s, void *ud, int pos,
     return PP_OK;
   }
   {
-    int32_t *dst = !strcmp(key, "layers")  ? &p->layers
+    int32_t *dst = !strcmp(key, "layers")   ? &p->layers
                    : !strcmp(key, "hidden") ? &p->hidden
                    : !strcmp(key, "heads")  ? &p->heads
                    : !strcmp(key, "seq")    ? &p->seq
@@ -398,8 +402,10 @@ static pp_status model_arg(struct spec_run *s, void *ud, int pos,
                                             : NULL;
     (void)pos;
     if (!dst)
-      return sfail(s, "unknown option '%s' (options: layers, hidden, heads, "
-                   "seq, vocab, ffn, mbs, bytes, gpu, eff, tie)", key);
+      return sfail(s,
+                   "unknown option '%s' (options: layers, hidden, heads, "
+                   "seq, vocab, ffn, mbs, bytes, gpu, eff, tie)",
+                   key);
     if ((rc = parse_int(s, key, v, 1, 1 << 30, &k)))
       return rc;
     *dst = (int32_t)k;
@@ -460,6 +466,8 @@ pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out)
   if (looks_like_path(spec))
     return ppi_fail_at(ctx, PP_EIO, spec, 0, 0,
                        "cannot open: No such file or directory");
-  return ppi_fail(ctx, PP_EINPUT, "'%s' is not a file, a built-in model or a "
-                  "generator (try 'parplan model --list')", spec);
+  return ppi_fail(ctx, PP_EINPUT,
+                  "'%s' is not a file, a built-in model or a "
+                  "generator (try 'parplan model --list')",
+                  spec);
 }

@@ -23,8 +23,7 @@ bool ppi_file_exists(const char *path)
   return path && stat(path, &st) == 0;
 }
 
-pp_status ppi_read_file(pp_ctx *ctx, const char *path, char **out,
-                        size_t *len)
+pp_status ppi_read_file(pp_ctx *ctx, const char *path, char **out, size_t *len)
 {
   FILE *f;
   struct stat st;
@@ -64,8 +63,7 @@ pp_status ppi_read_file(pp_ctx *ctx, const char *path, char **out,
     if (cap > PP_MAX_FILE_BYTES) {
       ppi_free(ctx, buf, cap);
       fclose(f);
-      return ppi_fail_at(ctx, PP_ELIMIT, path, 0, 0,
-                         "input exceeds %llu bytes",
+      return ppi_fail_at(ctx, PP_ELIMIT, path, 0, 0, "input exceeds %llu bytes",
                          (unsigned long long)PP_MAX_FILE_BYTES);
     }
     {

@@ -66,10 +66,9 @@ void pp_op_desc_init(pp_op_desc *d)
 /* The error prefix for everything about one builder's input. */
 #define SRC(b) ((b)->m->source)
 
-static pp_status bfail(pp_model_builder *b, pp_status rc, const char *fmt,
-                       ...) PP_PRINTF(3, 4);
-static pp_status bfail(pp_model_builder *b, pp_status rc, const char *fmt,
-                       ...)
+static pp_status bfail(pp_model_builder *b, pp_status rc, const char *fmt, ...)
+    PP_PRINTF(3, 4);
+static pp_status bfail(pp_model_builder *b, pp_status rc, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
@@ -142,8 +141,10 @@ pp_status pp_model_builder_set_micro_batch(pp_model_builder *b, int32_t mbs)
   if (!b)
     return PP_EINVAL;
   if (mbs < 1)
-    return bfail(b, PP_EINPUT, "micro_batch must be a positive integer, "
-                               "not %d", (int)mbs);
+    return bfail(b, PP_EINPUT,
+                 "micro_batch must be a positive integer, "
+                 "not %d",
+                 (int)mbs);
   b->m->micro_batch = mbs;
   return PP_OK;
 }
@@ -203,11 +204,11 @@ static pp_status check_num(pp_model_builder *b, const char *what, int32_t id,
     return bfail(b, PP_EINPUT, "%s '%s' (index %d): %s is NaN", what, name,
                  (int)id, field);
   if (!isfinite(x))
-    return bfail(b, PP_EINPUT, "%s '%s' (index %d): %s is infinite", what,
-                 name, (int)id, field);
+    return bfail(b, PP_EINPUT, "%s '%s' (index %d): %s is infinite", what, name,
+                 (int)id, field);
   if (x < 0)
-    return bfail(b, PP_EINPUT, "%s '%s' (index %d): %s is negative (%g)",
-                 what, name, (int)id, field, x);
+    return bfail(b, PP_EINPUT, "%s '%s' (index %d): %s is negative (%g)", what,
+                 name, (int)id, field, x);
   return PP_OK;
 }
 
@@ -233,19 +234,18 @@ pp_status pp_model_builder_add_op(pp_model_builder *b, const pp_op_desc *d,
   if (!d->name || !*d->name)
     return bfail(b, PP_EINPUT, "operator %d: missing or empty name", (int)n);
   if (strlen(d->name) > PP_MAX_NAME)
-    return bfail(b, PP_ELIMIT, "operator %d: name longer than %d bytes",
-                 (int)n, PP_MAX_NAME);
+    return bfail(b, PP_ELIMIT, "operator %d: name longer than %d bytes", (int)n,
+                 PP_MAX_NAME);
   if (d->kind && strlen(d->kind) > PP_MAX_NAME)
-    return bfail(b, PP_ELIMIT, "operator '%s' (index %d): kind longer "
-                 "than %d bytes", d->name, (int)n, PP_MAX_NAME);
+    return bfail(b, PP_ELIMIT,
+                 "operator '%s' (index %d): kind longer "
+                 "than %d bytes",
+                 d->name, (int)n, PP_MAX_NAME);
   if ((rc = check_num(b, "operator", n, d->name, "fwd_ms", d->fwd_ms)) ||
       (rc = check_num(b, "operator", n, d->name, "bwd_ms", d->bwd_ms)) ||
-      (rc = check_num(b, "operator", n, d->name, "update_ms",
-                      d->update_ms)) ||
-      (rc = check_num(b, "operator", n, d->name, "fwd_flops",
-                      d->fwd_flops)) ||
-      (rc = check_num(b, "operator", n, d->name, "bwd_flops",
-                      d->bwd_flops)) ||
+      (rc = check_num(b, "operator", n, d->name, "update_ms", d->update_ms)) ||
+      (rc = check_num(b, "operator", n, d->name, "fwd_flops", d->fwd_flops)) ||
+      (rc = check_num(b, "operator", n, d->name, "bwd_flops", d->bwd_flops)) ||
       (rc = check_num(b, "operator", n, d->name, "param_bytes",
                       (double)d->param_bytes)) ||
       (rc = check_num(b, "operator", n, d->name, "out_bytes",
@@ -255,15 +255,16 @@ pp_status pp_model_builder_add_op(pp_model_builder *b, const pp_op_desc *d,
     return rc;
   memset(&r, 0, sizeof r);
   r.name = ppi_arena_strdup(&b->m->arena, b->ctx, d->name);
-  r.kind = d->kind && *d->kind
-               ? ppi_arena_strdup(&b->m->arena, b->ctx, d->kind)
-               : NULL;
+  r.kind = d->kind && *d->kind ? ppi_arena_strdup(&b->m->arena, b->ctx, d->kind)
+                               : NULL;
   if (!r.name || (d->kind && *d->kind && !r.kind))
     return b->failed = true, b->ctx->err;
   rc = ppi_strmap_put(b->ctx, &b->names, r.name, n, &old);
   if (rc == PP_EINVAL)
-    return bfail(b, PP_EINPUT, "operator '%s' (index %d): duplicate name "
-                 "(also operator %d)", d->name, (int)n, (int)old);
+    return bfail(b, PP_EINPUT,
+                 "operator '%s' (index %d): duplicate name "
+                 "(also operator %d)",
+                 d->name, (int)n, (int)old);
   if (rc != PP_OK)
     return b->failed = true, rc;
   r.fwd = d->fwd_ms;
@@ -306,8 +307,8 @@ pp_status pp_model_builder_tie(pp_model_builder *b, int32_t op, int32_t with)
                  opname(b, op), (int)op);
   r = &PPI_VEC_AT(&b->ops, struct op_rec, op);
   if (r->tied >= 0 && r->tied != with)
-    return bfail(b, PP_EINPUT, "operator '%s' (index %d): tied twice",
-                 r->name, (int)op);
+    return bfail(b, PP_EINPUT, "operator '%s' (index %d): tied twice", r->name,
+                 (int)op);
   r->tied = with;
   return PP_OK;
 }
@@ -330,8 +331,10 @@ pp_status pp_model_builder_add_edge(pp_model_builder *b, int32_t from,
     return bfail(b, PP_EINPUT, "edge %d: unknown target operator index %lld",
                  (int)n, (long long)to);
   if (from == to)
-    return bfail(b, PP_EINPUT, "edge %d: operator '%s' feeds itself (a "
-                 "cycle)", (int)n, opname(b, from));
+    return bfail(b, PP_EINPUT,
+                 "edge %d: operator '%s' feeds itself (a "
+                 "cycle)",
+                 (int)n, opname(b, from));
   e.src = from;
   e.dst = to;
   e.bytes = bytes < 0 ? PPI_VEC_AT(&b->ops, struct op_rec, from).out : bytes;
@@ -355,8 +358,8 @@ static int32_t find_key(pp_model_builder *b, const char *type, int32_t tp,
 }
 
 pp_status pp_model_builder_add_time(pp_model_builder *b, int32_t op,
-                                    const char *type, int32_t tp,
-                                    int32_t mbs, double fwd_ms, double bwd_ms,
+                                    const char *type, int32_t tp, int32_t mbs,
+                                    double fwd_ms, double bwd_ms,
                                     double update_ms)
 {
   struct time_rec t;
@@ -369,18 +372,23 @@ pp_status pp_model_builder_add_time(pp_model_builder *b, int32_t op,
     return bfail(b, PP_EINPUT, "times: unknown operator index %d", (int)op);
   nm = opname(b, op);
   if (type && (!*type || strlen(type) > PP_MAX_NAME))
-    return bfail(b, PP_EINPUT, "operator '%s' (index %d): times entry with "
-                 "an empty device type", nm, (int)op);
+    return bfail(b, PP_EINPUT,
+                 "operator '%s' (index %d): times entry with "
+                 "an empty device type",
+                 nm, (int)op);
   if (tp < 1 || mbs < 1)
-    return bfail(b, PP_EINPUT, "operator '%s' (index %d): times entry needs "
-                 "tp >= 1 and micro_batch >= 1 (got %d, %d)", nm, (int)op,
-                 (int)tp, (int)mbs);
+    return bfail(b, PP_EINPUT,
+                 "operator '%s' (index %d): times entry needs "
+                 "tp >= 1 and micro_batch >= 1 (got %d, %d)",
+                 nm, (int)op, (int)tp, (int)mbs);
   if ((rc = check_num(b, "operator", op, nm, "times fwd_ms", fwd_ms)) ||
       (rc = check_num(b, "operator", op, nm, "times bwd_ms", bwd_ms)))
     return rc;
   if (isnan(update_ms) || isinf(update_ms))
-    return bfail(b, PP_EINPUT, "operator '%s' (index %d): times update_ms "
-                 "is not finite", nm, (int)op);
+    return bfail(b, PP_EINPUT,
+                 "operator '%s' (index %d): times update_ms "
+                 "is not finite",
+                 nm, (int)op);
   t.op = op;
   t.table = find_key(b, type, tp, mbs);
   if (t.table < 0) {
@@ -405,23 +413,24 @@ pp_status pp_model_builder_add_time(pp_model_builder *b, int32_t op,
 
 pp_status pp_model_builder_add_tp_sizes(pp_model_builder *b, int32_t op,
                                         int32_t tp, int64_t param_bytes,
-                                        int64_t out_bytes,
-                                        int64_t saved_bytes)
+                                        int64_t out_bytes, int64_t saved_bytes)
 {
   struct tps_rec t;
   pp_status rc;
   if (!b)
     return PP_EINVAL;
   if (!op_ok(b, op))
-    return bfail(b, PP_EINPUT, "tp_sizes: unknown operator index %d",
-                 (int)op);
+    return bfail(b, PP_EINPUT, "tp_sizes: unknown operator index %d", (int)op);
   if (tp < 2)
-    return bfail(b, PP_EINPUT, "operator '%s' (index %d): tp_sizes entry "
+    return bfail(b, PP_EINPUT,
+                 "operator '%s' (index %d): tp_sizes entry "
                  "needs tp >= 2 (tp 1 is the operator itself)",
                  opname(b, op), (int)op);
   if (param_bytes < 0 || out_bytes < 0 || saved_bytes < 0)
-    return bfail(b, PP_EINPUT, "operator '%s' (index %d): tp_sizes entry "
-                 "with a negative size", opname(b, op), (int)op);
+    return bfail(b, PP_EINPUT,
+                 "operator '%s' (index %d): tp_sizes entry "
+                 "with a negative size",
+                 opname(b, op), (int)op);
   t.op = op;
   t.tp = tp;
   t.param = param_bytes;
@@ -465,8 +474,7 @@ static pp_status layout_ops(pp_model_builder *b)
   m->saved = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof(int64_t));
   m->tied = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof(int32_t));
   if (!m->op_name || !m->op_kind || !m->fwd || !m->bwd || !m->upd ||
-      !m->fflops || !m->bflops || !m->param || !m->out || !m->saved ||
-      !m->tied)
+      !m->fflops || !m->bflops || !m->param || !m->out || !m->saved || !m->tied)
     return ctx->err;
   for (v = 0; v < n; v++) {
     const struct op_rec *r = &PPI_VEC_AT(&b->ops, struct op_rec, v);
@@ -487,10 +495,11 @@ static pp_status layout_ops(pp_model_builder *b)
   for (v = 0; v < n; v++) {
     int32_t w = m->tied[v];
     if (w >= 0 && m->tied[w] >= 0)
-      return bfail(b, PP_EINPUT, "operator '%s' (index %d): tied to '%s', "
+      return bfail(b, PP_EINPUT,
+                   "operator '%s' (index %d): tied to '%s', "
                    "which is itself tied to '%s'; tie to '%s' instead",
-                   m->op_name[v], (int)v, m->op_name[w],
-                   m->op_name[m->tied[w]], m->op_name[m->tied[w]]);
+                   m->op_name[v], (int)v, m->op_name[w], m->op_name[m->tied[w]],
+                   m->op_name[m->tied[w]]);
   }
   return PP_OK;
 }
@@ -607,11 +616,11 @@ static pp_status layout_tables(pp_model_builder *b)
       ** there would be a second, possibly different, truth. */
       if (k->tp == 1 && k->mbs == m->micro_batch &&
           (k->type == NULL || same_type(k->type, m->reftype)))
-        return bfail(b, PP_EINPUT, "a times entry repeats the reference "
+        return bfail(b, PP_EINPUT,
+                     "a times entry repeats the reference "
                      "point (%s, tp 1, micro_batch %d); give those times "
                      "as the operator's fwd_ms and bwd_ms",
-                     k->type ? k->type : "reference type",
-                     (int)m->micro_batch);
+                     k->type ? k->type : "reference type", (int)m->micro_batch);
     }
     for (i = 0; i < b->times.n; i++) {
       const struct time_rec *r = &PPI_VEC_AT(&b->times, struct time_rec, i);
@@ -619,7 +628,8 @@ static pp_status layout_tables(pp_model_builder *b)
       if (!isnan(m->tab_fwd[c])) {
         const struct table_key *k =
             &PPI_VEC_AT(&b->keys, struct table_key, r->table);
-        return bfail(b, PP_EINPUT, "operator '%s' (index %d): two times "
+        return bfail(b, PP_EINPUT,
+                     "operator '%s' (index %d): two times "
                      "entries for (%s, tp %d, micro_batch %d)",
                      m->op_name[r->op], (int)r->op,
                      k->type ? k->type : "reference type", (int)k->tp,
@@ -640,7 +650,8 @@ static pp_status layout_tables(pp_model_builder *b)
         ;
       if (k == ntp) {
         if (ntp == 64)
-          return bfail(b, PP_ELIMIT, "more than 64 distinct tp_sizes "
+          return bfail(b, PP_ELIMIT,
+                       "more than 64 distinct tp_sizes "
                        "degrees");
         tps[ntp++] = tp;
       }
@@ -665,9 +676,10 @@ static pp_status layout_tables(pp_model_builder *b)
         ;
       c = (size_t)k * (size_t)n + (size_t)r->op;
       if (m->tps_param[c] >= 0)
-        return bfail(b, PP_EINPUT, "operator '%s' (index %d): two tp_sizes "
-                     "entries for tp %d", m->op_name[r->op], (int)r->op,
-                     (int)r->tp);
+        return bfail(b, PP_EINPUT,
+                     "operator '%s' (index %d): two tp_sizes "
+                     "entries for tp %d",
+                     m->op_name[r->op], (int)r->op, (int)r->tp);
       m->tps_param[c] = r->param;
       m->tps_out[c] = r->out;
       m->tps_saved[c] = r->saved;

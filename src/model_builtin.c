@@ -10,8 +10,7 @@
 
 const char *pp_model_builtin_name(int i)
 {
-  return i >= 0 && i < ppi_nbuiltin_models ? ppi_builtin_models[i]->name
-                                           : NULL;
+  return i >= 0 && i < ppi_nbuiltin_models ? ppi_builtin_models[i]->name : NULL;
 }
 
 const char *pp_model_builtin_about(int i)
@@ -20,8 +19,7 @@ const char *pp_model_builtin_about(int i)
                                            : NULL;
 }
 
-static pp_status build(pp_ctx *ctx, const struct ppi_bmodel *bm,
-                       pp_model **out)
+static pp_status build(pp_ctx *ctx, const struct ppi_bmodel *bm, pp_model **out)
 {
   pp_model_builder *b = NULL;
   char src[512];

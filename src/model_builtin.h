@@ -34,10 +34,10 @@ struct ppi_bhyper {
 };
 
 struct ppi_bmodel {
-  const char *name;      /* the built-in name */
-  const char *about;     /* one line for listings */
-  const char *source;    /* where the numbers come from */
-  const char *reftype;   /* reference device type */
+  const char *name;    /* the built-in name */
+  const char *about;   /* one line for listings */
+  const char *source;  /* where the numbers come from */
+  const char *reftype; /* reference device type */
   int32_t micro_batch;
   const char *const *types;
   int ntype;

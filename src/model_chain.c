@@ -48,9 +48,9 @@ struct chain_run {
   pp_ctx *ctx;
   const struct pp_model *m;
   int32_t n;
-  int64_t *cut_bytes;  /* [0:n-2] bytes crossing the cut after position i */
-  int32_t *cut_count;  /* [0:n-2] tensors crossing it */
-  struct cons *cons;   /* scratch, max out-degree */
+  int64_t *cut_bytes; /* [0:n-2] bytes crossing the cut after position i */
+  int32_t *cut_count; /* [0:n-2] tensors crossing it */
+  struct cons *cons;  /* scratch, max out-degree */
 };
 
 /* Fill cut_bytes and cut_count with difference arrays: each tensor adds
@@ -112,9 +112,8 @@ static pp_status price_cuts(struct chain_run *r)
 }
 
 /* Add layer [lo, hi] (positions of the order) to the builder. */
-static pp_status add_layer(struct chain_run *r, pp_model_builder *b,
-                           int32_t lo, int32_t hi, const int32_t *layer_of,
-                           int32_t l)
+static pp_status add_layer(struct chain_run *r, pp_model_builder *b, int32_t lo,
+                           int32_t hi, const int32_t *layer_of, int32_t l)
 {
   const struct pp_model *m = r->m;
   pp_op_desc d;
@@ -235,32 +234,29 @@ pp_status pp_model_chain_view(pp_ctx *ctx, const pp_model *m, int every_op,
                                          m->hyper_val[i])) != PP_OK)
       goto done;
   for (lo = 0; lo < nlayer; lo++)
-    if ((rc = add_layer(&r, b, bound[lo], bound[lo + 1] - 1, layer_of,
-                        lo)) != PP_OK)
+    if ((rc = add_layer(&r, b, bound[lo], bound[lo + 1] - 1, layer_of, lo)) !=
+        PP_OK)
       goto done;
   for (lo = 0; lo < nlayer; lo++) {
     int32_t first = m->topo[bound[lo]];
     if (bound[lo + 1] - bound[lo] == 1 && m->tied[first] >= 0 &&
         layer_of[m->tied[first]] != lo &&
-        bound[layer_of[m->tied[first]] + 1] - bound[layer_of[m->tied[first]]]
-            == 1)
-      if ((rc = pp_model_builder_tie(b, lo, layer_of[m->tied[first]])) !=
-          PP_OK)
+        bound[layer_of[m->tied[first]] + 1] - bound[layer_of[m->tied[first]]] ==
+            1)
+      if ((rc = pp_model_builder_tie(b, lo, layer_of[m->tied[first]])) != PP_OK)
         goto done;
   }
   for (lo = 0; lo + 1 < nlayer; lo++)
-    if ((rc = pp_model_builder_add_edge(b, lo, lo + 1,
-                                        r.cut_bytes[bound[lo + 1] - 1])) !=
-        PP_OK)
+    if ((rc = pp_model_builder_add_edge(
+             b, lo, lo + 1, r.cut_bytes[bound[lo + 1] - 1])) != PP_OK)
       goto done;
   rc = pp_model_builder_finish(b, &cm);
   b = NULL;
   if (rc != PP_OK)
     goto done;
-  cm->member_off = ppi_arena_alloc(&cm->arena, ctx, (size_t)nlayer + 1,
-                                   sizeof(int32_t));
-  cm->member_op = ppi_arena_alloc(&cm->arena, ctx, (size_t)n,
-                                  sizeof(int32_t));
+  cm->member_off =
+      ppi_arena_alloc(&cm->arena, ctx, (size_t)nlayer + 1, sizeof(int32_t));
+  cm->member_op = ppi_arena_alloc(&cm->arena, ctx, (size_t)n, sizeof(int32_t));
   if (!cm->member_off || !cm->member_op) {
     rc = ctx->err;
     goto done;
@@ -280,8 +276,7 @@ done:
   return rc;
 }
 
-const int32_t *pp_model_layer_members(const pp_model *m, int32_t l,
-                                      int32_t *n)
+const int32_t *pp_model_layer_members(const pp_model *m, int32_t l, int32_t *n)
 {
   if (n)
     *n = 0;

@@ -97,15 +97,13 @@ static bool in_set(const struct pp_model *m, const char *tab_type, int set,
     const char *t = tab_type ? tab_type : m->reftype;
     return name && t && same_family(t, name);
   }
-  default:
-    return tab_type == NULL || same_name(tab_type, m->reftype);
+  default: return tab_type == NULL || same_name(tab_type, m->reftype);
   }
 }
 
 /* Pick the nearest point with times for v in one set; false if none. */
 static bool pick_in(const struct pp_model *m, int32_t v, int set,
-                    const char *name, int32_t tp, int32_t mbs,
-                    struct pick *p)
+                    const char *name, int32_t tp, int32_t mbs, struct pick *p)
 {
   int32_t t;
   p->table = -2;
@@ -222,8 +220,7 @@ pp_status pp_model_op_sizes(const pp_model *m, int32_t v, int32_t tp,
   return PP_OK;
 }
 
-pp_type_key pp_model_type_key(const pp_model *m, const pp_cluster *c,
-                              int32_t d)
+pp_type_key pp_model_type_key(const pp_model *m, const pp_cluster *c, int32_t d)
 {
   pp_type_key k = pp_cluster_type_key(c, d);
   double ref = 1;

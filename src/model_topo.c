@@ -174,8 +174,7 @@ int pp_model_is_chain(const pp_model *m)
 
 /* ---- figures ---------------------------------------------------------- */
 
-pp_status pp_model_stats_get(pp_ctx *ctx, const pp_model *m,
-                             pp_model_stats *st)
+pp_status pp_model_stats_get(pp_ctx *ctx, const pp_model *m, pp_model_stats *st)
 {
   int32_t n, v, k, i, *depth = NULL, *count = NULL, *last_use = NULL;
   int32_t crossing = 0;

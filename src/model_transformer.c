@@ -69,14 +69,12 @@ pp_status ppi_model_transformer(pp_ctx *ctx,
     return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
                        "efficiency must be in (0, 1], not %g", p->efficiency);
   if (p->layers > 100000)
-    return ppi_fail_at(ctx, PP_ELIMIT, source, 0, 0,
-                       "more than 100000 layers");
+    return ppi_fail_at(ctx, PP_ELIMIT, source, 0, 0, "more than 100000 layers");
   /* The largest byte count must fit the model's 63-bit sizes. */
   biggest = fmax(b * s * (4 * V + 18 * h + 5 * a * s + 4 * f) * e,
                  (4 * h * h + 2 * h * f + V * h) * e);
   if (!(biggest < 4e18))
-    return ppi_fail_at(ctx, PP_ELIMIT, source, 0, 0,
-                       "sizes exceed 4e18 bytes");
+    return ppi_fail_at(ctx, PP_ELIMIT, source, 0, 0, "sizes exceed 4e18 bytes");
   rate = gpu->peak_tflops * 1e12 * p->efficiency / 1e3; /* FLOP per ms */
 
   if ((rc = pp_model_builder_create(ctx, "transformer", source, &bld)) ||

@@ -35,10 +35,10 @@ struct pp_ctx {
   pp_alloc_fn alloc;
   void *alloc_ud;
   uint64_t seed;
-  pp_status err;                 /* first error since the last clear */
-  char errmsg[PPI_ERRMSG_MAX];   /* its message, no trailing newline */
-  char errfile[512];             /* the input it is in, or "" */
-  long errline, errcol;          /* 1-based, 0 = unknown */
+  pp_status err;               /* first error since the last clear */
+  char errmsg[PPI_ERRMSG_MAX]; /* its message, no trailing newline */
+  char errfile[512];           /* the input it is in, or "" */
+  long errline, errcol;        /* 1-based, 0 = unknown */
 };
 
 /* An allocator hook plus its user data: what objects keep of a context. */
@@ -62,16 +62,16 @@ PP_INTERNAL void ppi_free(pp_ctx *ctx, void *p, size_t n);
 
 /* Record an error if none is recorded yet (the first message wins) and
 ** return rc.  Messages follow "where: what", without a trailing newline. */
-PP_INTERNAL pp_status ppi_fail(pp_ctx *ctx, pp_status rc, const char *fmt,
-                               ...) PP_PRINTF(3, 4);
+PP_INTERNAL pp_status ppi_fail(pp_ctx *ctx, pp_status rc, const char *fmt, ...)
+    PP_PRINTF(3, 4);
 /* The same with a text position: the message is prefixed with
 ** "file:line:col: " (":col" omitted when col is 0). */
 PP_INTERNAL pp_status ppi_fail_at(pp_ctx *ctx, pp_status rc, const char *file,
                                   long line, long col, const char *fmt, ...)
     PP_PRINTF(6, 7);
-PP_INTERNAL pp_status ppi_vfail_at(pp_ctx *ctx, pp_status rc,
-                                   const char *file, long line, long col,
-                                   const char *fmt, va_list ap);
+PP_INTERNAL pp_status ppi_vfail_at(pp_ctx *ctx, pp_status rc, const char *file,
+                                   long line, long col, const char *fmt,
+                                   va_list ap);
 PP_INTERNAL pp_status ppi_nomem(pp_ctx *ctx);
 
 /* n * size without overflow into *out; false when it would overflow. */
@@ -88,8 +88,8 @@ struct ppi_arena {
 
 PP_INTERNAL void ppi_arena_init(struct ppi_arena *ar, struct ppi_alloc a);
 /* 16-byte aligned, zero-filled; NULL (and PP_ENOMEM in ctx) on failure. */
-PP_INTERNAL void *ppi_arena_alloc(struct ppi_arena *ar, pp_ctx *ctx,
-                                  size_t n, size_t size);
+PP_INTERNAL void *ppi_arena_alloc(struct ppi_arena *ar, pp_ctx *ctx, size_t n,
+                                  size_t size);
 PP_INTERNAL char *ppi_arena_strdup(struct ppi_arena *ar, pp_ctx *ctx,
                                    const char *s);
 PP_INTERNAL void ppi_arena_free(struct ppi_arena *ar);
@@ -122,8 +122,7 @@ PP_INTERNAL void ppi_strmap_init(struct ppi_strmap *m);
 PP_INTERNAL pp_status ppi_strmap_put(pp_ctx *ctx, struct ppi_strmap *m,
                                      const char *key, int32_t val,
                                      int32_t *old);
-PP_INTERNAL int32_t ppi_strmap_get(const struct ppi_strmap *m,
-                                   const char *key);
+PP_INTERNAL int32_t ppi_strmap_get(const struct ppi_strmap *m, const char *key);
 /* Move the map's tables into an arena (so a finished object owns them). */
 PP_INTERNAL pp_status ppi_strmap_move(pp_ctx *ctx, struct ppi_strmap *m,
                                       struct ppi_arena *ar);
@@ -146,11 +145,11 @@ PP_INTERNAL uint64_t ppi_rng_below(struct ppi_rng *r, uint64_t n);
 struct pp_model {
   struct ppi_arena arena;
   char *name, *source;
-  char *reftype;         /* NULL: no reference type */
-  int32_t micro_batch;   /* reference micro-batch size */
-  double efficiency;     /* fraction of peak for FLOP-derived times */
+  char *reftype;       /* NULL: no reference type */
+  int32_t micro_batch; /* reference micro-batch size */
+  double efficiency;   /* fraction of peak for FLOP-derived times */
   int32_t nhyper;
-  char **hyper_key;      /* hyper_key[0:nhyper-1] */
+  char **hyper_key; /* hyper_key[0:nhyper-1] */
   double *hyper_val;
 
   int32_t nop;
@@ -158,26 +157,26 @@ struct pp_model {
   double *fwd, *bwd, *upd;   /* ms at the reference point */
   double *fflops, *bflops;
   int64_t *param, *out, *saved;
-  int32_t *tied;             /* -1: owns its parameters */
+  int32_t *tied; /* -1: owns its parameters */
   bool has_flops;
 
   int32_t nedge;
-  int32_t *esrc, *edst;      /* esrc[0:nedge-1] */
+  int32_t *esrc, *edst; /* esrc[0:nedge-1] */
   int64_t *ebytes;
-  bool edges_implied;        /* no edges given: the listed chain */
-  int32_t *out_off, *out_e;  /* CSR of edges by source, edges by index */
-  int32_t *in_off, *in_e;    /* CSR of edges by destination */
+  bool edges_implied;       /* no edges given: the listed chain */
+  int32_t *out_off, *out_e; /* CSR of edges by source, edges by index */
+  int32_t *in_off, *in_e;   /* CSR of edges by destination */
 
-  int32_t *topo, *topo_pos;  /* an order and its inverse */
+  int32_t *topo, *topo_pos; /* an order and its inverse */
   bool topo_unique, is_chain;
   struct ppi_strmap opmap;
 
-  int32_t ntable;            /* profile tables */
-  char **tab_type;           /* NULL: the reference type */
+  int32_t ntable;  /* profile tables */
+  char **tab_type; /* NULL: the reference type */
   int32_t *tab_tp, *tab_mbs;
   double *tab_fwd, *tab_bwd, *tab_upd; /* [t*nop+v], NaN: not profiled */
 
-  int32_t ntps;              /* tensor-parallel size tables */
+  int32_t ntps; /* tensor-parallel size tables */
   int32_t *tps_tp;
   int64_t *tps_param, *tps_out, *tps_saved; /* [t*nop+v], -1: absent */
 
@@ -198,10 +197,10 @@ struct pp_cluster {
   double *type_mem_gib, *type_speed, *type_peak;
 
   int32_t ndev, nnode;
-  char **dev_name, **dev_host; /* host may be NULL */
+  char **dev_name, **dev_host;              /* host may be NULL */
   int32_t *dev_type, *dev_node, *dev_local; /* local -1: unknown */
 
-  double *bw;                  /* [i*ndev+j] GB/s, diagonal 0 */
+  double *bw; /* [i*ndev+j] GB/s, diagonal 0 */
   double latency_us;
 
   bool has_links;
@@ -212,7 +211,7 @@ struct pp_cluster {
   int32_t *link_a, *link_b, *link_count; /* vertices: devices, switches */
   double *link_gbps;
 
-  struct ppi_strmap devmap;    /* devices and switches by name */
+  struct ppi_strmap devmap; /* devices and switches by name */
   struct ppi_strmap typemap;
 };
 
@@ -223,15 +222,14 @@ struct pp_cluster {
 PP_INTERNAL pp_status ppi_route(pp_ctx *ctx, int32_t ndev, int32_t nvert,
                                 int32_t nlink, const int32_t *a,
                                 const int32_t *b, const double *gbps,
-                                pp_routing r, double *bw,
-                                int32_t *unreached);
+                                pp_routing r, double *bw, int32_t *unreached);
 
 /* ---- shared helpers of the io layer ---------------------------------- */
 
 /* Read a whole file into a NUL-terminated buffer from the context's
 ** allocator (*len excludes the NUL); free with ppi_free(ctx, p, len+1). */
-PP_INTERNAL pp_status ppi_read_file(pp_ctx *ctx, const char *path,
-                                    char **out, size_t *len);
+PP_INTERNAL pp_status ppi_read_file(pp_ctx *ctx, const char *path, char **out,
+                                    size_t *len);
 PP_INTERNAL bool ppi_file_exists(const char *path);
 
 /* Atomic output: open a temporary file next to path, write through *f,
@@ -262,15 +260,15 @@ PP_INTERNAL pp_status ppi_model_builtin(pp_ctx *ctx, const char *name,
 struct ppi_transformer_params {
   int32_t layers, hidden, heads, seq, vocab, ffn; /* ffn 0: 4*hidden */
   int32_t micro_batch;
-  int32_t bytes_per_elem;  /* 2: fp16/bf16 */
-  const char *type;        /* reference device type (catalog name) */
-  double efficiency;       /* fraction of peak */
+  int32_t bytes_per_elem; /* 2: fp16/bf16 */
+  const char *type;       /* reference device type (catalog name) */
+  double efficiency;      /* fraction of peak */
   bool tie_embeddings;
 };
 PP_INTERNAL void ppi_transformer_params_init(struct ppi_transformer_params *p);
-PP_INTERNAL pp_status ppi_model_transformer(
-    pp_ctx *ctx, const struct ppi_transformer_params *p, const char *source,
-    pp_model **out);
+PP_INTERNAL pp_status
+ppi_model_transformer(pp_ctx *ctx, const struct ppi_transformer_params *p,
+                      const char *source, pp_model **out);
 
 /* A known accelerator: name, memory as nvidia-smi reports it, speed
 ** relative to V100, dense fp16 peak (gpu_catalog.c). */
