@@ -319,19 +319,15 @@ static void write_cluster(FILE *f, const struct pp_cluster *c)
   fputs("\n}\n", f);
 }
 
+static void emit_cluster(FILE *f, const void *c)
+{
+  write_cluster(f, c);
+}
+
 pp_status pp_cluster_write(pp_ctx *ctx, const pp_cluster *c, const char *path,
                            FILE *f)
 {
-  struct ppi_outfile o;
-  pp_status rc;
   if (!ctx || !c || (!path && !f))
     return PP_EINVAL;
-  if (!path) {
-    write_cluster(f, c);
-    return ferror(f) ? ppi_fail(ctx, PP_EIO, "write error") : PP_OK;
-  }
-  if ((rc = ppi_out_open(ctx, &o, path)) != PP_OK)
-    return rc;
-  write_cluster(o.f, c);
-  return ppi_out_commit(ctx, &o);
+  return ppi_emit(ctx, path, f, emit_cluster, c);
 }

@@ -177,20 +177,6 @@ static pp_status read_edges(struct mread *r, const json_t *edges, int32_t nop)
   return PP_OK;
 }
 
-/* The name of a model file without a directory or extension. */
-static void stem(const char *src, char *buf, size_t n)
-{
-  const char *s = strrchr(src, '/'), *dot;
-  size_t len;
-  s = s ? s + 1 : src;
-  dot = strrchr(s, '.');
-  len = dot && dot != s ? (size_t)(dot - s) : strlen(s);
-  if (len >= n)
-    len = n - 1;
-  memcpy(buf, s, len);
-  buf[len] = '\0';
-}
-
 pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
                              const char *source, pp_model **out)
 {
@@ -223,7 +209,7 @@ pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
       (rc = ppi_jarr(ctx, r.src, "model", root, "edges", false, &edges)))
     goto done;
   if (!name) {
-    stem(r.src, sname, sizeof sname);
+    ppi_path_stem(r.src, sname, sizeof sname);
     name = sname;
   }
   if ((rc = pp_model_builder_create(ctx, name, r.src, &r.b)) ||
@@ -414,19 +400,15 @@ static void write_model(FILE *f, const struct pp_model *m)
   fputs("\n}\n", f);
 }
 
+static void emit_model(FILE *f, const void *m)
+{
+  write_model(f, m);
+}
+
 pp_status pp_model_write(pp_ctx *ctx, const pp_model *m, const char *path,
                          FILE *f)
 {
-  struct ppi_outfile o;
-  pp_status rc;
   if (!ctx || !m || (!path && !f))
     return PP_EINVAL;
-  if (!path) {
-    write_model(f, m);
-    return ferror(f) ? ppi_fail(ctx, PP_EIO, "write error") : PP_OK;
-  }
-  if ((rc = ppi_out_open(ctx, &o, path)) != PP_OK)
-    return rc;
-  write_model(o.f, m);
-  return ppi_out_commit(ctx, &o);
+  return ppi_emit(ctx, path, f, emit_model, m);
 }

@@ -20,6 +20,7 @@
 #include "pp_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,29 +213,27 @@ static pp_status edge_line(struct pd_run *r, const struct pd_line *ln)
   return pp_model_builder_add_edge(r->b, a, b, -1);
 }
 
-/* The model name: the directory of a "graph.txt", else the file stem. */
+/* The model name: the directory of a "graph*.txt", else the file stem. */
 static void model_name(const char *src, char *buf, size_t n)
 {
   const char *slash = strrchr(src, '/'), *base = slash ? slash + 1 : src;
-  size_t len;
   if (slash && strncmp(base, "graph", 5) == 0) {
     const char *d = slash;
+    size_t len;
     while (d > src && d[-1] != '/')
       d--;
     len = (size_t)(slash - d);
-    base = d;
-  } else {
-    const char *dot = strrchr(base, '.');
-    len = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+    if (len > 0) {
+      if (len >= n)
+        len = n - 1;
+      memcpy(buf, d, len);
+      buf[len] = '\0';
+      return;
+    }
   }
-  if (len == 0) {
-    base = "pipedream";
-    len = strlen(base);
-  }
-  if (len >= n)
-    len = n - 1;
-  memcpy(buf, base, len);
-  buf[len] = '\0';
+  ppi_path_stem(src, buf, n);
+  if (!buf[0])
+    snprintf(buf, n, "pipedream");
 }
 
 pp_status pp_model_read_pipedream(pp_ctx *ctx, const char *text, size_t len,

@@ -100,7 +100,7 @@ pp_status ppi_read_file(pp_ctx *ctx, const char *path, char **out, size_t *len)
 
 /* ---- atomic output ---------------------------------------------------- */
 
-pp_status ppi_out_open(pp_ctx *ctx, struct ppi_outfile *o, const char *path)
+static pp_status out_open(pp_ctx *ctx, struct ppi_outfile *o, const char *path)
 {
   int fd, k;
   memset(o, 0, sizeof *o);
@@ -122,7 +122,7 @@ pp_status ppi_out_open(pp_ctx *ctx, struct ppi_outfile *o, const char *path)
   return PP_OK;
 }
 
-pp_status ppi_out_commit(pp_ctx *ctx, struct ppi_outfile *o)
+static pp_status out_commit(pp_ctx *ctx, struct ppi_outfile *o)
 {
   int bad = ferror(o->f);
   /* mkstemp creates 0600; outputs are ordinary files. */
@@ -149,14 +149,32 @@ pp_status ppi_out_commit(pp_ctx *ctx, struct ppi_outfile *o)
   return PP_OK;
 }
 
-void ppi_out_abort(struct ppi_outfile *o)
+pp_status ppi_emit(pp_ctx *ctx, const char *path, FILE *f, ppi_emit_fn fn,
+                   const void *obj)
 {
-  if (o->f) {
-    fclose(o->f);
-    o->f = NULL;
+  struct ppi_outfile o;
+  pp_status rc;
+  if (!path) {
+    fn(f, obj);
+    return ferror(f) ? ppi_fail(ctx, PP_EIO, "write error") : PP_OK;
   }
-  if (o->tmp[0])
-    remove(o->tmp);
+  if ((rc = out_open(ctx, &o, path)) != PP_OK)
+    return rc;
+  fn(o.f, obj);
+  return out_commit(ctx, &o);
+}
+
+void ppi_path_stem(const char *path, char *buf, size_t n)
+{
+  const char *s = strrchr(path, '/'), *dot;
+  size_t len;
+  s = s ? s + 1 : path;
+  dot = strrchr(s, '.');
+  len = dot && dot != s ? (size_t)(dot - s) : strlen(s);
+  if (len >= n)
+    len = n - 1;
+  memcpy(buf, s, len);
+  buf[len] = '\0';
 }
 
 /* ---- formatting ------------------------------------------------------- */

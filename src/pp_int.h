@@ -232,17 +232,20 @@ PP_INTERNAL pp_status ppi_read_file(pp_ctx *ctx, const char *path, char **out,
                                     size_t *len);
 PP_INTERNAL bool ppi_file_exists(const char *path);
 
-/* Atomic output: open a temporary file next to path, write through *f,
-** then commit (flush, close, rename) or abort (close, remove). */
+/* Atomic output: when path is given, emit into a temporary file next to
+** it, then flush, close and rename it over path (on failure remove it, so
+** no half-written file appears and an existing one stays); when path is
+** NULL, emit into f. */
 struct ppi_outfile {
   FILE *f;
   char tmp[4200];
   const char *path;
 };
-PP_INTERNAL pp_status ppi_out_open(pp_ctx *ctx, struct ppi_outfile *o,
-                                   const char *path);
-PP_INTERNAL pp_status ppi_out_commit(pp_ctx *ctx, struct ppi_outfile *o);
-PP_INTERNAL void ppi_out_abort(struct ppi_outfile *o);
+typedef void (*ppi_emit_fn)(FILE *f, const void *obj);
+PP_INTERNAL pp_status ppi_emit(pp_ctx *ctx, const char *path, FILE *f,
+                               ppi_emit_fn fn, const void *obj);
+/* The file name of path without its directory and extension. */
+PP_INTERNAL void ppi_path_stem(const char *path, char *buf, size_t n);
 
 /* Write a JSON string literal (quotes and escapes) / the shortest
 ** decimal that reads back as exactly x (finite x only). */
