@@ -38,8 +38,7 @@ struct pp_cluster_builder {
   struct pp_cluster *c;
   struct ppi_vec types, devs, switches, links;
   struct ppi_strmap typemap, names;
-  double *bw; /* set_bandwidth's copy, bw_n x bw_n */
-  int32_t bw_n;
+  double *bw; /* set_bandwidth's copy, in the cluster's arena */
   bool latency_set, routing_set, failed;
 };
 
@@ -121,8 +120,6 @@ void pp_cluster_builder_destroy(pp_cluster_builder *b)
   ppi_vec_free(ctx, &b->links);
   ppi_strmap_free(ctx, &b->typemap);
   ppi_strmap_free(ctx, &b->names);
-  if (b->bw)
-    ppi_free(ctx, b->bw, (size_t)b->bw_n * (size_t)b->bw_n * sizeof(double));
   pp_cluster_destroy(b->c);
   ppi_free(ctx, b, sizeof *b);
 }
@@ -329,10 +326,11 @@ pp_status pp_cluster_builder_set_bandwidth(pp_cluster_builder *b,
   if (b->bw)
     return bfail(b, PP_EINPUT, "bandwidth given twice");
   cells = (size_t)n * (size_t)n;
-  b->bw = ppi_calloc(b->ctx, cells, sizeof(double));
+  /* Straight into the cluster's arena: a 16,384-device matrix is 2 GiB,
+  ** so it is copied once and checked in place. */
+  b->bw = ppi_arena_alloc(&b->c->arena, b->ctx, cells, sizeof(double));
   if (!b->bw)
     return b->failed = true, b->ctx->err;
-  b->bw_n = n;
   memcpy(b->bw, gbps, cells * sizeof(double));
   return PP_OK;
 }
@@ -387,11 +385,7 @@ static pp_status check_matrix(pp_cluster_builder *b)
                      c->dev_name[j]);
     }
   }
-  c->bw =
-      ppi_arena_alloc(&c->arena, b->ctx, (size_t)n * (size_t)n, sizeof(double));
-  if (!c->bw)
-    return b->ctx->err;
-  memcpy(c->bw, b->bw, (size_t)n * (size_t)n * sizeof(double));
+  c->bw = b->bw;
   return PP_OK;
 }
 
