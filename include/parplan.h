@@ -166,6 +166,8 @@ pp_status pp_model_builder_add_op(pp_model_builder *b, const pp_op_desc *d,
                                   int32_t *id);
 /** \brief Find an operator added so far by name; -1 if none. */
 int32_t pp_model_builder_find_op(const pp_model_builder *b, const char *name);
+/** \brief The name of operator v added so far, or NULL. */
+const char *pp_model_builder_op_name(const pp_model_builder *b, int32_t v);
 /** \brief Declare that op shares its parameters with op `with' (tied
 ** embeddings): a stage holding op without `with' keeps a copy. */
 pp_status pp_model_builder_tie(pp_model_builder *b, int32_t op, int32_t with);

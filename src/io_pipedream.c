@@ -36,6 +36,8 @@ struct pd_run {
   const char *src;
   pp_model_builder *b;
   char buf[PP_MAX_NAME + 1];
+  struct ppi_strmap edges; /* "a>b" -> line, to name a repeated edge */
+  struct ppi_arena keys;   /* the keys of edges */
 };
 
 /* Copy [p, p+n) into r->buf, trimmed; false if too long. */
@@ -64,61 +66,73 @@ static long sep(const char *p, size_t n)
   return -1;
 }
 
-/* Parse one "key=value" metadata number; a list "[a; b]" is summed. */
+/* One number at *v (advanced past it): finite, non-negative; an
+** underflow reads as the tiny value strtod returns. */
+static pp_status one_num(struct pd_run *r, const struct pd_line *ln,
+                         const char *key, const char **v, double *x)
+{
+  char *end;
+  errno = 0;
+  *x = strtod(*v, &end);
+  if (end == *v)
+    return ppi_fail_at(r->ctx, PP_EPARSE, r->src, ln->no, 0,
+                       "%s needs a number", key);
+  *v = end;
+  if (isnan(*x) || isinf(*x))
+    return ppi_fail_at(r->ctx, PP_EINPUT, r->src, ln->no, 0,
+                       "%s is not a finite number", key);
+  if (errno == ERANGE && fabs(*x) > 1)
+    return ppi_fail_at(r->ctx, PP_EINPUT, r->src, ln->no, 0,
+                       "%s is out of range", key);
+  if (*x < 0)
+    return ppi_fail_at(r->ctx, PP_EINPUT, r->src, ln->no, 0,
+                       "%s is negative", key);
+  return PP_OK;
+}
+
+/* Parse one "key=value" metadata number; a list "[a; b]" is summed.  The
+** value must end the item: a ',' or the end of the metadata follows. */
 static pp_status meta_num(struct pd_run *r, const struct pd_line *ln,
                           const char *meta, const char *key, double *out)
 {
   const char *k = strstr(meta, key), *v;
-  char *end;
-  double sum = 0, x;
+  double x;
   size_t kl = strlen(key);
+  pp_status rc;
   while (k && ((k != meta && k[-1] != ' ') || k[kl] != '='))
     k = strstr(k + 1, key);
   if (!k)
     return ppi_fail_at(r->ctx, PP_EPARSE, r->src, ln->no, 0,
                        "node line lacks \"%s=\"", key);
   v = k + kl + 1;
+  *out = 0;
   if (*v == '[') {
     v++;
     for (;;) {
-      errno = 0;
-      x = strtod(v, &end);
-      if (end == v || isnan(x) || errno == ERANGE)
-        goto bad;
-      if (x < 0)
-        goto neg;
-      sum += x;
-      v = end;
+      if ((rc = one_num(r, ln, key, &v, &x)))
+        return rc;
+      *out += x;
       while (*v == ' ')
         v++;
-      if (*v == ';') {
+      if (*v == ']') {
         v++;
-        continue;
-      }
-      if (*v == ']')
         break;
-      goto bad;
+      }
+      if (*v++ != ';')
+        return ppi_fail_at(r->ctx, PP_EPARSE, r->src, ln->no, 0,
+                           "%s: a list is \"[a; b; ...]\"", key);
     }
-    *out = sum;
-    return PP_OK;
+  } else {
+    if ((rc = one_num(r, ln, key, &v, &x)))
+      return rc;
+    *out = x;
   }
-  errno = 0;
-  x = strtod(v, &end);
-  if (end == v || (*end && *end != ',' && *end != ' ') || errno == ERANGE)
-    goto bad;
-  if (isnan(x) || isinf(x))
-    return ppi_fail_at(r->ctx, PP_EINPUT, r->src, ln->no, 0,
-                       "%s is not a finite number", key);
-  if (x < 0)
-    goto neg;
-  *out = x;
+  while (*v == ' ' || *v == '\t')
+    v++;
+  if (*v && *v != ',')
+    return ppi_fail_at(r->ctx, PP_EPARSE, r->src, ln->no, 0,
+                       "%s: unexpected text after the number", key);
   return PP_OK;
-bad:
-  return ppi_fail_at(r->ctx, PP_EPARSE, r->src, ln->no, 0, "%s needs a number",
-                     key);
-neg:
-  return ppi_fail_at(r->ctx, PP_EINPUT, r->src, ln->no, 0, "%s is negative",
-                     key);
 }
 
 static pp_status node_line(struct pd_run *r, const struct pd_line *ln,
@@ -210,14 +224,34 @@ static pp_status edge_line(struct pd_run *r, const struct pd_line *ln)
   if (b < 0)
     return ppi_fail_at(r->ctx, PP_EINPUT, r->src, ln->no, 0,
                        "edge to unknown node '%s'", r->buf);
+  if (a == b)
+    return ppi_fail_at(r->ctx, PP_EINPUT, r->src, ln->no, 0,
+                       "node '%s' feeds itself (a cycle)", r->buf);
+  {
+    /* The builder would find a repeated edge too, but not its line. */
+    char key[32], *k;
+    int32_t old = 0;
+    pp_status rc;
+    snprintf(key, sizeof key, "%d>%d", (int)a, (int)b);
+    k = ppi_arena_strdup(&r->keys, r->ctx, key);
+    if (!k)
+      return r->ctx->err;
+    rc = ppi_strmap_put(r->ctx, &r->edges, k, (int32_t)ln->no, &old);
+    if (rc == PP_EINVAL)
+      return ppi_fail_at(r->ctx, PP_EINPUT, r->src, ln->no, 0,
+                         "edge '%s' -> '%s' repeats line %d",
+                         pp_model_builder_op_name(r->b, a), r->buf, (int)old);
+    if (rc)
+      return rc;
+  }
   return pp_model_builder_add_edge(r->b, a, b, -1);
 }
 
-/* The model name: the directory of a "graph*.txt", else the file stem. */
+/* The model name: the directory of a "graph.txt", else the file stem. */
 static void model_name(const char *src, char *buf, size_t n)
 {
   const char *slash = strrchr(src, '/'), *base = slash ? slash + 1 : src;
-  if (slash && strncmp(base, "graph", 5) == 0) {
+  if (slash && strcmp(base, "graph.txt") == 0) {
     const char *d = slash;
     size_t len;
     while (d > src && d[-1] != '/')
@@ -253,6 +287,8 @@ pp_status pp_model_read_pipedream(pp_ctx *ctx, const char *text, size_t len,
   memset(&r, 0, sizeof r);
   r.ctx = ctx;
   r.src = source ? source : "graph.txt";
+  ppi_strmap_init(&r.edges);
+  ppi_arena_init(&r.keys, ppi_ctx_alloc(ctx));
   if (memchr(text, '\0', len))
     return ppi_fail_at(ctx, PP_EPARSE, r.src, 0, 0,
                        "contains a NUL byte: not a text file");
@@ -266,11 +302,17 @@ pp_status pp_model_read_pipedream(pp_ctx *ctx, const char *text, size_t len,
     ln.no = 0;
     while (p < end && rc == PP_OK) {
       const char *nl = memchr(p, '\n', (size_t)(end - p));
+      size_t k;
       ln.p = p;
       ln.n = nl ? (size_t)(nl - p) : (size_t)(end - p);
       ln.no++;
       p = nl ? nl + 1 : end;
-      if (ln.n == 0 || (ln.n == 1 && ln.p[0] == '\r'))
+      /* CRLF files: the line ends before its '\r'. */
+      while (ln.n && (ln.p[ln.n - 1] == '\r' || ln.p[ln.n - 1] == ' '))
+        ln.n--;
+      for (k = 0; k < ln.n && (ln.p[k] == ' ' || ln.p[k] == '\t'); k++)
+        ;
+      if (k == ln.n) /* blank */
         continue;
       if (ln.p[0] == '\t') {
         if (pass == 1)
@@ -301,5 +343,7 @@ pp_status pp_model_read_pipedream(pp_ctx *ctx, const char *text, size_t len,
   r.b = NULL;
 done:
   pp_model_builder_destroy(r.b);
+  ppi_strmap_free(ctx, &r.edges);
+  ppi_arena_free(&r.keys);
   return rc;
 }

@@ -180,7 +180,7 @@ static pp_status each_arg(struct spec_run *s, char *args, arg_fn fn, void *ud)
   char *p = args;
   int pos = 0;
   pp_status rc;
-  while (p && *p) {
+  while (p) {
     char *comma = strchr(p, ','), *eq;
     if (comma)
       *comma = '\0';
@@ -313,10 +313,10 @@ static pp_status cluster_spec(pp_ctx *ctx, const char *spec, pp_cluster **out)
   p.name = spec;
   ud.g = &gens[i];
   ud.p = &p;
-  if (colon && (rc = each_arg(&s, colon + 1, cluster_arg, &ud)))
-    return rc;
   if (colon && !colon[1])
     return sfail(&s, "nothing after ':'");
+  if (colon && (rc = each_arg(&s, colon + 1, cluster_arg, &ud)))
+    return rc;
   if (p.kind == PPI_GEN_NVSWITCH && p.dims[1] == 0)
     p.dims[1] = 8;
   if (p.kind == PPI_GEN_UNIFORM_DIST && !(p.lo <= p.hi))

@@ -294,6 +294,11 @@ static bool op_ok(const pp_model_builder *b, int32_t v)
   return v >= 0 && (size_t)v < b->ops.n;
 }
 
+const char *pp_model_builder_op_name(const pp_model_builder *b, int32_t v)
+{
+  return b && op_ok(b, v) ? opname(b, v) : NULL;
+}
+
 pp_status pp_model_builder_tie(pp_model_builder *b, int32_t op, int32_t with)
 {
   struct op_rec *r;
