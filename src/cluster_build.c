@@ -124,10 +124,7 @@ void pp_cluster_builder_destroy(pp_cluster_builder *b)
   ppi_free(ctx, b, sizeof *b);
 }
 
-static bool bad_name(const char *s)
-{
-  return !s || !*s || strlen(s) > PP_MAX_NAME;
-}
+#define NAME_WHY(s) ppi_name_problem(s)
 
 pp_status pp_cluster_builder_add_type(pp_cluster_builder *b,
                                       const pp_device_type_desc *d)
@@ -138,8 +135,9 @@ pp_status pp_cluster_builder_add_type(pp_cluster_builder *b,
   if (!b || !d)
     return PP_EINVAL;
   n = (int32_t)b->types.n;
-  if (bad_name(d->name))
-    return bfail(b, PP_EINPUT, "device type %d: missing or empty name", (int)n);
+  if (NAME_WHY(d->name))
+    return bfail(b, PP_EINPUT, "device type %d: name %s", (int)n,
+                 NAME_WHY(d->name));
   if (isnan(d->memory_gib) || !(d->memory_gib > 0) || !isfinite(d->memory_gib))
     return bfail(b, PP_EINPUT,
                  "device type '%s': memory_gb must be a "
@@ -155,6 +153,13 @@ pp_status pp_cluster_builder_add_type(pp_cluster_builder *b,
                  "device type '%s': peak_tflops must be a "
                  "non-negative number, not %g",
                  d->name, d->peak_tflops);
+  /* Limits every reader shares, so anything built can be written and
+  ** read back: 1 EiB of memory, a billion times V100, 1e9 TFLOP/s. */
+  if (d->memory_gib > 1073741824.0 || d->speed > 1e9 || d->peak_tflops > 1e9)
+    return bfail(b, PP_ELIMIT,
+                 "device type '%s': memory_gb above 2^30, speed "
+                 "or peak_tflops above 1e9",
+                 d->name);
   if (b->types.n >= 65536)
     return bfail(b, PP_ELIMIT, "more than 65536 device types");
   r.name = ppi_arena_strdup(&b->c->arena, b->ctx, d->name);
@@ -197,11 +202,11 @@ pp_status pp_cluster_builder_add_device(pp_cluster_builder *b,
     *id = -1;
   if (b->devs.n >= PP_MAX_DEVICES)
     return bfail(b, PP_ELIMIT, "more than %d devices", PP_MAX_DEVICES);
-  if (bad_name(d->name))
-    return bfail(b, PP_EINPUT, "device %d: missing or empty name", (int)n);
-  if (bad_name(d->type))
-    return bfail(b, PP_EINPUT, "device '%s' (index %d): missing device type",
-                 d->name, (int)n);
+  if (NAME_WHY(d->name))
+    return bfail(b, PP_EINPUT, "device %d: name %s", (int)n, NAME_WHY(d->name));
+  if (NAME_WHY(d->type))
+    return bfail(b, PP_EINPUT, "device '%s' (index %d): device type %s",
+                 d->name, (int)n, NAME_WHY(d->type));
   r.type = ppi_strmap_get(&b->typemap, d->type);
   if (r.type < 0)
     return bfail(b, PP_EINPUT,
@@ -218,9 +223,9 @@ pp_status pp_cluster_builder_add_device(pp_cluster_builder *b,
                  "device '%s' (index %d): local_gpu must be a "
                  "non-negative integer, not %d",
                  d->name, (int)n, (int)d->local_gpu);
-  if (d->host && bad_name(d->host))
-    return bfail(b, PP_EINPUT, "device '%s' (index %d): empty host name",
-                 d->name, (int)n);
+  if (d->host && NAME_WHY(d->host))
+    return bfail(b, PP_EINPUT, "device '%s' (index %d): host name %s", d->name,
+                 (int)n, NAME_WHY(d->host));
   r.name = ppi_arena_strdup(&b->c->arena, b->ctx, d->name);
   r.host = d->host ? ppi_arena_strdup(&b->c->arena, b->ctx, d->host) : NULL;
   if (!r.name || (d->host && !r.host))
@@ -247,8 +252,8 @@ pp_status pp_cluster_builder_add_switch(pp_cluster_builder *b, const char *name)
   if (!b)
     return PP_EINVAL;
   n = (int32_t)b->switches.n;
-  if (bad_name(name))
-    return bfail(b, PP_EINPUT, "switch %d: missing or empty name", (int)n);
+  if (NAME_WHY(name))
+    return bfail(b, PP_EINPUT, "switch %d: name %s", (int)n, NAME_WHY(name));
   if (b->switches.n >= PP_MAX_VERTICES)
     return bfail(b, PP_ELIMIT, "more than %d switches", PP_MAX_VERTICES);
   s = ppi_arena_strdup(&b->c->arena, b->ctx, name);
@@ -295,6 +300,11 @@ pp_status pp_cluster_builder_add_link(pp_cluster_builder *b, const char *a,
                  "link %d ('%s' - '%s'): count must be a "
                  "positive integer, not %d",
                  (int)n, a, c, (int)count);
+  if (!isfinite(gbps * count))
+    return bfail(b, PP_ELIMIT,
+                 "link %d ('%s' - '%s'): %g GB/s x %d links "
+                 "overflows",
+                 (int)n, a, c, gbps, (int)count);
   r.gbps = gbps;
   r.count = count;
   rc = ppi_vec_push(b->ctx, &b->links, &r);
@@ -339,6 +349,8 @@ pp_status pp_cluster_builder_set_latency(pp_cluster_builder *b, double us)
 {
   if (!b)
     return PP_EINVAL;
+  if (us > 1e12 && isfinite(us))
+    return bfail(b, PP_ELIMIT, "latency_us must be at most 1e12, not %g", us);
   if (!(us >= 0) || !isfinite(us))
     return bfail(b, PP_EINPUT,
                  "latency_us must be a non-negative number, "

@@ -40,12 +40,12 @@ static pp_status read_types(struct cread *r, const json_t *types)
                          "%s must be an object, not %s", w, ppi_json_type(v));
     pp_device_type_desc_init(&d);
     d.name = k;
-    if ((rc = ppi_jnum(r->ctx, r->src, w, v, "memory_gb", true, 0, 0, 1 << 30,
+    if ((rc = ppi_jnum(r->ctx, r->src, w, v, "memory_gb", true, 0, 0, HUGE_VAL,
                        &d.memory_gib)) ||
-        (rc = ppi_jnum(r->ctx, r->src, w, v, "speed", false, 1, 0, 1e9,
+        (rc = ppi_jnum(r->ctx, r->src, w, v, "speed", false, 1, 0, HUGE_VAL,
                        &d.speed)) ||
-        (rc = ppi_jnum(r->ctx, r->src, w, v, "peak_tflops", false, 0, 0, 1e9,
-                       &d.peak_tflops)) ||
+        (rc = ppi_jnum(r->ctx, r->src, w, v, "peak_tflops", false, 0, 0,
+                       HUGE_VAL, &d.peak_tflops)) ||
         (rc = pp_cluster_builder_add_type(r->b, &d)))
       return rc;
   }
@@ -195,7 +195,7 @@ pp_status pp_cluster_read_json(pp_ctx *ctx, const char *text, size_t len,
       (rc =
            ppi_jstr(ctx, r.src, "cluster", root, "routing", false, &routing)) ||
       (rc = ppi_jnum(ctx, r.src, "cluster", root, "latency_us", false, 0, 0,
-                     1e12, &lat)))
+                     HUGE_VAL, &lat)))
     goto done;
   if (!json_object_get(root, "device_types")) {
     rc = ppi_fail_at(ctx, PP_EINPUT, r.src, 0, 0,

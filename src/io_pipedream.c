@@ -85,8 +85,8 @@ static pp_status one_num(struct pd_run *r, const struct pd_line *ln,
     return ppi_fail_at(r->ctx, PP_EINPUT, r->src, ln->no, 0,
                        "%s is out of range", key);
   if (*x < 0)
-    return ppi_fail_at(r->ctx, PP_EINPUT, r->src, ln->no, 0,
-                       "%s is negative", key);
+    return ppi_fail_at(r->ctx, PP_EINPUT, r->src, ln->no, 0, "%s is negative",
+                       key);
   return PP_OK;
 }
 

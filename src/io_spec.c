@@ -24,46 +24,47 @@ struct gen_info {
   const char *name;
   int kind;
   int dmin, dmax;   /* positional sizes accepted */
-  const char *opts; /* options accepted, besides the common ones */
+  const char *opts; /* options accepted, with the common ones if listed */
   const char *about;
 };
 
 #define COMMON_OPTS "gpu,mem,speed,peak,latency"
 
 static const struct gen_info gens[] = {
-    {"hier", PPI_GEN_HIER, 0, 2, "intra,inter",
+    {"hier", PPI_GEN_HIER, 0, 2, "intra,inter," COMMON_OPTS,
      "hier:NODESxGPUS[,intra=GBPS][,inter=GBPS]  nodes of GPUs behind a node "
      "switch, one NIC per GPU to a spine (default 4x4, 50 / 12.5 GB/s, V100)"},
-    {"dgx1", PPI_GEN_DGX1, 0, 1, "pcie,inter",
+    {"dgx1", PPI_GEN_DGX1, 0, 1, "pcie,inter," COMMON_OPTS,
      "dgx1[:NODES][,pcie=GBPS][,inter=GBPS]  DGX-1 V100 hybrid cube-mesh: "
      "NVLink 25/50 GB/s, PCIe 10, Ethernet 3.125 between nodes"},
-    {"nvswitch", PPI_GEN_NVSWITCH, 0, 2, "intra,inter",
+    {"nvswitch", PPI_GEN_NVSWITCH, 0, 2, "intra,inter," COMMON_OPTS,
      "nvswitch[:NODES[xGPUS]][,gpu=A100-80|H100|...]  DGX A100/H100-style "
      "nodes: NVSwitch 300 (H100: 450) GB/s, 25 (H100: 50) GB/s per GPU NIC"},
-    {"mesh2d", PPI_GEN_MESH2D, 0, 2, "link,routing",
+    {"mesh2d", PPI_GEN_MESH2D, 0, 2, "link,routing," COMMON_OPTS,
      "mesh2d:XxY[,link=GBPS][,routing=hops|widest]  2D mesh, one device per "
      "vertex (default 8x8, 25 GB/s links, hop-divided bandwidth)"},
-    {"torus2d", PPI_GEN_TORUS2D, 0, 2, "link,routing",
+    {"torus2d", PPI_GEN_TORUS2D, 0, 2, "link,routing," COMMON_OPTS,
      "torus2d:XxY[,link=GBPS][,routing=hops|widest]  2D torus"},
-    {"mesh3d", PPI_GEN_MESH3D, 0, 3, "link,routing",
+    {"mesh3d", PPI_GEN_MESH3D, 0, 3, "link,routing," COMMON_OPTS,
      "mesh3d:XxYxZ[,link=GBPS][,routing=hops|widest]  3D mesh (default 4x4x4)"},
-    {"torus3d", PPI_GEN_TORUS3D, 0, 3, "link,routing",
+    {"torus3d", PPI_GEN_TORUS3D, 0, 3, "link,routing," COMMON_OPTS,
      "torus3d:XxYxZ[,link=GBPS][,routing=hops|widest]  3D torus"},
-    {"random_blk_1", PPI_GEN_RANDOM_BLK_1, 0, 1, "block,seed",
+    {"random_blk_1", PPI_GEN_RANDOM_BLK_1, 0, 1, "block,seed," COMMON_OPTS,
      "random_blk_1:D[,block=8][,seed=S]  Parmesan: random blocks; "
      "U[40,50] GB/s inside a block, U[2,10] between"},
-    {"random_blk_2", PPI_GEN_RANDOM_BLK_2, 0, 1, "block,super,seed",
+    {"random_blk_2", PPI_GEN_RANDOM_BLK_2, 0, 1,
+     "block,super,seed," COMMON_OPTS,
      "random_blk_2:D[,block=8][,super=4][,seed=S]  Parmesan: blocks in "
      "super-blocks; U[40,50], U[10,20], U[1,5] GB/s"},
-    {"uniform_dist", PPI_GEN_UNIFORM_DIST, 0, 1, "lo,hi,seed",
+    {"uniform_dist", PPI_GEN_UNIFORM_DIST, 0, 1, "lo,hi,seed," COMMON_OPTS,
      "uniform_dist:D[,lo=1][,hi=100][,seed=S]  Parmesan: every pair "
      "U[lo,hi] GB/s"},
-    {"amp-homogeneous", PPI_GEN_AMP_HOMOGENEOUS, 0, 0, "",
+    {"amp-homogeneous", PPI_GEN_AMP_HOMOGENEOUS, 0, 0, "latency",
      "amp-homogeneous  AMP: 4 x g4dn.12xlarge (16 T4, 50 Gb/s)"},
-    {"amp-het-cluster", PPI_GEN_AMP_HET_CLUSTER, 0, 0, "",
+    {"amp-het-cluster", PPI_GEN_AMP_HET_CLUSTER, 0, 0, "latency",
      "amp-het-cluster  AMP: 3 x p3.8xlarge (V100, NVLink 170 Gb/s, 10 Gb/s "
      "out) + 1 x g4dn.12xlarge (T4)"},
-    {"amp-het-model", PPI_GEN_AMP_HET_MODEL, 0, 0, "",
+    {"amp-het-model", PPI_GEN_AMP_HET_MODEL, 0, 0, "latency",
      "amp-het-model  AMP: 4 x p3.8xlarge (16 V100)"},
 };
 
@@ -96,6 +97,10 @@ static pp_status sfail(struct spec_run *s, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  /* A long spec is quoted by its head, so the reason always fits. */
+  if (strlen(s->spec) > 120)
+    return ppi_fail(s->ctx, PP_EPARSE, "%s '%.100s...': %s", s->what, s->spec,
+                    msg);
   return ppi_fail(s->ctx, PP_EPARSE, "%s '%s': %s", s->what, s->spec, msg);
 }
 
@@ -242,9 +247,8 @@ static pp_status cluster_arg(struct spec_run *s, void *ud, int pos,
       p->dims[i] = dims[i];
     return PP_OK;
   }
-  if (!in_list(COMMON_OPTS, key) && !in_list(c->g->opts, key))
-    return sfail(s, "unknown option '%s' (options: %s%s%s)", key, c->g->opts,
-                 *c->g->opts ? "," : "", COMMON_OPTS);
+  if (!in_list(c->g->opts, key))
+    return sfail(s, "unknown option '%s' (options: %s)", key, c->g->opts);
   if (!strcmp(key, "gpu")) {
     p->gpu = v; /* points into the caller's buffer, alive for the run */
     return PP_OK;

@@ -201,6 +201,11 @@ void ppi_fmt_num(char *buf, size_t n, double x)
 void ppi_json_num(FILE *f, double x)
 {
   char buf[40];
+  /* JSON has no infinity: a sum that overflowed is written as null. */
+  if (!isfinite(x)) {
+    fputs("null", f);
+    return;
+  }
   ppi_fmt_num(buf, sizeof buf, x);
   fputs(buf, f);
 }

@@ -154,8 +154,8 @@ pp_status pp_model_builder_set_reference_type(pp_model_builder *b,
 {
   if (!b)
     return PP_EINVAL;
-  if (type && (!*type || strlen(type) > PP_MAX_NAME))
-    return bfail(b, PP_EINPUT, "reference_type must be a non-empty name");
+  if (type && ppi_name_problem(type))
+    return bfail(b, PP_EINPUT, "reference_type %s", ppi_name_problem(type));
   b->m->reftype = type ? ppi_arena_strdup(&b->m->arena, b->ctx, type) : NULL;
   if (type && !b->m->reftype)
     return b->ctx->err;
@@ -179,8 +179,9 @@ pp_status pp_model_builder_set_hyper(pp_model_builder *b, const char *key,
   size_t i;
   if (!b || !key)
     return PP_EINVAL;
-  if (!*key || strlen(key) > PP_MAX_NAME)
-    return bfail(b, PP_EINPUT, "hyper-parameter names must be non-empty");
+  if (ppi_name_problem(key))
+    return bfail(b, PP_EINPUT, "hyper-parameter name %s",
+                 ppi_name_problem(key));
   if (!isfinite(value))
     return bfail(b, PP_EINPUT, "hyper-parameter '%s' is not a finite number",
                  key);
@@ -222,6 +223,7 @@ pp_status pp_model_builder_add_op(pp_model_builder *b, const pp_op_desc *d,
 {
   struct op_rec r;
   int32_t n, old = -1;
+  const char *why;
   pp_status rc;
 
   if (!b || !d)
@@ -231,16 +233,13 @@ pp_status pp_model_builder_add_op(pp_model_builder *b, const pp_op_desc *d,
     *id = -1;
   if (b->ops.n >= PP_MAX_OPS)
     return bfail(b, PP_ELIMIT, "more than %d operators", PP_MAX_OPS);
-  if (!d->name || !*d->name)
-    return bfail(b, PP_EINPUT, "operator %d: missing or empty name", (int)n);
-  if (strlen(d->name) > PP_MAX_NAME)
-    return bfail(b, PP_ELIMIT, "operator %d: name longer than %d bytes", (int)n,
-                 PP_MAX_NAME);
-  if (d->kind && strlen(d->kind) > PP_MAX_NAME)
-    return bfail(b, PP_ELIMIT,
-                 "operator '%s' (index %d): kind longer "
-                 "than %d bytes",
-                 d->name, (int)n, PP_MAX_NAME);
+  if ((why = ppi_name_problem(d->name)))
+    return bfail(
+        b, d->name && strlen(d->name) > PP_MAX_NAME ? PP_ELIMIT : PP_EINPUT,
+        "operator %d: name %s", (int)n, why);
+  if (d->kind && *d->kind && (why = ppi_name_problem(d->kind)))
+    return bfail(b, strlen(d->kind) > PP_MAX_NAME ? PP_ELIMIT : PP_EINPUT,
+                 "operator '%s' (index %d): kind %s", d->name, (int)n, why);
   if ((rc = check_num(b, "operator", n, d->name, "fwd_ms", d->fwd_ms)) ||
       (rc = check_num(b, "operator", n, d->name, "bwd_ms", d->bwd_ms)) ||
       (rc = check_num(b, "operator", n, d->name, "update_ms", d->update_ms)) ||
@@ -376,11 +375,11 @@ pp_status pp_model_builder_add_time(pp_model_builder *b, int32_t op,
   if (!op_ok(b, op))
     return bfail(b, PP_EINPUT, "times: unknown operator index %d", (int)op);
   nm = opname(b, op);
-  if (type && (!*type || strlen(type) > PP_MAX_NAME))
+  if (type && ppi_name_problem(type))
     return bfail(b, PP_EINPUT,
-                 "operator '%s' (index %d): times entry with "
-                 "an empty device type",
-                 nm, (int)op);
+                 "operator '%s' (index %d): times entry's "
+                 "device type %s",
+                 nm, (int)op, ppi_name_problem(type));
   if (tp < 1 || mbs < 1)
     return bfail(b, PP_EINPUT,
                  "operator '%s' (index %d): times entry needs "

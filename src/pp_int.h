@@ -74,6 +74,11 @@ PP_INTERNAL pp_status ppi_vfail_at(pp_ctx *ctx, pp_status rc, const char *file,
                                    va_list ap);
 PP_INTERNAL pp_status ppi_nomem(pp_ctx *ctx);
 
+/* Why a name is unacceptable ("is not valid UTF-8"), or NULL if it is
+** fine: non-empty, at most PP_MAX_NAME bytes, UTF-8, no control
+** characters (name.c). */
+PP_INTERNAL const char *ppi_name_problem(const char *s);
+
 /* n * size without overflow into *out; false when it would overflow. */
 PP_INTERNAL bool ppi_mul_ok(size_t n, size_t size, size_t *out);
 
@@ -248,7 +253,7 @@ PP_INTERNAL pp_status ppi_emit(pp_ctx *ctx, const char *path, FILE *f,
 PP_INTERNAL void ppi_path_stem(const char *path, char *buf, size_t n);
 
 /* Write a JSON string literal (quotes and escapes) / the shortest
-** decimal that reads back as exactly x (finite x only). */
+** decimal that reads back as exactly x (null when x is not finite). */
 PP_INTERNAL void ppi_json_str(FILE *f, const char *s);
 PP_INTERNAL void ppi_json_num(FILE *f, double x);
 PP_INTERNAL void ppi_fmt_num(char *buf, size_t n, double x);
