@@ -91,7 +91,7 @@ pp_status pp_cluster_builder_create(pp_ctx *ctx, const char *name,
   b->ctx = ctx;
   b->c = c;
   ppi_arena_init(&c->arena, ppi_ctx_alloc(ctx));
-  c->name = ppi_arena_strdup(&c->arena, ctx, name ? name : "cluster");
+  c->name = ppi_arena_name(&c->arena, ctx, name && *name ? name : "cluster");
   c->source = ppi_arena_strdup(&c->arena, ctx, source ? source : "cluster");
   ppi_vec_init(&b->types, sizeof(struct type_rec));
   ppi_vec_init(&b->devs, sizeof(struct dev_rec));

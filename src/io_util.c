@@ -224,8 +224,18 @@ void ppi_json_str(FILE *f, const char *s)
     default:
       if (*p < 0x20)
         fprintf(f, "\\u%04x", *p);
-      else
+      else if (*p < 0x80)
         fputc(*p, f);
+      else {
+        /* Valid UTF-8 as is; a stray byte (a file name's) as U+FFFD, so
+        ** the document stays JSON. */
+        size_t len = ppi_utf8_seq(p);
+        if (len) {
+          fwrite(p, 1, len, f);
+          p += len - 1;
+        } else
+          fputs("\\ufffd", f);
+      }
     }
   }
   fputc('"', f);

@@ -100,7 +100,7 @@ pp_status pp_model_builder_create(pp_ctx *ctx, const char *name,
   ppi_arena_init(&m->arena, ppi_ctx_alloc(ctx));
   m->micro_batch = 1;
   m->efficiency = 0.5;
-  m->name = ppi_arena_strdup(&m->arena, ctx, name ? name : "model");
+  m->name = ppi_arena_name(&m->arena, ctx, name && *name ? name : "model");
   m->source = ppi_arena_strdup(&m->arena, ctx, source ? source : "model");
   ppi_vec_init(&b->ops, sizeof(struct op_rec));
   ppi_vec_init(&b->edges, sizeof(struct edge_rec));

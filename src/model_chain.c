@@ -53,21 +53,28 @@ struct chain_run {
   struct cons *cons;  /* scratch, max out-degree */
 };
 
-/* Fill cut_bytes and cut_count with difference arrays: each tensor adds
-** its suffix-maximum byte count over the ranges between its consumers. */
+/* TUNING: not a tuning knob but the model's size ceiling: byte counts
+** are at most 2^62, so sums beyond it are refused rather than wrapped. */
+#define MAX_SUM 4611686018427387904.0
+
+/* Fill cut_count, and cut_bytes when it is not NULL, with difference
+** arrays: each tensor adds its suffix-maximum byte count over the ranges
+** between its consumers.  Bytes add in unsigned arithmetic (no undefined
+** overflow) with a double alongside to detect sums above 2^62. */
 static pp_status price_cuts(struct chain_run *r)
 {
   const struct pp_model *m = r->m;
   int32_t n = r->n, v, k, i, deg;
-  int64_t *db = ppi_calloc(r->ctx, (size_t)n + 1, sizeof *db);
+  uint64_t *db = ppi_calloc(r->ctx, (size_t)n + 1, sizeof *db);
+  double *dd = ppi_calloc(r->ctx, (size_t)n + 1, sizeof *dd);
   int32_t *dc = ppi_calloc(r->ctx, (size_t)n + 1, sizeof *dc);
-  if (!db || !dc) {
-    ppi_free(r->ctx, db, ((size_t)n + 1) * sizeof *db);
-    ppi_free(r->ctx, dc, ((size_t)n + 1) * sizeof *dc);
-    return r->ctx->err;
+  pp_status rc = PP_OK;
+  if (!db || !dd || !dc) {
+    rc = r->ctx->err;
+    goto done;
   }
   for (v = 0; v < n; v++) {
-    int32_t p = m->topo_pos[v], start;
+    int32_t p = m->topo_pos[v];
     int64_t suffix = 0;
     deg = m->out_off[v + 1] - m->out_off[v];
     if (deg == 0)
@@ -89,26 +96,49 @@ static pp_status price_cuts(struct chain_run *r)
         lo = p;
       if (hi < lo)
         continue;
-      db[lo] += suffix;
-      db[hi + 1] -= suffix;
+      db[lo] += (uint64_t)suffix;
+      db[hi + 1] -= (uint64_t)suffix;
+      dd[lo] += (double)suffix;
+      dd[hi + 1] -= (double)suffix;
     }
-    start = p;
-    dc[start]++;
+    dc[p]++;
     dc[r->cons[deg - 1].pos]--;
   }
   {
-    int64_t sb = 0;
+    uint64_t sb = 0;
+    double sd = 0;
     int32_t sc = 0;
     for (i = 0; i + 1 < n; i++) {
       sb += db[i];
+      sd += dd[i];
       sc += dc[i];
-      r->cut_bytes[i] = sb;
       r->cut_count[i] = sc;
+      if (!r->cut_bytes)
+        continue;
+      if (sd > MAX_SUM) {
+        rc = ppi_fail_at(r->ctx, PP_ELIMIT, m->source, 0, 0,
+                         "the tensors crossing the cut after operator '%s' "
+                         "exceed 2^62 bytes",
+                         m->op_name[m->topo[i]]);
+        goto done;
+      }
+      r->cut_bytes[i] = (int64_t)sb;
     }
   }
+done:
   ppi_free(r->ctx, db, ((size_t)n + 1) * sizeof *db);
+  ppi_free(r->ctx, dd, ((size_t)n + 1) * sizeof *dd);
   ppi_free(r->ctx, dc, ((size_t)n + 1) * sizeof *dc);
-  return PP_OK;
+  return rc;
+}
+
+/* Sum non-negative byte counts, refusing sums above 2^62. */
+static bool add_bytes(int64_t *sum, int64_t x)
+{
+  if ((double)*sum + (double)x > MAX_SUM)
+    return false;
+  *sum += x;
+  return true;
 }
 
 /* Add layer [lo, hi] (positions of the order) to the builder. */
@@ -131,12 +161,19 @@ static pp_status add_layer(struct chain_run *r, pp_model_builder *b, int32_t lo,
     d.fwd_flops += m->fflops[v];
     d.bwd_flops += m->bflops[v];
     /* A tied operator whose owner shares this layer adds nothing. */
-    if (m->tied[v] < 0 || layer_of[m->tied[v]] != l)
-      d.param_bytes += m->param[v];
-    d.saved_bytes += m->saved[v];
+    if ((m->tied[v] < 0 || layer_of[m->tied[v]] != l) &&
+        !add_bytes(&d.param_bytes, m->param[v]))
+      break;
+    if (!add_bytes(&d.saved_bytes, m->saved[v]))
+      break;
     if (kind && (!m->op_kind[v] || strcmp(kind, m->op_kind[v]) != 0))
       kind = NULL;
   }
+  if (i <= hi)
+    return ppi_fail_at(r->ctx, PP_ELIMIT, m->source, 0, 0,
+                       "the operators from '%s' to '%s' hold more than 2^62 "
+                       "bytes",
+                       m->op_name[m->topo[lo]], m->op_name[m->topo[hi]]);
   d.out_bytes = hi + 1 < r->n ? r->cut_bytes[hi] : m->out[m->topo[hi]];
   if (lo == hi)
     snprintf(name, sizeof name, "%s", m->op_name[m->topo[lo]]);
@@ -167,10 +204,9 @@ static pp_status add_layer(struct chain_run *r, pp_model_builder *b, int32_t lo,
     bool all = true;
     for (i = lo; i <= hi && all; i++) {
       size_t c = (size_t)t * (size_t)r->n + (size_t)m->topo[i];
-      if (m->tps_param[c] < 0)
-        all = false;
-      pb += m->tps_param[c];
-      sb += m->tps_saved[c];
+      if (m->tps_param[c] < 0 || !add_bytes(&pb, m->tps_param[c]) ||
+          !add_bytes(&sb, m->tps_saved[c]))
+        all = false; /* absent, or too large to sum: left out */
       ob = m->tps_out[c];
     }
     if (!all)
@@ -273,6 +309,32 @@ done:
   ppi_free(ctx, r.cons, (size_t)maxdeg * sizeof *r.cons);
   ppi_free(ctx, bound, ((size_t)n + 1) * sizeof *bound);
   ppi_free(ctx, layer_of, (size_t)n * sizeof *layer_of);
+  return rc;
+}
+
+pp_status ppi_chain_nlayer(pp_ctx *ctx, const struct pp_model *m,
+                           int32_t *nlayer)
+{
+  struct chain_run r;
+  int32_t n = m->nop, v, i, maxdeg = 1;
+  pp_status rc;
+  memset(&r, 0, sizeof r);
+  r.ctx = ctx;
+  r.m = m;
+  r.n = n;
+  for (v = 0; v < n; v++)
+    if (m->out_off[v + 1] - m->out_off[v] > maxdeg)
+      maxdeg = m->out_off[v + 1] - m->out_off[v];
+  r.cut_count = ppi_calloc(ctx, (size_t)n, sizeof *r.cut_count);
+  r.cons = ppi_calloc(ctx, (size_t)maxdeg, sizeof *r.cons);
+  rc = r.cut_count && r.cons ? price_cuts(&r) : ctx->err;
+  if (rc == PP_OK) {
+    *nlayer = 1;
+    for (i = 0; i + 1 < n; i++)
+      *nlayer += r.cut_count[i] <= 1;
+  }
+  ppi_free(ctx, r.cut_count, (size_t)n * sizeof *r.cut_count);
+  ppi_free(ctx, r.cons, (size_t)maxdeg * sizeof *r.cons);
   return rc;
 }
 

@@ -251,14 +251,8 @@ pp_status pp_model_stats_get(pp_ctx *ctx, const pp_model *m, pp_model_stats *st)
     if (crossing > st->max_cut)
       st->max_cut = crossing;
   }
-  {
-    /* The chain view's layer count, computed the same way it cuts. */
-    pp_model *chain = NULL;
-    rc = pp_model_chain_view(ctx, m, 0, &chain);
-    if (rc == PP_OK)
-      st->nlayer = pp_model_nop(chain);
-    pp_model_destroy(chain);
-  }
+  /* The chain view's layer count, by the same cuts. */
+  rc = ppi_chain_nlayer(ctx, m, &st->nlayer);
 done:
   ppi_free(ctx, depth, (size_t)n * sizeof *depth);
   ppi_free(ctx, count, ((size_t)n + 1) * sizeof *count);

@@ -78,6 +78,9 @@ PP_INTERNAL pp_status ppi_nomem(pp_ctx *ctx);
 ** fine: non-empty, at most PP_MAX_NAME bytes, UTF-8, no control
 ** characters (name.c). */
 PP_INTERNAL const char *ppi_name_problem(const char *s);
+/* The length of the valid UTF-8 sequence at p, or 0 if it is invalid (or
+** the terminating NUL). */
+PP_INTERNAL size_t ppi_utf8_seq(const unsigned char *p);
 
 /* n * size without overflow into *out; false when it would overflow. */
 PP_INTERNAL bool ppi_mul_ok(size_t n, size_t size, size_t *out);
@@ -98,6 +101,10 @@ PP_INTERNAL void *ppi_arena_alloc(struct ppi_arena *ar, pp_ctx *ctx, size_t n,
 PP_INTERNAL char *ppi_arena_strdup(struct ppi_arena *ar, pp_ctx *ctx,
                                    const char *s);
 PP_INTERNAL void ppi_arena_free(struct ppi_arena *ar);
+/* A copy of s in the arena with every invalid UTF-8 or control byte
+** replaced by '?': for names taken from file names and specs (name.c). */
+PP_INTERNAL char *ppi_arena_name(struct ppi_arena *ar, pp_ctx *ctx,
+                                 const char *s);
 
 /* ---- growable vector (builders) -------------------------------------- */
 
@@ -190,6 +197,10 @@ struct pp_model {
 
 /* Builders and checks shared between model files. */
 PP_INTERNAL pp_status ppi_model_index(pp_ctx *ctx, struct pp_model *m);
+/* The number of layers pp_model_chain_view would make (without building
+** them, so no sum can overflow). */
+PP_INTERNAL pp_status ppi_chain_nlayer(pp_ctx *ctx, const struct pp_model *m,
+                                       int32_t *nlayer);
 
 /* ---- the cluster ------------------------------------------------------ */
 

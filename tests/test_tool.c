@@ -1,0 +1,918 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The command line: what it prints, its exit codes (DESIGN: 0 success,
+** 1 bad input or usage, 2 internal error), the files -o writes (complete
+** or not at all, reloadable, byte-identical across runs) and its errors
+** (one line starting "parplan: " that names the input).
+*/
+#define _POSIX_C_SOURCE 200809L
+#include "testutil.h"
+
+#include <dirent.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- helpers ---------------------------------------------------------- */
+
+/* Run the tool; keep private copies of its output (tu_run's buffers are
+** reused by the next run). */
+struct run {
+  int rc;
+  char *out, *err;
+};
+
+#if defined(__GNUC__)
+static struct run run(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+#endif
+
+static struct run run(const char *fmt, ...)
+{
+  char args[6000];
+  char *o = NULL, *e = NULL;
+  struct run r;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  r.rc = tu_run(args, &o, &e);
+  r.out = strdup(o);
+  r.err = strdup(e);
+  assert_non_null(r.out);
+  assert_non_null(r.err);
+  return r;
+}
+
+static void run_free(struct run *r)
+{
+  free(r->out);
+  free(r->err);
+  r->out = r->err = NULL;
+}
+
+static void expect_contains(const char *hay, const char *needle)
+{
+  if (!strstr(hay, needle))
+    fail_msg("output lacks \"%s\":\n%s", needle, hay);
+}
+
+static bool file_exists(const char *path)
+{
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+/* A fresh empty directory for one test (under the run's temp dir). */
+static const char *fresh_dir(const char *name)
+{
+  static char buf[512];
+  snprintf(buf, sizeof buf, "%s", tu_tmp(name));
+  if (mkdir(buf, 0777) != 0 && !file_exists(buf))
+    fail_msg("mkdir %s failed", buf);
+  return buf;
+}
+
+/* Number of entries of dir whose name starts with prefix. */
+static int count_prefixed(const char *dir, const char *prefix)
+{
+  DIR *d = opendir(dir);
+  struct dirent *de;
+  int n = 0;
+  assert_non_null(d);
+  while ((de = readdir(d)) != NULL)
+    if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
+      n++;
+  closedir(d);
+  return n;
+}
+
+/* Number of entries of dir whose name contains ".tmp". */
+static int count_tmp(const char *dir)
+{
+  DIR *d = opendir(dir);
+  struct dirent *de;
+  int n = 0;
+  assert_non_null(d);
+  while ((de = readdir(d)) != NULL)
+    if (strstr(de->d_name, ".tmp"))
+      n++;
+  closedir(d);
+  return n;
+}
+
+static void write_text(const char *path, const char *text)
+{
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fputs(text, f) >= 0, 1);
+  assert_int_equal(fclose(f), 0);
+}
+
+static json_t *parse_json(const char *text)
+{
+  json_error_t err;
+  json_t *j = json_loads(text, 0, &err);
+  if (!j)
+    fail_msg("not valid JSON (%d:%d: %s):\n%s", err.line, err.column, err.text,
+             text);
+  return j;
+}
+
+static json_int_t jint(const json_t *o, const char *key)
+{
+  const json_t *v = json_object_get(o, key);
+  if (!json_is_integer(v))
+    fail_msg("field \"%s\" is not an integer", key);
+  return json_integer_value(v);
+}
+
+static const char *jstr(const json_t *o, const char *key)
+{
+  const json_t *v = json_object_get(o, key);
+  if (!json_is_string(v))
+    fail_msg("field \"%s\" is not a string", key);
+  return json_string_value(v);
+}
+
+/* A failed run: exit 1, and stderr starts "parplan: " and contains want
+** (if given). */
+static void expect_usage_failure(struct run *r, const char *want)
+{
+  if (r->rc != 1)
+    fail_msg("exit status %d, expected 1; stderr: %s", r->rc, r->err);
+  if (strncmp(r->err, "parplan: ", 9) != 0)
+    fail_msg("stderr does not start with \"parplan: \": %s", r->err);
+  if (want)
+    expect_contains(r->err, want);
+}
+
+/* ---- the default job -------------------------------------------------- */
+
+static void test_default(void **state)
+{
+  struct run r = run("%s", "");
+  (void)state;
+  assert_int_equal(r.rc, 0);
+  expect_contains(r.out, "gpt2-amp");
+  expect_contains(r.out, "amp-het-cluster");
+  expect_contains(r.out, "V100");
+  expect_contains(r.out, "T4");
+  expect_contains(r.out, "operators    30");
+  expect_contains(r.out, "16 on 4 nodes");
+  assert_string_equal(r.err, "");
+  run_free(&r);
+}
+
+static void test_default_json(void **state)
+{
+  struct run r = run("--json");
+  json_t *j, *m, *c;
+  (void)state;
+  assert_int_equal(r.rc, 0);
+  j = parse_json(r.out);
+  m = json_object_get(j, "model");
+  c = json_object_get(j, "cluster");
+  assert_true(json_is_object(m));
+  assert_true(json_is_object(c));
+  assert_string_equal(jstr(m, "name"), "gpt2-amp");
+  assert_string_equal(jstr(c, "name"), "amp-het-cluster");
+  json_decref(j);
+  run_free(&r);
+}
+
+/* ---- describe --json -------------------------------------------------- */
+
+static void test_model_json(void **state)
+{
+  struct run r = run("model gpt2-amp --json");
+  json_t *j, *kinds;
+  (void)state;
+  assert_int_equal(r.rc, 0);
+  assert_string_equal(r.err, "");
+  j = parse_json(r.out);
+  assert_string_equal(jstr(j, "name"), "gpt2-amp");
+  assert_string_equal(jstr(j, "reference_type"), "V100");
+  assert_int_equal(jint(j, "operators"), 30);
+  assert_int_equal(jint(j, "edges"), 29);
+  assert_int_equal(jint(j, "micro_batch"), 1);
+  assert_int_equal(jint(j, "depth"), 30);
+  assert_int_equal(jint(j, "width"), 1);
+  assert_int_equal(jint(j, "chain_layers"), 30);
+  assert_true(json_is_true(json_object_get(j, "chain")));
+  assert_true(json_is_array(json_object_get(j, "profiles")));
+  assert_int_equal(json_array_size(json_object_get(j, "profiles")), 5);
+  kinds = json_object_get(j, "kinds");
+  assert_int_equal(jint(kinds, "transformer_layer"), 24);
+  assert_true(json_number_value(json_object_get(j, "fwd_ms")) > 0);
+  json_decref(j);
+  run_free(&r);
+}
+
+static void test_topo_json(void **state)
+{
+  struct run r = run("topo amp-het-cluster --json");
+  json_t *j, *types, *t;
+  size_t i;
+  int v100 = 0, t4 = 0;
+  (void)state;
+  assert_int_equal(r.rc, 0);
+  assert_string_equal(r.err, "");
+  j = parse_json(r.out);
+  assert_string_equal(jstr(j, "name"), "amp-het-cluster");
+  assert_int_equal(jint(j, "devices"), 16);
+  assert_int_equal(jint(j, "nodes"), 4);
+  types = json_object_get(j, "types");
+  assert_true(json_is_array(types));
+  json_array_foreach(types, i, t)
+  {
+    if (!strcmp(jstr(t, "name"), "V100"))
+      v100 = (int)jint(t, "count");
+    else if (!strcmp(jstr(t, "name"), "T4"))
+      t4 = (int)jint(t, "count");
+  }
+  assert_int_equal(v100, 12);
+  assert_int_equal(t4, 4);
+  assert_true(json_number_value(json_object_get(j, "min_GBps")) > 0);
+  assert_true(json_number_value(json_object_get(j, "max_GBps")) >=
+              json_number_value(json_object_get(j, "min_GBps")));
+  json_decref(j);
+  run_free(&r);
+}
+
+static void test_topo_links_json(void **state)
+{
+  struct run r =
+      run("topo '%s' --json", tu_path("examples/cluster-links.json"));
+  json_t *j;
+  (void)state;
+  assert_int_equal(r.rc, 0);
+  j = parse_json(r.out);
+  assert_int_equal(jint(j, "devices"), 8);
+  assert_int_equal(jint(j, "nodes"), 2);
+  assert_int_equal(jint(j, "links"), 10);
+  assert_int_equal(jint(j, "switches"), 3);
+  assert_string_equal(jstr(j, "routing"), "widest");
+  json_decref(j);
+  run_free(&r);
+}
+
+/* ---- -o: written files ------------------------------------------------ */
+
+/* Re-serialize a loaded object into a malloc'd buffer. */
+static char *model_bytes(pp_ctx *ctx, const pp_model *m)
+{
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  assert_non_null(f);
+  assert_int_equal(pp_model_write(ctx, m, NULL, f), PP_OK);
+  assert_int_equal(fclose(f), 0);
+  return buf;
+}
+
+static char *cluster_bytes(pp_ctx *ctx, const pp_cluster *c)
+{
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  assert_non_null(f);
+  assert_int_equal(pp_cluster_write(ctx, c, NULL, f), PP_OK);
+  assert_int_equal(fclose(f), 0);
+  return buf;
+}
+
+/* Run "model SPEC [extra] -o a", again with -o b; both succeed, a and b
+** are byte-identical, a reloads and re-serializes to the same bytes.
+** Returns the reloaded model (caller destroys). */
+static pp_model *model_out(pp_ctx *ctx, const char *spec, const char *extra,
+                           const char *stem)
+{
+  char a[512], b[512];
+  struct run r;
+  char *ta, *tb, *tc;
+  size_t la, lb;
+  pp_model *m = NULL;
+  const char *dir = fresh_dir(stem);
+
+  snprintf(a, sizeof a, "%s/a.json", dir);
+  snprintf(b, sizeof b, "%s/b.json", dir);
+  r = run("model '%s' %s -o '%s'", spec, extra, a);
+  if (r.rc != 0)
+    fail_msg("model %s failed (%d): %s", spec, r.rc, r.err);
+  assert_string_equal(r.err, "");
+  assert_true(strlen(r.out) > 0); /* the description is still printed */
+  run_free(&r);
+  r = run("model '%s' %s -o '%s'", spec, extra, b);
+  assert_int_equal(r.rc, 0);
+  run_free(&r);
+  ta = tu_slurp(a, &la);
+  tb = tu_slurp(b, &lb);
+  assert_non_null(ta);
+  assert_non_null(tb);
+  assert_true(la > 0);
+  assert_int_equal(la, lb);
+  assert_memory_equal(ta, tb, la);
+  /* Reload through the public loader and write again: a fixed point. */
+  if (pp_model_load(ctx, a, &m) != PP_OK)
+    fail_msg("reloading %s: %s", a, pp_ctx_errmsg(ctx));
+  tc = model_bytes(ctx, m);
+  assert_string_equal(tc, ta);
+  free(tc);
+  free(ta);
+  free(tb);
+  assert_int_equal(count_tmp(dir), 0);
+  return m;
+}
+
+static pp_cluster *cluster_out(pp_ctx *ctx, const char *spec, const char *extra,
+                               const char *stem)
+{
+  char a[512], b[512];
+  struct run r;
+  char *ta, *tb, *tc;
+  size_t la, lb;
+  pp_cluster *c = NULL;
+  const char *dir = fresh_dir(stem);
+
+  snprintf(a, sizeof a, "%s/a.json", dir);
+  snprintf(b, sizeof b, "%s/b.json", dir);
+  r = run("topo '%s' %s -o '%s'", spec, extra, a);
+  if (r.rc != 0)
+    fail_msg("topo %s failed (%d): %s", spec, r.rc, r.err);
+  assert_string_equal(r.err, "");
+  run_free(&r);
+  r = run("topo '%s' %s -o '%s'", spec, extra, b);
+  assert_int_equal(r.rc, 0);
+  run_free(&r);
+  ta = tu_slurp(a, &la);
+  tb = tu_slurp(b, &lb);
+  assert_non_null(ta);
+  assert_non_null(tb);
+  assert_true(la > 0);
+  assert_int_equal(la, lb);
+  assert_memory_equal(ta, tb, la);
+  if (pp_cluster_load(ctx, a, &c) != PP_OK)
+    fail_msg("reloading %s: %s", a, pp_ctx_errmsg(ctx));
+  tc = cluster_bytes(ctx, c);
+  assert_string_equal(tc, ta);
+  free(tc);
+  free(ta);
+  free(tb);
+  assert_int_equal(count_tmp(dir), 0);
+  return c;
+}
+
+static void test_model_out(void **state)
+{
+  pp_ctx *ctx;
+  pp_model *m;
+  (void)state;
+  assert_int_equal(pp_ctx_create(NULL, &ctx), PP_OK);
+
+  m = model_out(ctx, tu_path("examples/model-minimal.json"), "", "o-minimal");
+  assert_int_equal(pp_model_nop(m), 2);
+  assert_int_equal(pp_model_nedge(m), 1);
+  assert_string_equal(pp_model_name(m), "m");
+  pp_model_destroy(m);
+
+  m = model_out(ctx, tu_path("examples/model-chain.json"), "", "o-chain");
+  assert_int_equal(pp_model_nop(m), 4);
+  assert_int_equal(pp_model_op_tied(m, 3), 0);
+  assert_true(pp_model_ntable(m) > 0);
+  pp_model_destroy(m);
+
+  m = model_out(ctx, tu_path("examples/pipedream-tiny.txt"), "", "o-pd");
+  assert_int_equal(pp_model_nop(m), 6);
+  assert_int_equal(pp_model_nedge(m), 6);
+  pp_model_destroy(m);
+
+  m = model_out(ctx, "gpt2-amp", "", "o-gpt2");
+  assert_int_equal(pp_model_nop(m), 30);
+  pp_model_destroy(m);
+
+  m = model_out(ctx,
+                "transformer:layers=3,hidden=256,heads=4,seq=128,"
+                "vocab=1000",
+                "", "o-gen");
+  assert_true(pp_model_nop(m) >= 3);
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+}
+
+static void test_topo_out(void **state)
+{
+  pp_ctx *ctx;
+  pp_cluster *c;
+  (void)state;
+  assert_int_equal(pp_ctx_create(NULL, &ctx), PP_OK);
+
+  c = cluster_out(ctx, tu_path("examples/cluster-links.json"), "", "o-links");
+  assert_int_equal(pp_cluster_ndev(c), 8);
+  assert_int_equal(pp_cluster_nlink(c), 10);
+  assert_int_equal(pp_cluster_nswitch(c), 3);
+  assert_string_equal(pp_cluster_name(c), "fat-tree-2x4");
+  pp_cluster_destroy(c);
+
+  c = cluster_out(ctx, tu_path("examples/cluster-matrix.json"), "", "o-mat");
+  assert_int_equal(pp_cluster_ndev(c), 4);
+  assert_int_equal(pp_cluster_nlink(c), 0);
+  assert_true(pp_cluster_bandwidth(c, 0, 1) == 300);
+  pp_cluster_destroy(c);
+
+  c = cluster_out(ctx, "hier:2x4,intra=300", "", "o-hier");
+  assert_int_equal(pp_cluster_ndev(c), 8);
+  assert_int_equal(pp_cluster_nnode(c), 2);
+  pp_cluster_destroy(c);
+
+  c = cluster_out(ctx, "random_blk_1:16", "--seed 7", "o-rand");
+  assert_int_equal(pp_cluster_ndev(c), 16);
+  pp_cluster_destroy(c);
+
+  c = cluster_out(ctx, "amp-het-cluster", "", "o-amp");
+  assert_int_equal(pp_cluster_ndev(c), 16);
+  assert_int_equal(pp_cluster_nnode(c), 4);
+  pp_cluster_destroy(c);
+  pp_ctx_destroy(ctx);
+}
+
+/* ---- --chain and --chain-ops ------------------------------------------ */
+
+static void test_chain(void **state)
+{
+  const char *dag = tu_path("examples/model-dag.json");
+  char dagp[512], out[512];
+  struct run r;
+  json_t *full, *chain;
+  json_int_t nlayer, nop;
+  pp_ctx *ctx;
+  pp_model *m;
+  char want[64];
+  (void)state;
+  snprintf(dagp, sizeof dagp, "%s", dag);
+
+  r = run("model '%s' --json", dagp);
+  assert_int_equal(r.rc, 0);
+  full = parse_json(r.out);
+  run_free(&r);
+  nop = jint(full, "operators");
+  nlayer = jint(full, "chain_layers");
+  assert_int_equal(nop, 8);
+  assert_true(json_is_false(json_object_get(full, "chain")));
+  assert_true(nlayer >= 1 && nlayer < nop);
+
+  /* The text description states the same layer count. */
+  r = run("model '%s'", dagp);
+  assert_int_equal(r.rc, 0);
+  snprintf(want, sizeof want, "%d layers in the chain view", (int)nlayer);
+  expect_contains(r.out, want);
+  run_free(&r);
+
+  /* --chain: a chain of that many layers, same total compute. */
+  r = run("model '%s' --chain --json", dagp);
+  assert_int_equal(r.rc, 0);
+  chain = parse_json(r.out);
+  run_free(&r);
+  assert_int_equal(jint(chain, "operators"), nlayer);
+  assert_int_equal(jint(chain, "edges"), nlayer - 1);
+  assert_int_equal(jint(chain, "chain_layers"), nlayer);
+  assert_true(json_is_true(json_object_get(chain, "chain")));
+  assert_float_equal(json_number_value(json_object_get(chain, "fwd_ms")),
+                     json_number_value(json_object_get(full, "fwd_ms")), 1e-9);
+  assert_float_equal(json_number_value(json_object_get(chain, "bwd_ms")),
+                     json_number_value(json_object_get(full, "bwd_ms")), 1e-9);
+  assert_int_equal(jint(chain, "param_bytes"), jint(full, "param_bytes"));
+  json_decref(chain);
+
+  r = run("model '%s' --chain", dagp);
+  assert_int_equal(r.rc, 0);
+  snprintf(want, sizeof want, "operators    %d, a chain", (int)nlayer);
+  expect_contains(r.out, want);
+  run_free(&r);
+
+  /* --chain-ops: one layer per operator. */
+  r = run("model '%s' --chain-ops --json", dagp);
+  assert_int_equal(r.rc, 0);
+  chain = parse_json(r.out);
+  run_free(&r);
+  assert_int_equal(jint(chain, "operators"), nop);
+  assert_int_equal(jint(chain, "edges"), nop - 1);
+  assert_true(json_is_true(json_object_get(chain, "chain")));
+  json_decref(chain);
+  r = run("model '%s' --chain-ops", dagp);
+  assert_int_equal(r.rc, 0);
+  snprintf(want, sizeof want, "operators    %d, a chain", (int)nop);
+  expect_contains(r.out, want);
+  run_free(&r);
+
+  /* -o with --chain writes the chain model; it reloads as a chain. */
+  snprintf(out, sizeof out, "%s/chain.json", fresh_dir("o-chainview"));
+  r = run("model '%s' --chain -o '%s'", dagp, out);
+  assert_int_equal(r.rc, 0);
+  run_free(&r);
+  assert_int_equal(pp_ctx_create(NULL, &ctx), PP_OK);
+  if (pp_model_load(ctx, out, &m) != PP_OK)
+    fail_msg("reloading the chain view: %s", pp_ctx_errmsg(ctx));
+  assert_int_equal(pp_model_nop(m), nlayer);
+  assert_int_equal(pp_model_is_chain(m), 1);
+  assert_int_equal(pp_model_nedge(m), nlayer - 1);
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+  json_decref(full);
+}
+
+/* ---- --list ----------------------------------------------------------- */
+
+static void test_list(void **state)
+{
+  struct run r;
+  int i;
+  (void)state;
+  r = run("model --list");
+  assert_int_equal(r.rc, 0);
+  assert_true(pp_model_builtin_name(0) != NULL);
+  for (i = 0; pp_model_builtin_name(i); i++)
+    expect_contains(r.out, pp_model_builtin_name(i));
+  expect_contains(r.out, "transformer:");
+  run_free(&r);
+
+  r = run("topo --list");
+  assert_int_equal(r.rc, 0);
+  assert_true(pp_cluster_generator_name(0) != NULL);
+  for (i = 0; pp_cluster_generator_name(i); i++)
+    expect_contains(r.out, pp_cluster_generator_name(i));
+  run_free(&r);
+}
+
+/* ---- errors ----------------------------------------------------------- */
+
+static void test_missing_file(void **state)
+{
+  const char *p = tu_tmp("no-such-file.json");
+  char path[512];
+  struct run r;
+  (void)state;
+  snprintf(path, sizeof path, "%s", p);
+  r = run("model '%s'", path);
+  expect_usage_failure(&r, path);
+  assert_string_equal(r.out, "");
+  run_free(&r);
+  r = run("topo '%s'", path);
+  expect_usage_failure(&r, path);
+  run_free(&r);
+  /* A path in a directory that does not exist. */
+  r = run("model /nonexistent-dir/x/model.json");
+  expect_usage_failure(&r, "/nonexistent-dir/x/model.json");
+  run_free(&r);
+  /* A directory is not a model. */
+  snprintf(path, sizeof path, "%s", fresh_dir("a-directory"));
+  r = run("model '%s'", path);
+  expect_usage_failure(&r, path);
+  run_free(&r);
+}
+
+static void test_malformed_file(void **state)
+{
+  char path[512], want[600];
+  struct run r;
+  const char *p;
+  long line = 0, col = 0;
+  (void)state;
+  snprintf(path, sizeof path, "%s", tu_tmp("malformed.json"));
+  write_text(path, "{\"ops\": [\n  {\"name\": \"a\",, \"fwd_ms\": 1}\n]}\n");
+  r = run("model '%s'", path);
+  expect_usage_failure(&r, path);
+  snprintf(want, sizeof want, "%s:", path);
+  p = strstr(r.err, want);
+  assert_non_null(p);
+  if (sscanf(p + strlen(want), "%ld:%ld:", &line, &col) != 2)
+    fail_msg("no line:col after the file name: %s", r.err);
+  assert_int_equal(line, 2);
+  assert_true(col > 0);
+  assert_string_equal(r.out, "");
+  run_free(&r);
+
+  /* The same for a cluster file. */
+  r = run("topo '%s'", path);
+  expect_usage_failure(&r, want);
+  run_free(&r);
+
+  /* Well formed but wrong: names the file and the operator. */
+  snprintf(path, sizeof path, "%s", tu_tmp("negative.json"));
+  write_text(path, "{\"ops\": [{\"name\": \"op_x\", \"fwd_ms\": -1, "
+                   "\"bwd_ms\": 1, \"param_bytes\": 0, \"out_bytes\": 0, "
+                   "\"saved_bytes\": 0}]}\n");
+  r = run("model '%s'", path);
+  expect_usage_failure(&r, path);
+  expect_contains(r.err, "op_x");
+  run_free(&r);
+
+  /* A garbled PipeDream file names file and line. */
+  snprintf(path, sizeof path, "%s", tu_tmp("garbled.txt"));
+  write_text(path, "node1 -- Input -- forward_compute_time=0.1, "
+                   "backward_compute_time=0, activation_size=4, "
+                   "parameter_size=0\nthis is not a node line\n");
+  r = run("model '%s'", path);
+  expect_usage_failure(&r, path);
+  snprintf(want, sizeof want, "%s:2", path);
+  expect_contains(r.err, want);
+  run_free(&r);
+}
+
+static void test_usage_errors(void **state)
+{
+  struct run r;
+  (void)state;
+  r = run("model no-such-model");
+  expect_usage_failure(&r, "no-such-model");
+  assert_string_equal(r.out, "");
+  run_free(&r);
+  r = run("topo no-such-cluster");
+  expect_usage_failure(&r, "no-such-cluster");
+  run_free(&r);
+  r = run("topo hier:4x8,bogus=1");
+  expect_usage_failure(&r, "bogus");
+  run_free(&r);
+  r = run("model transformer:layers=0");
+  expect_usage_failure(&r, "layers");
+  run_free(&r);
+  r = run("topo hier:1000x1000");
+  expect_usage_failure(&r, "hier:1000x1000");
+  run_free(&r);
+  r = run("--frobnicate");
+  expect_usage_failure(&r, "--frobnicate");
+  run_free(&r);
+  r = run("model gpt2-amp --frobnicate");
+  expect_usage_failure(&r, "--frobnicate");
+  run_free(&r);
+  r = run("frobnicate");
+  expect_usage_failure(&r, "frobnicate");
+  run_free(&r);
+  r = run("model");
+  expect_usage_failure(&r, "SPEC");
+  run_free(&r);
+  r = run("topo");
+  expect_usage_failure(&r, "SPEC");
+  run_free(&r);
+  r = run("model gpt2-amp extra-arg");
+  expect_usage_failure(&r, "extra-arg");
+  run_free(&r);
+  r = run("--seed abc");
+  expect_usage_failure(&r, "abc");
+  run_free(&r);
+  r = run("topo random_blk_1:16 --seed -3");
+  expect_usage_failure(&r, "-3");
+  run_free(&r);
+  r = run("topo random_blk_1:16 --seed 99999999999999999999999999");
+  expect_usage_failure(&r, "--seed");
+  run_free(&r);
+  r = run("topo random_blk_1:16 --seed");
+  expect_usage_failure(&r, "--seed");
+  run_free(&r);
+  r = run("model gpt2-amp -o");
+  expect_usage_failure(&r, "-o");
+  run_free(&r);
+}
+
+/* ---- output is all or nothing ----------------------------------------- */
+
+static void test_no_half_written(void **state)
+{
+  char dir[512], out[600], missing[600], bad[600], sub[600];
+  const char *sentinel = "sentinel: do not touch\n";
+  struct run r;
+  char *t;
+  (void)state;
+  snprintf(dir, sizeof dir, "%s", fresh_dir("atomic"));
+  snprintf(out, sizeof out, "%s/out.json", dir);
+  snprintf(missing, sizeof missing, "%s/no-such-dir/out.json", dir);
+  snprintf(sub, sizeof sub, "%s/no-such-dir", dir);
+  snprintf(bad, sizeof bad, "%s/bad-input.json", dir);
+  write_text(bad, "{\"ops\": [}\n");
+
+  /* -o into a directory that does not exist: fails, creates nothing. */
+  r = run("model gpt2-amp -o '%s'", missing);
+  assert_int_not_equal(r.rc, 0);
+  assert_int_equal(strncmp(r.err, "parplan: ", 9), 0);
+  expect_contains(r.err, missing);
+  run_free(&r);
+  assert_false(file_exists(missing));
+  assert_false(file_exists(sub));
+  r = run("topo hier:2x4 -o '%s'", missing);
+  assert_int_not_equal(r.rc, 0);
+  run_free(&r);
+  assert_false(file_exists(sub));
+
+  /* Bad input: -o OUT is not created... */
+  r = run("model '%s' -o '%s'", bad, out);
+  expect_usage_failure(&r, bad);
+  run_free(&r);
+  assert_false(file_exists(out));
+  r = run("topo no-such-cluster -o '%s'", out);
+  expect_usage_failure(&r, NULL);
+  run_free(&r);
+  assert_false(file_exists(out));
+  assert_int_equal(count_tmp(dir), 0);
+
+  /* ...and an existing OUT is left untouched. */
+  write_text(out, sentinel);
+  r = run("model '%s' -o '%s'", bad, out);
+  expect_usage_failure(&r, NULL);
+  run_free(&r);
+  r = run("topo '%s' -o '%s'", bad, out);
+  expect_usage_failure(&r, NULL);
+  run_free(&r);
+  r = run("model gpt2-amp --chain --frobnicate -o '%s'", out);
+  expect_usage_failure(&r, NULL);
+  run_free(&r);
+  t = tu_slurp(out, NULL);
+  assert_non_null(t);
+  assert_string_equal(t, sentinel);
+  free(t);
+  assert_int_equal(count_tmp(dir), 0);
+
+  /* Writing over a directory fails after the temporary is made: the
+  ** temporary must be gone and the directory intact. */
+  r = run("model gpt2-amp -o '%s'", dir);
+  assert_int_not_equal(r.rc, 0);
+  assert_int_equal(strncmp(r.err, "parplan: ", 9), 0);
+  run_free(&r);
+  {
+    char parent[512], *slash;
+    snprintf(parent, sizeof parent, "%s", dir);
+    slash = strrchr(parent, '/');
+    assert_non_null(slash);
+    *slash = '\0';
+    assert_int_equal(count_prefixed(parent, "atomic.tmp"), 0);
+  }
+
+  /* Success replaces the sentinel with a whole file, leaving no
+  ** temporary behind. */
+  r = run("model gpt2-amp -o '%s'", out);
+  assert_int_equal(r.rc, 0);
+  run_free(&r);
+  t = tu_slurp(out, NULL);
+  assert_non_null(t);
+  assert_true(strstr(t, "sentinel") == NULL);
+  assert_true(strlen(t) > 100);
+  assert_int_equal(t[strlen(t) - 1], '\n');
+  free(t);
+  assert_int_equal(count_tmp(dir), 0);
+  {
+    struct stat st;
+    assert_int_equal(stat(out, &st), 0);
+    /* An ordinary file, readable by others (umask permitting), not the
+    ** 0600 of mkstemp. */
+    assert_true((st.st_mode & 0400) != 0);
+  }
+}
+
+/* ---- --seed ----------------------------------------------------------- */
+
+static void test_seed(void **state)
+{
+  struct run a, b, c, d;
+  (void)state;
+  a = run("topo random_blk_1:16 --json --seed 1");
+  b = run("topo random_blk_1:16 --json --seed 2");
+  c = run("topo random_blk_1:16 --json --seed 1");
+  d = run("topo random_blk_1:16 --json");
+  assert_int_equal(a.rc, 0);
+  assert_int_equal(b.rc, 0);
+  assert_int_equal(c.rc, 0);
+  assert_int_equal(d.rc, 0);
+  assert_true(strcmp(a.out, b.out) != 0);
+  assert_string_equal(a.out, c.out);
+  assert_string_equal(a.out, d.out); /* the default seed is 1 */
+  json_decref(parse_json(a.out));
+  run_free(&a);
+  run_free(&b);
+  run_free(&c);
+  run_free(&d);
+
+  /* A deterministic generator ignores the seed. */
+  a = run("topo hier:2x4 --json --seed 1");
+  b = run("topo hier:2x4 --json --seed 99");
+  assert_int_equal(a.rc, 0);
+  assert_string_equal(a.out, b.out);
+  run_free(&a);
+  run_free(&b);
+}
+
+/* ---- --json always prints JSON ---------------------------------------- */
+
+/* Whatever the input, --json prints a valid JSON document (exit 0) or
+** refuses the input (exit 1): never bare inf/nan or bytes that are not
+** UTF-8, which the tool's own reader (jansson) cannot read back. */
+static void expect_json_or_refusal(const char *args)
+{
+  static char msg[1200];
+  struct run r = run("%s --json", args);
+  json_error_t err;
+  json_t *j = NULL;
+  msg[0] = '\0';
+  if (r.rc == 1) {
+    if (strncmp(r.err, "parplan: ", 9) != 0)
+      snprintf(msg, sizeof msg, "parplan %s --json: stderr: %.600s", args,
+               r.err);
+  } else if (r.rc != 0)
+    snprintf(msg, sizeof msg, "parplan %s --json: exit %d: %.600s", args, r.rc,
+             r.err);
+  else if ((j = json_loads(r.out, 0, &err)) == NULL)
+    snprintf(msg, sizeof msg,
+             "parplan %s --json prints invalid JSON (%d:%d: %s):\n%.600s", args,
+             err.line, err.column, err.text, r.out);
+  json_decref(j);
+  run_free(&r);
+  if (msg[0])
+    fail_msg("%s", msg);
+}
+
+static void test_json_always_valid(void **state)
+{
+  char path[512], args[700];
+  (void)state;
+  /* Finite figures whose sums overflow. */
+  snprintf(path, sizeof path, "%s", tu_tmp("huge-sums.json"));
+  write_text(path, "{\"ops\": ["
+                   "{\"name\": \"a\", \"fwd_ms\": 1e308, \"bwd_ms\": 1e308, "
+                   "\"param_bytes\": 4000000000000000000, \"out_bytes\": 1, "
+                   "\"saved_bytes\": 1},"
+                   "{\"name\": \"b\", \"fwd_ms\": 1e308, \"bwd_ms\": 1e308, "
+                   "\"param_bytes\": 4000000000000000000, \"out_bytes\": 1, "
+                   "\"saved_bytes\": 1}]}\n");
+  snprintf(args, sizeof args, "model '%s'", path);
+  expect_json_or_refusal(args);
+  /* A file name that is not UTF-8 (the model's source and name). */
+  snprintf(path, sizeof path, "%s", tu_tmp("nameless-\xfe.json"));
+  write_text(path, "{\"ops\": [{\"name\": \"a\", \"fwd_ms\": 1, \"bwd_ms\": 1, "
+                   "\"param_bytes\": 1, \"out_bytes\": 1, "
+                   "\"saved_bytes\": 1}]}\n");
+  snprintf(args, sizeof args, "model '%s'", path);
+  expect_json_or_refusal(args);
+  /* Specs with bytes that are not UTF-8 (a later option overrides). */
+  expect_json_or_refusal("topo 'hier:2x2,gpu=\xff,gpu=V100'");
+  expect_json_or_refusal("model 'transformer:gpu=\xff,gpu=V100,layers=2'");
+  /* Bonded links whose product overflows. */
+  snprintf(path, sizeof path, "%s", tu_tmp("bonded.json"));
+  write_text(path, "{\"device_types\": {\"g\": {\"memory_gb\": 16}}, "
+                   "\"devices\": [{\"name\": \"a\", \"type\": \"g\", "
+                   "\"node\": 0}, {\"name\": \"b\", \"type\": \"g\", "
+                   "\"node\": 0}], \"links\": [{\"a\": \"a\", \"b\": \"b\", "
+                   "\"GBps\": 1e308, \"count\": 1000}]}\n");
+  snprintf(args, sizeof args, "topo '%s'", path);
+  expect_json_or_refusal(args);
+}
+
+/* ---- --help and --version --------------------------------------------- */
+
+static void test_help_version(void **state)
+{
+  struct run r;
+  (void)state;
+  r = run("--help");
+  assert_int_equal(r.rc, 0);
+  expect_contains(r.out, "usage: parplan");
+  expect_contains(r.out, "exit status");
+  assert_string_equal(r.err, "");
+  run_free(&r);
+  r = run("-h");
+  assert_int_equal(r.rc, 0);
+  expect_contains(r.out, "usage: parplan");
+  run_free(&r);
+  r = run("model --help");
+  assert_int_equal(r.rc, 0);
+  expect_contains(r.out, "usage: parplan");
+  run_free(&r);
+  r = run("--version");
+  assert_int_equal(r.rc, 0);
+  expect_contains(r.out, pp_version());
+  assert_string_equal(r.err, "");
+  run_free(&r);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_default),
+      cmocka_unit_test(test_default_json),
+      cmocka_unit_test(test_model_json),
+      cmocka_unit_test(test_topo_json),
+      cmocka_unit_test(test_topo_links_json),
+      cmocka_unit_test(test_model_out),
+      cmocka_unit_test(test_topo_out),
+      cmocka_unit_test(test_chain),
+      cmocka_unit_test(test_list),
+      cmocka_unit_test(test_missing_file),
+      cmocka_unit_test(test_malformed_file),
+      cmocka_unit_test(test_usage_errors),
+      cmocka_unit_test(test_no_half_written),
+      cmocka_unit_test(test_seed),
+      cmocka_unit_test(test_json_always_valid),
+      cmocka_unit_test(test_help_version),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
