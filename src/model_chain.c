@@ -51,7 +51,41 @@ struct chain_run {
   int64_t *cut_bytes; /* [0:n-2] bytes crossing the cut after position i */
   int32_t *cut_count; /* [0:n-2] tensors crossing it */
   struct cons *cons;  /* scratch, max out-degree */
+  int32_t maxdeg;
 };
+
+/* Allocate a run's arrays (cut_bytes only when bytes is set) and price
+** the cuts; run_close frees whatever was allocated. */
+static pp_status price_cuts(struct chain_run *r);
+static pp_status run_open(struct chain_run *r, pp_ctx *ctx,
+                          const struct pp_model *m, bool bytes)
+{
+  int32_t v;
+  memset(r, 0, sizeof *r);
+  r->ctx = ctx;
+  r->m = m;
+  r->n = m->nop;
+  r->maxdeg = 1;
+  for (v = 0; v < r->n; v++)
+    if (m->out_off[v + 1] - m->out_off[v] > r->maxdeg)
+      r->maxdeg = m->out_off[v + 1] - m->out_off[v];
+  r->cut_count = ppi_calloc(ctx, (size_t)r->n, sizeof *r->cut_count);
+  r->cons = ppi_calloc(ctx, (size_t)r->maxdeg, sizeof *r->cons);
+  if (bytes)
+    r->cut_bytes = ppi_calloc(ctx, (size_t)r->n, sizeof *r->cut_bytes);
+  if (!r->cut_count || !r->cons || (bytes && !r->cut_bytes))
+    return ctx->err;
+  return price_cuts(r);
+}
+
+static void run_close(struct chain_run *r)
+{
+  if (!r->ctx)
+    return;
+  ppi_free(r->ctx, r->cut_bytes, (size_t)r->n * sizeof *r->cut_bytes);
+  ppi_free(r->ctx, r->cut_count, (size_t)r->n * sizeof *r->cut_count);
+  ppi_free(r->ctx, r->cons, (size_t)r->maxdeg * sizeof *r->cons);
+}
 
 /* TUNING: not a tuning knob but the model's size ceiling: byte counts
 ** are at most 2^62, so sums beyond it are refused rather than wrapped. */
@@ -224,7 +258,7 @@ pp_status pp_model_chain_view(pp_ctx *ctx, const pp_model *m, int every_op,
   struct chain_run r;
   pp_model_builder *b = NULL;
   pp_model *cm = NULL;
-  int32_t n, i, maxdeg = 1, nlayer = 0, lo, v, *layer_of = NULL;
+  int32_t n, i, nlayer = 0, lo, *layer_of = NULL;
   int32_t *bound = NULL; /* bound[l] = first position of layer l */
   char src[600];
   pp_status rc;
@@ -233,23 +267,11 @@ pp_status pp_model_chain_view(pp_ctx *ctx, const pp_model *m, int every_op,
     return PP_EINVAL;
   *out = NULL;
   n = m->nop;
-  memset(&r, 0, sizeof r);
-  r.ctx = ctx;
-  r.m = m;
-  r.n = n;
-  for (v = 0; v < n; v++)
-    if (m->out_off[v + 1] - m->out_off[v] > maxdeg)
-      maxdeg = m->out_off[v + 1] - m->out_off[v];
-  r.cut_bytes = ppi_calloc(ctx, (size_t)n, sizeof *r.cut_bytes);
-  r.cut_count = ppi_calloc(ctx, (size_t)n, sizeof *r.cut_count);
-  r.cons = ppi_calloc(ctx, (size_t)maxdeg, sizeof *r.cons);
+  memset(&r, 0, sizeof r); /* run_close is safe on a run never opened */
   bound = ppi_calloc(ctx, (size_t)n + 1, sizeof *bound);
   layer_of = ppi_calloc(ctx, (size_t)n, sizeof *layer_of);
-  if (!r.cut_bytes || !r.cut_count || !r.cons || !bound || !layer_of) {
-    rc = ctx->err;
-    goto done;
-  }
-  if ((rc = price_cuts(&r)) != PP_OK)
+  rc = bound && layer_of ? run_open(&r, ctx, m, true) : ctx->err;
+  if (rc != PP_OK)
     goto done;
   for (i = 0; i < n; i++) {
     if (i == 0 || every_op || r.cut_count[i - 1] <= 1)
@@ -304,9 +326,7 @@ pp_status pp_model_chain_view(pp_ctx *ctx, const pp_model *m, int every_op,
 done:
   pp_model_builder_destroy(b);
   pp_model_destroy(cm);
-  ppi_free(ctx, r.cut_bytes, (size_t)n * sizeof *r.cut_bytes);
-  ppi_free(ctx, r.cut_count, (size_t)n * sizeof *r.cut_count);
-  ppi_free(ctx, r.cons, (size_t)maxdeg * sizeof *r.cons);
+  run_close(&r);
   ppi_free(ctx, bound, ((size_t)n + 1) * sizeof *bound);
   ppi_free(ctx, layer_of, (size_t)n * sizeof *layer_of);
   return rc;
@@ -316,25 +336,14 @@ pp_status ppi_chain_nlayer(pp_ctx *ctx, const struct pp_model *m,
                            int32_t *nlayer)
 {
   struct chain_run r;
-  int32_t n = m->nop, v, i, maxdeg = 1;
-  pp_status rc;
-  memset(&r, 0, sizeof r);
-  r.ctx = ctx;
-  r.m = m;
-  r.n = n;
-  for (v = 0; v < n; v++)
-    if (m->out_off[v + 1] - m->out_off[v] > maxdeg)
-      maxdeg = m->out_off[v + 1] - m->out_off[v];
-  r.cut_count = ppi_calloc(ctx, (size_t)n, sizeof *r.cut_count);
-  r.cons = ppi_calloc(ctx, (size_t)maxdeg, sizeof *r.cons);
-  rc = r.cut_count && r.cons ? price_cuts(&r) : ctx->err;
+  int32_t i;
+  pp_status rc = run_open(&r, ctx, m, false);
   if (rc == PP_OK) {
     *nlayer = 1;
-    for (i = 0; i + 1 < n; i++)
+    for (i = 0; i + 1 < r.n; i++)
       *nlayer += r.cut_count[i] <= 1;
   }
-  ppi_free(ctx, r.cut_count, (size_t)n * sizeof *r.cut_count);
-  ppi_free(ctx, r.cons, (size_t)maxdeg * sizeof *r.cons);
+  run_close(&r);
   return rc;
 }
 

@@ -344,26 +344,6 @@ static const int msccl_dgx1[8][8] = {
     {0, 0, 2, 0, 1, 1, 0, 2}, {0, 0, 0, 1, 1, 2, 2, 0},
 };
 
-static bool next_perm(int *p, int n)
-{
-  int i = n - 2, j, t;
-  while (i >= 0 && p[i] > p[i + 1])
-    i--;
-  if (i < 0)
-    return false;
-  for (j = n - 1; p[j] < p[i]; j--)
-    ;
-  t = p[i];
-  p[i] = p[j];
-  p[j] = t;
-  for (i++, j = n - 1; i < j; i++, j--) {
-    t = p[i];
-    p[i] = p[j];
-    p[j] = t;
-  }
-  return true;
-}
-
 static void t_dgx1_table(void **state)
 {
   int i, j, pairs = 0, links = 0, p[8], iso = 0;
@@ -393,7 +373,7 @@ static void t_dgx1_table(void **state)
       for (j = 0; j < 8 && ok; j++)
         ok = dgx1_nvlinks[p[i]][p[j]] == msccl_dgx1[i][j];
     iso += ok;
-  } while (next_perm(p, 8));
+  } while (tu_next_perm(p, 8));
   assert_true(iso > 0);
 }
 

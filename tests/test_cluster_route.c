@@ -35,14 +35,6 @@ static void rseed(uint64_t s)
   rng_state = s ? s : 0x9e3779b97f4a7c15ull;
 }
 
-static uint32_t rnd(uint32_t n)
-{
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return (uint32_t)(rng_state % n);
-}
-
 /* ---- random graphs ---------------------------------------------------- */
 
 #define MAXV 64
@@ -64,9 +56,9 @@ static double eff(const struct graph *gr, int l)
 static double rand_gbps(void)
 {
   static const double pal[] = {1, 2.5, 3.125, 10, 12.5, 25, 50, 100};
-  if (rnd(5) == 0)
-    return 0.1 + (double)rnd(1000000) / 7919.0;
-  return pal[rnd((uint32_t)(sizeof pal / sizeof pal[0]))];
+  if (tu_rand(&rng_state, 5) == 0)
+    return 0.1 + (double)tu_rand(&rng_state, 1000000) / 7919.0;
+  return pal[tu_rand(&rng_state, (uint32_t)(sizeof pal / sizeof pal[0]))];
 }
 
 static bool has_link(const struct graph *gr, int x, int y)
@@ -82,7 +74,7 @@ static void add(struct graph *gr, int x, int y)
 {
   assert_true(gr->nl < MAXL);
   /* Either orientation: the routing must not care. */
-  if (rnd(2)) {
+  if (tu_rand(&rng_state, 2)) {
     int t = x;
     x = y;
     y = t;
@@ -90,7 +82,7 @@ static void add(struct graph *gr, int x, int y)
   gr->a[gr->nl] = x;
   gr->b[gr->nl] = y;
   gr->g[gr->nl] = rand_gbps();
-  gr->cnt[gr->nl] = rnd(4) == 0 ? 2 + (int)rnd(3) : 1;
+  gr->cnt[gr->nl] = tu_rand(&rng_state, 4) == 0 ? 2 + (int)tu_rand(&rng_state, 3) : 1;
   gr->nl++;
 }
 
@@ -106,14 +98,14 @@ static void random_graph(struct graph *gr, int nv, int nd, int extra,
   for (i = 0; i < nv; i++)
     perm[i] = i;
   for (i = nv - 1; i > 0; i--) {
-    int j = (int)rnd((uint32_t)i + 1), t = perm[i];
+    int j = (int)tu_rand(&rng_state, (uint32_t)i + 1), t = perm[i];
     perm[i] = perm[j];
     perm[j] = t;
   }
   for (i = 1; i < nv; i++)
-    add(gr, perm[i], perm[rnd((uint32_t)i)]);
+    add(gr, perm[i], perm[tu_rand(&rng_state, (uint32_t)i)]);
   for (k = 0; k < extra; k++) {
-    int x = (int)rnd((uint32_t)nv), y = (int)rnd((uint32_t)nv);
+    int x = (int)tu_rand(&rng_state, (uint32_t)nv), y = (int)tu_rand(&rng_state, (uint32_t)nv);
     if (x == y || (!parallel && has_link(gr, x, y)))
       continue;
     add(gr, x, y);
@@ -350,7 +342,7 @@ static void check_builder(pp_ctx *ctx, const struct graph *gr, pp_routing r,
   const double *m;
   int i, j, l;
   /* The default routing is widest: say so explicitly half the time. */
-  bool set = r == PP_ROUTE_HOPS || rnd(2);
+  bool set = r == PP_ROUTE_HOPS || tu_rand(&rng_state, 2);
   pp_status rc = build(ctx, gr, r, set, &c);
   if (rc != PP_OK) {
     dump(gr);
@@ -422,14 +414,14 @@ static void t_random_small(void **state)
     struct graph gr;
     double fw[MAXV * MAXV], pw[MAXV * MAXV], ph[MAXV * MAXV], dp[MAXV * MAXV];
     double bw[MAXV * MAXV];
-    int nv = 3 + (int)rnd(7);                /* 3..9 vertices */
-    int nd = 2 + (int)rnd((uint32_t)nv - 1); /* 2..nv devices */
+    int nv = 3 + (int)tu_rand(&rng_state, 7);                /* 3..9 vertices */
+    int nd = 2 + (int)tu_rand(&rng_state, (uint32_t)nv - 1); /* 2..nv devices */
     int32_t unr;
     /* Every 10th graph is complete (small), else sparse to dense. */
     if (it % 10 == 9) {
       int x, y;
-      nv = 3 + (int)rnd(4);
-      nd = 2 + (int)rnd((uint32_t)nv - 1);
+      nv = 3 + (int)tu_rand(&rng_state, 4);
+      nd = 2 + (int)tu_rand(&rng_state, (uint32_t)nv - 1);
       memset(&gr, 0, sizeof gr);
       gr.nv = nv;
       gr.nd = nd;
@@ -437,7 +429,7 @@ static void t_random_small(void **state)
         for (y = x + 1; y < nv; y++)
           add(&gr, x, y);
     } else
-      random_graph(&gr, nv, nd, (int)rnd((uint32_t)nv + 3), false);
+      random_graph(&gr, nv, nd, (int)tu_rand(&rng_state, (uint32_t)nv + 3), false);
 
     brute_widest_fw(&gr, fw);
     brute_paths(&gr, pw, ph);
@@ -474,7 +466,7 @@ static void t_random_parallel(void **state)
     struct graph gr;
     double fw[MAXV * MAXV], pw[MAXV * MAXV], ph[MAXV * MAXV];
     double bw[MAXV * MAXV];
-    int nv = 3 + (int)rnd(6), nd = 2 + (int)rnd((uint32_t)nv - 1);
+    int nv = 3 + (int)tu_rand(&rng_state, 6), nd = 2 + (int)tu_rand(&rng_state, (uint32_t)nv - 1);
     int32_t unr;
     random_graph(&gr, nv, nd, 2 * nv, true);
     brute_widest_fw(&gr, fw);
@@ -503,10 +495,10 @@ static void t_random_larger(void **state)
   for (it = 0; it < 40; it++) {
     static struct graph gr;
     static double fw[MAXV * MAXV], dp[MAXV * MAXV], bw[MAXV * MAXV];
-    int nv = 20 + (int)rnd(MAXV - 19);
-    int nd = it % 2 ? nv : 2 + (int)rnd((uint32_t)nv - 1);
+    int nv = 20 + (int)tu_rand(&rng_state, MAXV - 19);
+    int nd = it % 2 ? nv : 2 + (int)tu_rand(&rng_state, (uint32_t)nv - 1);
     int32_t unr;
-    random_graph(&gr, nv, nd, (int)rnd((uint32_t)(3 * nv)), false);
+    random_graph(&gr, nv, nd, (int)tu_rand(&rng_state, (uint32_t)(3 * nv)), false);
     brute_widest_fw(&gr, fw);
     brute_hops_dp(&gr, dp);
     assert_int_equal(route(ctx, &gr, PP_ROUTE_WIDEST, bw, &unr), PP_OK);
@@ -773,17 +765,17 @@ static void t_disconnected(void **state)
   ** device 0's component is named, by ppi_route and by the builder. */
   rseed(0x5eed0004);
   for (it = 0; it < 100; it++) {
-    int nv = 3 + (int)rnd(7), nd = 2 + (int)rnd((uint32_t)nv - 1);
+    int nv = 3 + (int)tu_rand(&rng_state, 7), nd = 2 + (int)tu_rand(&rng_state, (uint32_t)nv - 1);
     int comp[MAXV], i, l, want = -1;
     char msg[64];
     struct graph g1;
-    random_graph(&g1, nv, nd, (int)rnd((uint32_t)nv), false);
+    random_graph(&g1, nv, nd, (int)tu_rand(&rng_state, (uint32_t)nv), false);
     /* Split the vertices at random (both sides non-empty) and keep only
     ** the links inside a side. */
     do {
       int n0 = 0;
       for (i = 0; i < nv; i++)
-        n0 += (comp[i] = (int)rnd(2)) == 0;
+        n0 += (comp[i] = (int)tu_rand(&rng_state, 2)) == 0;
       if (n0 > 0 && n0 < nv)
         break;
     } while (1);

@@ -14,14 +14,6 @@
 #define MAXN 12
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint32_t rnd(uint32_t n)
-{
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return (uint32_t)(rng_state % n);
-}
-
 struct dag {
   int n;
   int64_t bytes[MAXN][MAXN]; /* -1: no edge */
@@ -70,7 +62,7 @@ static pp_model *build(pp_ctx *ctx, const struct dag *g, int ntimes)
 static void random_dag(struct dag *g)
 {
   int u, v, perm[MAXN], k, t;
-  g->n = 2 + (int)rnd(MAXN - 1);
+  g->n = 2 + (int)tu_rand(&rng_state, MAXN - 1);
   for (u = 0; u < MAXN; u++) {
     g->tied[u] = -1;
     for (v = 0; v < MAXN; v++)
@@ -79,19 +71,19 @@ static void random_dag(struct dag *g)
   for (k = 0; k < g->n; k++)
     perm[k] = k;
   for (k = g->n - 1; k > 0; k--) {
-    int j = (int)rnd((uint32_t)k + 1);
+    int j = (int)tu_rand(&rng_state, (uint32_t)k + 1);
     t = perm[k];
     perm[k] = perm[j];
     perm[j] = t;
   }
   for (u = 0; u < g->n; u++)
     for (v = u + 1; v < g->n; v++)
-      if (rnd(100) < (v == u + 1 ? 70 : 15))
-        g->bytes[perm[u]][perm[v]] = 1 + rnd(50);
+      if (tu_rand(&rng_state, 100) < (v == u + 1 ? 70 : 15))
+        g->bytes[perm[u]][perm[v]] = 1 + tu_rand(&rng_state, 50);
   /* A tie or two: owners are untied operators. */
-  if (g->n > 3 && rnd(2)) {
+  if (g->n > 3 && tu_rand(&rng_state, 2)) {
     g->tied[perm[g->n - 1]] = perm[0];
-    if (rnd(2))
+    if (tu_rand(&rng_state, 2))
       g->tied[perm[g->n - 2]] = perm[0];
   }
 }

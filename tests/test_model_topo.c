@@ -13,14 +13,6 @@
 #define MAXN 7
 
 static uint64_t rng_state = 88172645463325252ull;
-static uint32_t rnd(uint32_t n)
-{
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return (uint32_t)(rng_state % n);
-}
-
 struct graph {
   int n;
   int adj[MAXN][MAXN]; /* adj[u][v]: edge u -> v */
@@ -60,26 +52,6 @@ static int nedges(const struct graph *g)
 }
 
 /* All permutations in lexicographic order (Heap's would not be). */
-static bool next_perm(int *p, int n)
-{
-  int i = n - 2, j, t;
-  while (i >= 0 && p[i] > p[i + 1])
-    i--;
-  if (i < 0)
-    return false;
-  for (j = n - 1; p[j] < p[i]; j--)
-    ;
-  t = p[i];
-  p[i] = p[j];
-  p[j] = t;
-  for (i++, j = n - 1; i < j; i++, j--) {
-    t = p[i];
-    p[i] = p[j];
-    p[j] = t;
-  }
-  return true;
-}
-
 static bool valid_order(const struct graph *g, const int *p)
 {
   int pos[MAXN], u, v;
@@ -119,19 +91,19 @@ static void random_dag(struct graph *g)
 {
   int u, v, perm[MAXN], k, t;
   memset(g, 0, sizeof *g);
-  g->n = 1 + (int)rnd(MAXN);
+  g->n = 1 + (int)tu_rand(&rng_state, MAXN);
   /* A hidden random order, so the listed order is often not topological. */
   for (k = 0; k < g->n; k++)
     perm[k] = k;
   for (k = g->n - 1; k > 0; k--) {
-    int j = (int)rnd((uint32_t)k + 1);
+    int j = (int)tu_rand(&rng_state, (uint32_t)k + 1);
     t = perm[k];
     perm[k] = perm[j];
     perm[j] = t;
   }
   for (u = 0; u < g->n; u++)
     for (v = u + 1; v < g->n; v++)
-      if (rnd(100) < 35)
+      if (tu_rand(&rng_state, 100) < 35)
         g->adj[perm[u]][perm[v]] = 1;
 }
 
@@ -160,7 +132,7 @@ static void t_order_vs_brute_force(void **state)
         if (count++ == 0)
           memcpy(first, p, sizeof p);
       }
-    } while (next_perm(p, g.n));
+    } while (tu_next_perm(p, g.n));
     assert_true(count >= 1);
     order = pp_model_topo_order(m);
     /* Kahn with a min-heap gives the lexicographically smallest order. */
@@ -258,10 +230,10 @@ static void t_cycles_vs_brute_force(void **state)
     bool cyclic = false;
     pp_status rc;
     memset(&g, 0, sizeof g);
-    g.n = 2 + (int)rnd(MAXN - 1);
+    g.n = 2 + (int)tu_rand(&rng_state, MAXN - 1);
     for (u = 0; u < g.n; u++)
       for (v = 0; v < g.n; v++)
-        if (u != v && rnd(100) < 22)
+        if (u != v && tu_rand(&rng_state, 100) < 22)
           g.adj[u][v] = 1;
     for (u = 0; u < g.n; u++)
       if (reach(&g, u, u, 0))

@@ -145,3 +145,31 @@ void tu_expect_error(pp_ctx *ctx, pp_status got, pp_status rc, ...)
   va_end(ap);
   pp_ctx_clear_error(ctx);
 }
+
+uint32_t tu_rand(uint64_t *state, uint32_t n)
+{
+  *state ^= *state << 13;
+  *state ^= *state >> 7;
+  *state ^= *state << 17;
+  return (uint32_t)(*state % n);
+}
+
+bool tu_next_perm(int *p, int n)
+{
+  int i = n - 2, j, t;
+  while (i >= 0 && p[i] > p[i + 1])
+    i--;
+  if (i < 0)
+    return false;
+  for (j = n - 1; p[j] < p[i]; j--)
+    ;
+  t = p[i];
+  p[i] = p[j];
+  p[j] = t;
+  for (i++, j = n - 1; i < j; i++, j--) {
+    t = p[i];
+    p[i] = p[j];
+    p[j] = t;
+  }
+  return true;
+}

@@ -47,6 +47,13 @@ int tu_run(const char *args, char **out, char **err);
 ** every string of the NULL-terminated list. */
 void tu_expect_error(pp_ctx *ctx, pp_status got, pp_status rc, ...);
 
+/* A deterministic xorshift64 stream for random test instances: a value
+** in [0, n), n > 0.  *state must start non-zero. */
+uint32_t tu_rand(uint64_t *state, uint32_t n);
+/* The next permutation of p[0:n-1] in lexicographic order; false after
+** the last. */
+bool tu_next_perm(int *p, int n);
+
 /* Read a whole file into a malloc'd string (NULL if unreadable). */
 char *tu_slurp(const char *path, size_t *len);
 
