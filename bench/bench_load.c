@@ -177,7 +177,7 @@ int main(int argc, char **argv)
   }
   if (pp_model_load(ctx, dag, &keep_model))
     die(ctx, dag);
-  measure(ctx, runs, "  its figures (depth, width, cuts, chain view)",
+  measure(ctx, runs, "  its figures (depth, width, cuts, layer count)",
           job_stats, NULL, 0);
   measure(ctx, runs, "  its layer-level chain view", job_chain, NULL, 0);
   pp_model_destroy(keep_model);

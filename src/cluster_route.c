@@ -12,7 +12,8 @@
 ** is the widest bottleneck among the paths with fewest links, divided
 ** by that number of links (store-and-forward).  A BFS per device finds
 ** hop counts, and a relaxation over the BFS layers keeps the best
-** bottleneck: O(D * (V + L)).
+** bottleneck: O(D * (V + L)).  When all links have one bandwidth the
+** bottleneck is that bandwidth and the BFS only counts hops.
 **
 ** Invariant of the output: symmetric, positive off the diagonal, 0 on
 ** it, or PP_EINPUT naming a device that device 0 cannot reach.
@@ -172,6 +173,32 @@ static pp_status hops(struct route_run *r, double *bw)
     keep[l] = 1;
   if ((rc = build_adj(r, keep)) != PP_OK)
     goto done;
+  /* Links of one bandwidth (meshes, tori): every path's bottleneck is
+  ** that bandwidth, so the BFS needs no bottleneck bookkeeping. */
+  for (l = 1; l < r->nlink && r->w[l] == r->w[0]; l++)
+    ;
+  if (r->nlink > 0 && l == r->nlink) {
+    for (s = 0; s < r->ndev; s++) {
+      int32_t head = 0, tail = 0;
+      for (v = 0; v < r->nvert; v++)
+        dist[v] = -1;
+      dist[s] = 0;
+      queue[tail++] = s;
+      while (head < tail) {
+        int32_t x = queue[head++], k;
+        for (k = r->off[x]; k < r->off[x + 1]; k++)
+          if (dist[r->adj[k]] < 0) {
+            dist[r->adj[k]] = dist[x] + 1;
+            queue[tail++] = r->adj[k];
+          }
+      }
+      for (v = 0; v < r->ndev; v++)
+        bw[(size_t)s * r->ndev + v] = v == s        ? 0
+                                      : dist[v] < 0 ? -1
+                                                    : r->w[0] / dist[v];
+    }
+    goto done;
+  }
   for (s = 0; s < r->ndev; s++) {
     int32_t head = 0, tail = 0;
     for (v = 0; v < r->nvert; v++) {
