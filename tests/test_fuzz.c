@@ -1286,8 +1286,8 @@ static void test_fuzz_specs(void **state)
   };
   static const char *const mspecs[] = {
       "transformer:layers=4,hidden=256,heads=4,seq=128,vocab=1000",
-      "transformer:layers=2,hidden=64,heads=2,seq=16,vocab=50,ffn=128,mbs=2,"
-      "gpu=A100-80,eff=0.5,bytes=2,tie=0",
+      ("transformer:layers=2,hidden=64,heads=2,seq=16,vocab=50,ffn=128,mbs=2,"
+       "gpu=A100-80,eff=0.5,bytes=2,tie=0"),
       "gpt2-amp",
       "transformer",
   };
@@ -2024,8 +2024,8 @@ static void test_spec_limits(void **state)
   {
     static const char *const ms[] = {
         "transformer:layers=1000000",
-        "transformer:layers=1,hidden=1073741824,heads=1,seq=1073741824,"
-        "vocab=1073741824,ffn=1073741824,mbs=1073741824",
+        ("transformer:layers=1,hidden=1073741824,heads=1,seq=1073741824,"
+         "vocab=1073741824,ffn=1073741824,mbs=1073741824"),
         "transformer:layers=1,hidden=65536,heads=1,seq=65536,vocab=65536",
         "transformer:hidden=1000,heads=3",
         "transformer:eff=0",
