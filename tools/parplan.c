@@ -212,6 +212,8 @@ static int cmd_default(pp_ctx *ctx, const struct opts *o)
       for (d = 0; d < pp_cluster_ndev(c) && pp_cluster_device_type(c, d) != t;
            d++)
         ;
+      if (d == pp_cluster_ndev(c))
+        continue; /* a declared type no device has */
       n = pp_model_nop(m);
       for (v = 0; v < n; v++) {
         pp_type_key k = pp_model_type_key(m, c, d);
