@@ -470,6 +470,278 @@ pp_status pp_cluster_bw_classes(pp_ctx *ctx, const pp_cluster *c,
 pp_status pp_cluster_describe(pp_ctx *ctx, const pp_cluster *c, int json,
                               FILE *f);
 
+
+/* ====================================================================
+** Plan: how one model is trained on one cluster.  Stages are lists of
+** operators; every stage has one or more replicas, and every replica
+** lists the devices of its tensor-parallel group (tp of them, rank
+** order).  Replica counts may differ per stage (PipeDream): global
+** micro-batch m goes to replica m mod R_s of stage s.  A device may hold
+** several stages (MadPipe's special processor).
+*/
+typedef struct pp_plan pp_plan;
+typedef struct pp_plan_builder pp_plan_builder;
+
+typedef enum pp_schedule {
+  PP_SCHED_GPIPE = 0,     /* all forwards, then all backwards */
+  PP_SCHED_1F1B = 1,      /* PipeDream-flush / DAPPLE */
+  PP_SCHED_1F1B_STAR = 2  /* MadPipe's minimum-memory 1F1B* (paper 003 4.1) */
+} pp_schedule;
+
+typedef enum pp_optimizer {
+  PP_OPT_SGD = 0,        /* weights + gradients: 2 x param bytes */
+  PP_OPT_ADAM = 1,       /* weights, gradients, m, v: 4 x */
+  PP_OPT_ADAM_MIXED = 2, /* fp16 w, g + fp32 master, m, v: 8 x */
+  PP_OPT_2BW = 3         /* two weight versions + gradients: 3 x */
+} pp_optimizer;
+
+/** \brief "gpipe", "1f1b", "1f1b-star"; NULL for an unknown value. */
+const char *pp_schedule_name(pp_schedule s);
+/** \brief Parse a schedule name; PP_EINVAL when unknown. */
+pp_status pp_schedule_parse(const char *name, pp_schedule *out);
+/** \brief "sgd", "adam", "adam-mixed", "2bw"; NULL for an unknown value. */
+const char *pp_optimizer_name(pp_optimizer o);
+pp_status pp_optimizer_parse(const char *name, pp_optimizer *out);
+/** \brief Bytes of model state per parameter byte (2, 4, 8, 3). */
+double pp_optimizer_factor(pp_optimizer o);
+
+typedef struct pp_plan_params {
+  int64_t global_batch;  /* samples per iteration; required, > 0 */
+  int32_t micro_batch;   /* samples per micro-batch; default 1 */
+  int32_t tp;            /* tensor-parallel degree; default 1 */
+  pp_schedule schedule;  /* default PP_SCHED_1F1B */
+  int recompute;         /* activation recomputation; default 0 */
+  pp_optimizer optimizer;/* default PP_OPT_ADAM_MIXED */
+  double period_ms;      /* 1F1B*'s target period; 0 (default): the
+                            period of the plan's bottleneck resource */
+  int32_t micro_batches; /* optional (0): when given, must equal
+                            global_batch / (micro_batch * R_s) */
+} pp_plan_params;
+void pp_plan_params_init(pp_plan_params *p);
+
+/** \brief Start a plan; source names it in errors (may be NULL). */
+pp_status pp_plan_builder_create(pp_ctx *ctx, const pp_plan_params *p,
+                                 const char *source, pp_plan_builder **out);
+void pp_plan_builder_destroy(pp_plan_builder *b);
+/** \brief Append a stage holding nops operators; *id gets its index. */
+pp_status pp_plan_builder_add_stage(pp_plan_builder *b, const int32_t *ops,
+                                    int32_t nops, int32_t *id);
+/** \brief Append a replica to stage s: devs holds tp device indices. */
+pp_status pp_plan_builder_add_replica(pp_plan_builder *b, int32_t s,
+                                      const int32_t *devs);
+/** \brief Freeze; b is destroyed either way.  Checks what needs no
+** model or cluster (every stage has operators and replicas, no device
+** twice in one stage, the batch divides); pp_plan_check does the rest. */
+pp_status pp_plan_builder_finish(pp_plan_builder *b, pp_plan **out);
+void pp_plan_destroy(pp_plan *p);
+
+/** \brief Check a plan against a model and a cluster: operators and
+** devices exist, every operator is in exactly one stage, no edge goes
+** from a later stage to an earlier one, the global batch is divided by
+** every stage's replicas times the micro-batch size.  The message names
+** the stage, replica, operator or device. */
+pp_status pp_plan_check(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
+                        const pp_cluster *c);
+
+/** \brief Read plan JSON (docs/FORMATS.md, "Plan JSON").  Operators and
+** devices are 0-based indices, or names when m or c is given (either may
+** be NULL).  Does not call pp_plan_check. */
+pp_status pp_plan_read_json(pp_ctx *ctx, const char *text, size_t len,
+                            const char *source, const pp_model *m,
+                            const pp_cluster *c, pp_plan **out);
+pp_status pp_plan_load(pp_ctx *ctx, const char *path, const pp_model *m,
+                       const pp_cluster *c, pp_plan **out);
+/** \brief Write the normalized plan JSON (indices) to path atomically, or
+** to f when path is NULL. */
+pp_status pp_plan_write(pp_ctx *ctx, const pp_plan *p, const char *path,
+                        FILE *f);
+
+void pp_plan_get_params(const pp_plan *p, pp_plan_params *out);
+const char *pp_plan_source(const pp_plan *p);
+int32_t pp_plan_nstage(const pp_plan *p);
+/** \brief Stage s's operators: *n indices owned by p. */
+const int32_t *pp_plan_stage_ops(const pp_plan *p, int32_t s, int32_t *n);
+int32_t pp_plan_nreplica(const pp_plan *p, int32_t s);
+/** \brief The tp devices of replica r of stage s, owned by p. */
+const int32_t *pp_plan_replica(const pp_plan *p, int32_t s, int32_t r);
+/** \brief Micro-batches each replica of stage s runs per iteration. */
+int64_t pp_plan_stage_micro_batches(const pp_plan *p, int32_t s);
+
+/* ====================================================================
+** Cost model: stage compute, transfers, allreduce, memory, an analytic
+** iteration time and a lower bound (DESIGN.md, "Units and the cost
+** model"; docs/COST_MODEL.md gives every formula).
+*/
+typedef enum pp_cost_kind {
+  PP_COST_PARPLAN = 0, /* ours */
+  PP_COST_AMP = 1      /* AMP's conventions (data/amp/COST_MODEL.md) */
+} pp_cost_kind;
+
+typedef enum pp_allreduce {
+  PP_AR_AUTO = 0, /* the faster of ring and hierarchical */
+  PP_AR_RING = 1, /* one ring in the plan's replica order */
+  PP_AR_HIER = 2  /* intra-node reduce-scatter, inter-node rings,
+                     intra-node all-gather; a ring when it does not apply */
+} pp_allreduce;
+
+typedef enum pp_sim_network {
+  PP_NET_CHANNELS = 0, /* a FIFO channel per directed device pair */
+  PP_NET_LINKS = 1     /* transfers sharing a physical link share it */
+} pp_sim_network;
+
+typedef struct pp_cost_params {
+  pp_cost_kind kind;      /* default PP_COST_PARPLAN */
+  pp_allreduce allreduce; /* default PP_AR_AUTO */
+  int64_t reserve_bytes;  /* per device (CUDA context, workspace); 0 */
+  pp_sim_network network; /* simulator only; default PP_NET_CHANNELS */
+  int record;             /* simulator: keep every event (trace, Gantt,
+                             critical path); default 1 */
+} pp_cost_params;
+void pp_cost_params_init(pp_cost_params *p);
+
+typedef struct pp_eval pp_eval;
+
+/** \brief Check p against m and c, then price it analytically. */
+pp_status pp_evaluate(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
+                      const pp_cluster *c, const pp_cost_params *cp,
+                      pp_eval **out);
+void pp_eval_destroy(pp_eval *e);
+
+typedef struct pp_eval_summary {
+  double iteration_ms;   /* analytic estimate of one iteration */
+  double lower_bound_ms; /* no plan at this tp, micro-batch and
+                            recomputation setting can be faster */
+  double steady_ms;      /* (micro-batches - 1) x the bottleneck */
+  double fill_ms;        /* one micro-batch through every stage */
+  double p2p_ms;         /* transfers on the fill path, both ways */
+  double allreduce_ms;   /* the slowest stage's gradient allreduce */
+  double update_ms;      /* the slowest optimizer step */
+  double throughput;     /* samples per second */
+  int32_t bottleneck;    /* the stage whose load sets steady_ms, or -1
+                            when a transfer channel does */
+  int fits;              /* every device within its capacity */
+  int32_t worst_device;  /* the device with the highest memory share */
+  unsigned est;          /* PP_EST_* bits of every time used */
+} pp_eval_summary;
+pp_status pp_eval_get_summary(const pp_eval *e, pp_eval_summary *out);
+
+typedef struct pp_stage_cost {
+  double compute_ms;   /* one micro-batch on the slowest replica:
+                          fwd + bwd (+ fwd again with recomputation) */
+  double fwd_ms, bwd_ms, recompute_ms; /* of that replica */
+  int32_t straggler;   /* that replica */
+  double send_ms;      /* activations to later stages, per micro-batch */
+  double recv_ms;      /* gradients back to earlier stages, per mb */
+  double allreduce_ms; /* its gradient allreduce (0 with one replica) */
+  int hierarchical;    /* 1 when the allreduce is the hierarchical one */
+  double update_ms;
+  double param_bytes;  /* per tensor-parallel rank, tied counted once */
+  int64_t micro_batches; /* per replica per iteration */
+  int32_t in_flight;   /* micro-batches whose activations it keeps */
+  int32_t group;       /* 1F1B* group (1 = holds the last stage), else 0 */
+} pp_stage_cost;
+pp_status pp_eval_stage(const pp_eval *e, int32_t s, pp_stage_cost *out);
+
+typedef struct pp_device_memory {
+  int used;              /* 0: the plan does not use the device */
+  double model_bytes;    /* parameters x the optimizer's factor */
+  double activation_bytes; /* in-flight activations at the peak */
+  double buffer_bytes;   /* send/receive buffers */
+  double reserve_bytes;
+  double total_bytes;
+  int64_t capacity_bytes;
+} pp_device_memory;
+pp_status pp_eval_device(const pp_eval *e, int32_t d, pp_device_memory *out);
+
+/** \brief One step of a stage's operation order. */
+typedef enum pp_task_kind {
+  PP_TASK_FWD = 0,
+  PP_TASK_RECOMPUTE = 1,
+  PP_TASK_BWD = 2,
+  PP_TASK_SEND_ACT = 3,  /* activation to a later stage */
+  PP_TASK_SEND_GRAD = 4, /* gradient to an earlier stage */
+  PP_TASK_ALLREDUCE = 5, /* one ring step of a gradient allreduce */
+  PP_TASK_UPDATE = 6
+} pp_task_kind;
+const char *pp_task_kind_name(pp_task_kind k);
+
+typedef struct pp_sched_op {
+  pp_task_kind kind;   /* PP_TASK_FWD or PP_TASK_BWD */
+  int32_t micro_batch; /* local index: replica r runs global r + i*R_s */
+} pp_sched_op;
+/** \brief The compute order of every replica of stage s (2 x its
+** micro-batches entries; recomputation runs just before each backward):
+** fill buf up to cap, *n gets the full length. */
+pp_status pp_eval_stage_order(const pp_eval *e, int32_t s, pp_sched_op *buf,
+                              int64_t cap, int64_t *n);
+
+/** \brief Print the estimate: text (breakdown, stages, memory per device)
+** or JSON (docs/FORMATS.md, "evaluate --json"). */
+pp_status pp_eval_write(pp_ctx *ctx, const pp_eval *e, int json, FILE *f);
+
+/** \brief A lower bound on the iteration time of m on c for a global
+** batch of gbs samples at tensor-parallel degree tp and micro-batch
+** size mbs (with or without recomputation): the work over the cluster's
+** capacity, and one micro-batch's longest path. */
+pp_status pp_lower_bound(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
+                         int64_t gbs, int32_t tp, int32_t mbs, int recompute,
+                         double *out_ms);
+
+/* ====================================================================
+** Discrete-event simulator: one compute stream per device, transfers on
+** channels or shared links, ring allreduce steps, optimizer updates.
+*/
+typedef struct pp_sim pp_sim;
+
+pp_status pp_simulate(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
+                      const pp_cluster *c, const pp_cost_params *cp,
+                      pp_sim **out);
+void pp_sim_destroy(pp_sim *s);
+
+typedef struct pp_sim_summary {
+  double iteration_ms;
+  double lower_bound_ms;
+  int64_t nevents;     /* tasks simulated */
+  int fits;            /* every device's peak within its capacity */
+  int32_t worst_device;
+  double analytic_ms;  /* pp_evaluate's estimate of the same plan */
+} pp_sim_summary;
+pp_status pp_sim_get_summary(const pp_sim *s, pp_sim_summary *out);
+
+typedef struct pp_sim_device {
+  int used;
+  double busy_ms;   /* compute stream busy (fwd, recompute, bwd, update) */
+  double idle_ms;   /* iteration_ms - busy_ms */
+  double bubble_ms; /* idle before the last backward of the iteration */
+  double comm_ms;   /* time with a transfer leaving the device */
+  double peak_memory_bytes; /* static + the most live activations */
+  int64_t capacity_bytes;
+} pp_sim_device;
+pp_status pp_sim_device_get(const pp_sim *s, int32_t d, pp_sim_device *out);
+
+typedef struct pp_sim_event {
+  pp_task_kind kind;
+  int32_t stage, replica; /* replica: -1 for an allreduce step */
+  int64_t micro_batch;    /* global index; ring step for allreduce */
+  int32_t device, peer;   /* peer: the receiving device of a transfer */
+  double start_ms, end_ms;
+  double bytes;           /* transfers */
+} pp_sim_event;
+/** \brief Recorded events (PP_TASK_* of every device), in start order. */
+int64_t pp_sim_nevent(const pp_sim *s);
+pp_status pp_sim_event_get(const pp_sim *s, int64_t i, pp_sim_event *out);
+/** \brief The critical path: *n event indices, first to last. */
+const int64_t *pp_sim_critical_path(const pp_sim *s, int64_t *n);
+
+/** \brief Print the simulated figures (text or JSON); with gantt_cols > 0
+** and text, a Gantt chart of that many columns. */
+pp_status pp_sim_write(pp_ctx *ctx, const pp_sim *s, int json, int gantt_cols,
+                       FILE *f);
+/** \brief Chrome trace JSON (opens in Perfetto): a process per device,
+** a compute track and a track per outgoing channel, memory counters. */
+pp_status pp_sim_write_trace(pp_ctx *ctx, const pp_sim *s, const char *path,
+                             FILE *f);
+
 #ifdef __cplusplus
 }
 #endif

@@ -140,6 +140,22 @@ PP_INTERNAL pp_status ppi_strmap_move(pp_ctx *ctx, struct ppi_strmap *m,
                                       struct ppi_arena *ar);
 PP_INTERNAL void ppi_strmap_free(pp_ctx *ctx, struct ppi_strmap *m);
 
+
+/* ---- int64 -> int32 map (i64map.c) ----------------------------------- */
+
+struct ppi_i64map {
+  int64_t *keys; /* cap slots, -1 = empty */
+  int32_t *vals;
+  uint32_t cap, n;
+};
+PP_INTERNAL void ppi_i64map_init(struct ppi_i64map *m);
+/* The value of key (>= 0), or -1. */
+PP_INTERNAL int32_t ppi_i64map_get(const struct ppi_i64map *m, int64_t key);
+/* Insert or replace. */
+PP_INTERNAL pp_status ppi_i64map_put(pp_ctx *ctx, struct ppi_i64map *m,
+                                     int64_t key, int32_t val);
+PP_INTERNAL void ppi_i64map_free(pp_ctx *ctx, struct ppi_i64map *m);
+
 /* ---- random numbers: xoshiro256** seeded by splitmix64 ---------------- */
 
 struct ppi_rng {
@@ -239,6 +255,22 @@ PP_INTERNAL pp_status ppi_route(pp_ctx *ctx, int32_t ndev, int32_t nvert,
                                 int32_t nlink, const int32_t *a,
                                 const int32_t *b, const double *gbps,
                                 pp_routing r, double *bw, int32_t *unreached);
+
+
+/* ---- the plan --------------------------------------------------------- */
+
+struct pp_plan {
+  struct ppi_arena arena;
+  char *source;
+  pp_plan_params p;
+  int32_t nstage;
+  int32_t *op_off, *ops; /* stage s: ops[op_off[s] .. op_off[s+1]-1] */
+  int32_t *rep_off;      /* stage s: replicas rep_off[s] .. rep_off[s+1]-1 */
+  int32_t *dev;          /* replica q: dev[q*tp .. q*tp+tp-1] */
+};
+
+/* Names of plan enums shared by the io layer. */
+PP_INTERNAL int32_t ppi_plan_max_device(const struct pp_plan *p);
 
 /* ---- shared helpers of the io layer ---------------------------------- */
 

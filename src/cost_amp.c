@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** AMP's cost model (paper 002, Eq. 4-5, as its public code computes it:
+** data/amp/COST_MODEL.md, section 3), for `--cost-model amp`.  It exists
+** to pin our reading of AMP down: a plan made from a row of
+** data/amp/amp_cached_trials.csv evaluates to that row's pred_s.
+**
+**   e_l    = 3 mbs fwd_l      fwd_l: the per-type forward time at mbs 1
+**                             and tp = mp, blended by the cluster's mix
+**                             of device types (0.75 V100 + 0.25 T4 on
+**                             the mixed cluster)
+**   t_i    = sum of e_l over stage i; entries of kind "other" (31 of
+**            TransGAN's 56) are not AMP work layers and count 0
+**   c_j    = mean over replicas d of vol_l / min_k bw(stage j, d, k ->
+**            stage j+1, d, k), l the last entry of stage j; vol in 32-bit
+**            elements: the entry's output (S H, or S V / mp for embed2v),
+**            or gf_dim x bottom_width^2 for every TransGAN boundary
+**   T_pipe = (gas - 1) max_i t_i + sum_j c_j + sum_i t_i
+**   T_dp   = max over stages i and tp ranks m of 2 (dp - 1) / dp x P_i /
+**            bw(replica dp-1 -> replica 0): the ring's wrap-around link
+**            only (AMP's indentation bug); P_i = 12 H^2 / mp per
+**            transformer layer, the stored 12 dim^2 of a TransGAN block,
+**            and H V / mp once if the stage holds either embedding end
+**   T      = T_pipe + T_dp
+**
+** Bandwidth: AMP's Gbps x 1e9 / 32 elements/s is our GB/s x 1e9 / 4.
+** The plan must have one replica count (dp) for all stages.
+** Complexity: O(ops + S x dp x tp).
+*/
+#include "cost.h"
+
+#include <string.h>
+
+static double hyper(const struct pp_model *m, const char *key)
+{
+  int32_t i;
+  for (i = 0; i < m->nhyper; i++)
+    if (strcmp(m->hyper_key[i], key) == 0)
+      return m->hyper_val[i];
+  return 0;
+}
+
+static bool kind_is(const struct pp_model *m, int32_t v, const char *k)
+{
+  return m->op_kind[v] && strcmp(m->op_kind[v], k) == 0;
+}
+
+/* Elements per second of the link between two devices. */
+static double elems_per_s(const struct ppi_cost *k, int32_t a, int32_t b)
+{
+  return pp_cluster_bandwidth(k->c, a, b) * 1e9 / 4;
+}
+
+pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
+                       struct ppi_amp_terms *out)
+{
+  const struct pp_model *m = k->m;
+  const struct pp_cluster *c = k->c;
+  int32_t S = k->S, dp = ppi_cost_nrep(k, 0), mp = k->tp, s, i, n, t, d;
+  int32_t mbs = k->p->p.micro_batch;
+  double H = hyper(m, "hidden"), V = hyper(m, "vocab");
+  double gf = hyper(m, "gf_dim"), bottom = hyper(m, "bottom_width");
+  int32_t *cnt;
+  pp_status rc = PP_OK;
+
+  memset(out, 0, sizeof *out);
+  for (s = 1; s < S; s++)
+    if (ppi_cost_nrep(k, s) != dp)
+      return ppi_fail(ctx, PP_EINPUT,
+                      "%s: AMP's cost model needs one replica count in every "
+                      "stage (stage 0 has %d, stage %d has %d)",
+                      k->p->source, (int)dp, (int)s, (int)ppi_cost_nrep(k, s));
+  if (!(cnt = ppi_calloc(ctx, (size_t)c->ntype, sizeof *cnt)))
+    return PP_ENOMEM;
+  for (d = 0; d < c->ndev; d++)
+    cnt[c->dev_type[d]]++;
+  for (s = 0; s < S && !rc; s++) {
+    const int32_t *ops = pp_plan_stage_ops(k->p, s, &n);
+    double ts = 0, P = 0;
+    bool emb = false;
+    int32_t last = -1;
+    for (i = 0; i < n && !rc; i++) {
+      int32_t v = ops[i];
+      double fwd = 0;
+      if (v > last)
+        last = v;
+      if (!kind_is(m, v, "other"))
+        for (t = 0; t < c->ntype; t++) {
+          pp_type_key key;
+          pp_op_time x;
+          int32_t rep;
+          if (!cnt[t])
+            continue;
+          for (rep = 0; c->dev_type[rep] != t; rep++)
+            ;
+          key = pp_model_type_key(m, c, rep);
+          if ((rc = pp_model_op_time(m, v, &key, mp, 1, &x)))
+            break;
+          fwd += x.fwd_ms * cnt[t] / c->ndev;
+        }
+      ts += 3.0 * mbs * fwd;
+      if (kind_is(m, v, "transformer_layer"))
+        P += 12.0 * H * H / mp;
+      else if (m->op_kind[v] && strncmp(m->op_kind[v], "block", 5) == 0)
+        P += (double)m->param[v] / 2 / mp;
+      else if (kind_is(m, v, "embed2h") || kind_is(m, v, "embed2v"))
+        emb = true;
+    }
+    if (rc)
+      break;
+    if (emb)
+      P += H * V / mp;
+    out->sum_stage_ms += ts;
+    if (ts > out->max_stage_ms)
+      out->max_stage_ms = ts;
+    if (s + 1 < S) {
+      double vol, mean = 0;
+      if (gf > 0 && bottom > 0)
+        vol = gf * bottom * bottom * mbs;
+      else {
+        vol = (double)m->out[last] / 2 * mbs / m->micro_batch;
+        if (kind_is(m, last, "embed2v"))
+          vol /= mp;
+      }
+      for (d = 0; d < dp; d++) {
+        double bw = 0;
+        for (t = 0; t < mp; t++) {
+          double x = elems_per_s(k, ppi_cost_dev(k, s, d, t),
+                                 ppi_cost_dev(k, s + 1, d, t));
+          if (t == 0 || x < bw)
+            bw = x;
+        }
+        mean += vol / bw;
+      }
+      out->p2p_ms += mean / dp * 1000;
+    }
+    if (dp > 1)
+      for (t = 0; t < mp; t++) {
+        double bw = elems_per_s(k, ppi_cost_dev(k, s, dp - 1, t),
+                                ppi_cost_dev(k, s, 0, t));
+        double x = 2.0 * (dp - 1) / (dp * bw) * P * 1000;
+        if (x > out->dp_ms)
+          out->dp_ms = x;
+      }
+  }
+  ppi_free(ctx, cnt, (size_t)c->ntype * sizeof *cnt);
+  out->pipe_ms = (double)(k->gas[0] - 1) * out->max_stage_ms + out->p2p_ms +
+                 out->sum_stage_ms;
+  return rc;
+}
