@@ -25,7 +25,7 @@
 **
 ** Bandwidth: AMP's Gbps x 1e9 / 32 elements/s is our GB/s x 1e9 / 4.
 ** The plan must have one replica count (dp) for all stages.
-** Complexity: O(ops + S x dp x tp).
+** Complexity: O(devices + ops x types + S x dp x tp).
 */
 #include "cost.h"
 
@@ -45,6 +45,13 @@ static bool kind_is(const struct pp_model *m, int32_t v, const char *k)
   return m->op_kind[v] && strcmp(m->op_kind[v], k) == 0;
 }
 
+/* A device type of the cluster: how many devices have it and its
+** lookup key for the model. */
+struct amp_type {
+  int32_t n;
+  pp_type_key key;
+};
+
 /* Elements per second of the link between two devices. */
 static double elems_per_s(const struct ppi_cost *k, int32_t a, int32_t b)
 {
@@ -60,7 +67,7 @@ pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
   int32_t mbs = k->p->p.micro_batch;
   double H = hyper(m, "hidden"), V = hyper(m, "vocab");
   double gf = hyper(m, "gf_dim"), bottom = hyper(m, "bottom_width");
-  int32_t *cnt;
+  struct amp_type *ty;
   pp_status rc = PP_OK;
 
   memset(out, 0, sizeof *out);
@@ -70,10 +77,13 @@ pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
                       "%s: AMP's cost model needs one replica count in every "
                       "stage (stage 0 has %d, stage %d has %d)",
                       k->p->source, (int)dp, (int)s, (int)ppi_cost_nrep(k, s));
-  if (!(cnt = ppi_calloc(ctx, (size_t)c->ntype, sizeof *cnt)))
+  /* One lookup key per type, taken once: finding a device of the type
+  ** for every operator would cost O(ops x devices). */
+  if (!(ty = ppi_calloc(ctx, (size_t)c->ntype, sizeof *ty)))
     return PP_ENOMEM;
   for (d = 0; d < c->ndev; d++)
-    cnt[c->dev_type[d]]++;
+    if (!ty[c->dev_type[d]].n++)
+      ty[c->dev_type[d]].key = pp_model_type_key(m, c, d);
   for (s = 0; s < S && !rc; s++) {
     const int32_t *ops = pp_plan_stage_ops(k->p, s, &n);
     double ts = 0, P = 0;
@@ -86,17 +96,12 @@ pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
         last = v;
       if (!kind_is(m, v, "other"))
         for (t = 0; t < c->ntype; t++) {
-          pp_type_key key;
           pp_op_time x;
-          int32_t rep;
-          if (!cnt[t])
+          if (!ty[t].n)
             continue;
-          for (rep = 0; c->dev_type[rep] != t; rep++)
-            ;
-          key = pp_model_type_key(m, c, rep);
-          if ((rc = pp_model_op_time(m, v, &key, mp, 1, &x)))
+          if ((rc = pp_model_op_time(m, v, &ty[t].key, mp, 1, &x)))
             break;
-          fwd += x.fwd_ms * cnt[t] / c->ndev;
+          fwd += x.fwd_ms * ty[t].n / c->ndev;
         }
       ts += 3.0 * mbs * fwd;
       if (kind_is(m, v, "transformer_layer"))
@@ -143,7 +148,7 @@ pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
           out->dp_ms = x;
       }
   }
-  ppi_free(ctx, cnt, (size_t)c->ntype * sizeof *cnt);
+  ppi_free(ctx, ty, (size_t)c->ntype * sizeof *ty);
   out->pipe_ms = (double)(k->gas[0] - 1) * out->max_stage_ms + out->p2p_ms +
                  out->sum_stage_ms;
   return rc;

@@ -32,22 +32,38 @@ static const char *usage_text =
     "name,\n"
     "               or a generator spec such as hier:4x8,intra=300,inter=25\n"
     "  topo --list  list the built-in clusters and generators\n"
+    "  evaluate PLAN --model M --cluster C\n"
+    "               price a plan JSON analytically: iteration time and its\n"
+    "               breakdown, lower bound, memory of every device\n"
+    "  simulate PLAN --model M --cluster C [--trace out.json]\n"
+    "               run one iteration in the discrete-event simulator\n"
     "\n"
     "options:\n"
-    "  --json        print the description as JSON\n"
-    "  -o FILE       also write the normalized model or cluster JSON to FILE\n"
+    "  --json        print the description or the result as JSON\n"
+    "  -o FILE       also write the normalized model, cluster or plan JSON\n"
     "  --chain       (model) use the layer-level chain view of a DAG\n"
     "  --chain-ops   (model) the chain view with one layer per operator\n"
     "  --seed N      seed of random generators (default 1)\n"
+    "  --cost-model parplan|amp   (evaluate) AMP's conventions reproduce its\n"
+    "                predictions (data/amp/COST_MODEL.md); default parplan\n"
+    "  --allreduce auto|ring|hier gradient allreduce (default auto: faster)\n"
+    "  --reserve-gb X  memory reserved on every device (default 0)\n"
+    "  --network channels|links   (simulate) a channel per device pair, or\n"
+    "                transfers sharing physical links share them\n"
+    "  --trace FILE  (simulate) write a Chrome trace (opens in Perfetto)\n"
+    "  --gantt COLS  (simulate) text Gantt chart width; 0 = none (default\n"
+    "                100, shown for plans of up to 64 devices)\n"
     "  -h, --help    this text;  --version  the version\n"
     "\n"
-    "exit status: 0 success, 1 bad input or usage, 2 internal error.\n"
+    "exit status: 0 success, 1 bad input or usage, 2 internal error,\n"
+    "3 the plan does not fit in memory (evaluate, simulate).\n"
     "Formats and generators: docs/FORMATS.md.\n";
 
 struct opts {
-  const char *cmd, *spec, *out;
-  int json, chain, list;
+  const char *cmd, *spec, *out, *model, *cluster, *trace;
+  int json, chain, list, gantt;
   unsigned long long seed;
+  pp_cost_params cp;
 };
 
 static int fail(pp_ctx *ctx, pp_status rc)
@@ -65,13 +81,79 @@ static int usage_error(const char *fmt, const char *arg)
   return 1;
 }
 
+static int parse_value(struct opts *o, const char *a, const char *v)
+{
+  char *end;
+  if (!strcmp(a, "-o"))
+    o->out = v;
+  else if (!strcmp(a, "--model"))
+    o->model = v;
+  else if (!strcmp(a, "--cluster"))
+    o->cluster = v;
+  else if (!strcmp(a, "--trace"))
+    o->trace = v;
+  else if (!strcmp(a, "--seed")) {
+    errno = 0;
+    o->seed = strtoull(v, &end, 10);
+    if (end == v || *end || errno || *v == '-')
+      return usage_error("--seed needs a non-negative integer, not '%s'", v);
+  } else if (!strcmp(a, "--gantt")) {
+    long x;
+    errno = 0;
+    x = strtol(v, &end, 10);
+    if (end == v || *end || errno || x < 0 || x > 10000)
+      return usage_error("--gantt needs a width from 0 to 10000, not '%s'", v);
+    o->gantt = (int)x;
+  } else if (!strcmp(a, "--reserve-gb")) {
+    double x;
+    errno = 0;
+    x = strtod(v, &end);
+    if (end == v || *end || errno || !(x >= 0) || x > 1e6)
+      return usage_error("--reserve-gb needs a number of GiB >= 0, not '%s'",
+                         v);
+    o->cp.reserve_bytes = (int64_t)(x * 1073741824.0);
+  } else if (!strcmp(a, "--cost-model")) {
+    if (!strcmp(v, "parplan"))
+      o->cp.kind = PP_COST_PARPLAN;
+    else if (!strcmp(v, "amp"))
+      o->cp.kind = PP_COST_AMP;
+    else
+      return usage_error("--cost-model is parplan or amp, not '%s'", v);
+  } else if (!strcmp(a, "--allreduce")) {
+    if (!strcmp(v, "auto"))
+      o->cp.allreduce = PP_AR_AUTO;
+    else if (!strcmp(v, "ring"))
+      o->cp.allreduce = PP_AR_RING;
+    else if (!strcmp(v, "hier"))
+      o->cp.allreduce = PP_AR_HIER;
+    else
+      return usage_error("--allreduce is auto, ring or hier, not '%s'", v);
+  } else if (!strcmp(a, "--network")) {
+    if (!strcmp(v, "channels"))
+      o->cp.network = PP_NET_CHANNELS;
+    else if (!strcmp(v, "links"))
+      o->cp.network = PP_NET_LINKS;
+    else
+      return usage_error("--network is channels or links, not '%s'", v);
+  }
+  return 0;
+}
+
 static int parse(int argc, char **argv, struct opts *o)
 {
-  int i;
+  static const char *const valued[] = {
+      "-o",           "--seed",       "--model",     "--cluster",
+      "--trace",      "--gantt",      "--reserve-gb", "--cost-model",
+      "--allreduce",  "--network",    NULL};
+  int i, k, ret;
   memset(o, 0, sizeof *o);
   o->seed = 1;
+  o->gantt = 100;
+  pp_cost_params_init(&o->cp);
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
+    for (k = 0; valued[k] && strcmp(a, valued[k]); k++)
+      ;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       fputs(usage_text, stdout);
       exit(0);
@@ -86,20 +168,11 @@ static int parse(int argc, char **argv, struct opts *o)
       o->chain = 2;
     else if (!strcmp(a, "--list"))
       o->list = 1;
-    else if (!strcmp(a, "-o") || !strcmp(a, "--seed")) {
+    else if (valued[k]) {
       if (i + 1 >= argc)
         return usage_error("%s needs a value", a);
-      if (a[1] == 'o')
-        o->out = argv[++i];
-      else {
-        char *end;
-        const char *v = argv[++i];
-        errno = 0;
-        o->seed = strtoull(v, &end, 10);
-        if (end == v || *end || errno || *v == '-')
-          return usage_error("--seed needs a non-negative integer, not '%s'",
-                             v);
-      }
+      if ((ret = parse_value(o, a, argv[++i])))
+        return ret;
     } else if (a[0] == '-' && a[1])
       return usage_error("unknown option '%s'", a);
     else if (!o->cmd)
@@ -175,6 +248,98 @@ static int cmd_topo(pp_ctx *ctx, const struct opts *o)
     rc = pp_cluster_write(ctx, c, o->out, NULL);
   pp_cluster_destroy(c);
   return rc ? fail(ctx, rc) : 0;
+}
+
+/* Load the model, the cluster and the plan that evaluate and simulate
+** need. */
+static int load_plan(pp_ctx *ctx, const struct opts *o, pp_model **m,
+                     pp_cluster **c, pp_plan **p)
+{
+  pp_status rc;
+  *m = NULL;
+  *c = NULL;
+  *p = NULL;
+  if (!o->spec)
+    return usage_error("%s needs a PLAN file", o->cmd);
+  if (!o->model || !o->cluster)
+    return usage_error("%s needs --model M and --cluster C", o->cmd);
+  if ((rc = pp_model_load(ctx, o->model, m)) ||
+      (rc = pp_cluster_load(ctx, o->cluster, c)) ||
+      (rc = pp_plan_load(ctx, o->spec, *m, *c, p))) {
+    pp_model_destroy(*m);
+    pp_cluster_destroy(*c);
+    *m = NULL;
+    *c = NULL;
+    return fail(ctx, rc);
+  }
+  return 0;
+}
+
+static int cmd_evaluate(pp_ctx *ctx, const struct opts *o)
+{
+  pp_model *m;
+  pp_cluster *c;
+  pp_plan *p;
+  pp_eval *e = NULL;
+  pp_eval_summary s;
+  pp_status rc;
+  int ret;
+
+  if ((ret = load_plan(ctx, o, &m, &c, &p)))
+    return ret;
+  rc = pp_evaluate(ctx, p, m, c, &o->cp, &e);
+  if (rc == PP_OK)
+    rc = pp_eval_write(ctx, e, o->json, stdout);
+  if (rc == PP_OK && o->out)
+    rc = pp_plan_write(ctx, p, o->out, NULL);
+  ret = rc ? fail(ctx, rc) : 0;
+  if (!rc) {
+    pp_eval_get_summary(e, &s);
+    if (!s.fits)
+      ret = 3;
+  }
+  pp_eval_destroy(e);
+  pp_plan_destroy(p);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  return ret;
+}
+
+static int cmd_simulate(pp_ctx *ctx, const struct opts *o)
+{
+  pp_model *m;
+  pp_cluster *c;
+  pp_plan *p;
+  pp_sim *s = NULL;
+  pp_sim_summary sum;
+  pp_cost_params cp = o->cp;
+  pp_status rc;
+  int ret;
+
+  if (o->cp.kind != PP_COST_PARPLAN)
+    return usage_error("%s", "the simulator uses parplan's cost model; "
+                             "--cost-model amp is for evaluate");
+  if ((ret = load_plan(ctx, o, &m, &c, &p)))
+    return ret;
+  cp.record = 1;
+  rc = pp_simulate(ctx, p, m, c, &cp, &s);
+  if (rc == PP_OK)
+    rc = pp_sim_write(ctx, s, o->json, o->json ? 0 : o->gantt, stdout);
+  if (rc == PP_OK && o->trace)
+    rc = pp_sim_write_trace(ctx, s, o->trace, NULL);
+  if (rc == PP_OK && o->out)
+    rc = pp_plan_write(ctx, p, o->out, NULL);
+  ret = rc ? fail(ctx, rc) : 0;
+  if (!rc) {
+    pp_sim_get_summary(s, &sum);
+    if (!sum.fits)
+      ret = 3;
+  }
+  pp_sim_destroy(s);
+  pp_plan_destroy(p);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  return ret;
 }
 
 /* The default job: describe the default model and cluster and how the
@@ -253,6 +418,10 @@ int main(int argc, char **argv)
     ret = cmd_model(ctx, &o);
   else if (!strcmp(o.cmd, "topo"))
     ret = cmd_topo(ctx, &o);
+  else if (!strcmp(o.cmd, "evaluate"))
+    ret = cmd_evaluate(ctx, &o);
+  else if (!strcmp(o.cmd, "simulate"))
+    ret = cmd_simulate(ctx, &o);
   else
     ret = usage_error("unknown command '%s'", o.cmd);
   pp_ctx_destroy(ctx);
