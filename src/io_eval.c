@@ -135,7 +135,7 @@ static void write_text(FILE *f, const struct ppi_eval_view *v)
           s->iteration_ms, v->kind == PP_COST_AMP ? "AMP's" : "parplan",
           s->throughput);
   if (s->lower_bound_ms > 0)
-    fprintf(f, "  lower bound %.3f ms: the plan is within %.1f%% of it\n",
+    fprintf(f, "  lower bound %.3f ms: the estimate is %.1f%% above it\n",
             s->lower_bound_ms,
             100 * (s->iteration_ms / s->lower_bound_ms - 1));
   fprintf(f,

@@ -82,8 +82,8 @@ static void json_summary(FILE *f, const struct pp_sim *s)
 
 /* A text Gantt chart: one row per used device, one column per slice of
 ** the iteration; a column shows what its device computed longest in it:
-** F/f forward, B/b backward (the case alternates with the micro-batch so
-** that neighbours stay apart), r recompute, U update, '~' a transfer
+** F/f forward, B/b backward (the case alternates between consecutive
+** tasks so that neighbours stay apart), r recompute, U update, '~' a transfer
 ** leaving the device, '.' idle. */
 static void gantt(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
 {
@@ -113,12 +113,16 @@ static void gantt(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
       continue;
     memset(occ, 0, (size_t)cols * 8 * sizeof *occ);
     memset(line, '.', (size_t)cols);
+    int64_t nf = 0, nb = 0;
     for (i = 0; i < s->nev; i++) {
       const pp_sim_event *e = &s->ev[i];
-      int slot = e->kind <= PP_TASK_BWD && (e->micro_batch & 1) ? 7 : e->kind;
-      int c0, c1;
+      int slot = e->kind, c0, c1;
       if (e->device != d || e->end_ms <= e->start_ms)
         continue;
+      /* alternate the case between consecutive tasks of a kind */
+      if ((e->kind == PP_TASK_FWD && (nf++ & 1)) ||
+          (e->kind == PP_TASK_BWD && (nb++ & 1)))
+        slot = 7;
       c0 = (int)(e->start_ms / w);
       c1 = (int)(e->end_ms / w);
       if (c1 >= cols)
@@ -150,7 +154,7 @@ static void gantt(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
     fprintf(f, "%-12.12s|%s|\n", s->dev_name[d], line);
   }
   fprintf(f, "%-12s 0%*s%.1f ms\n", "", cols - 1, "", T);
-  fputs("F/f forward, B/b backward (case alternates per micro-batch), r "
+  fputs("F/f forward, B/b backward (the case alternates between tasks), r "
         "recompute,\nU update, ~ transfer out, . idle\n",
         f);
   ppi_free(ctx, occ, (size_t)cols * 8 * sizeof *occ);
@@ -201,9 +205,13 @@ static void text(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
     fprintf(f, "\ncritical path (%lld tasks):", (long long)s->ncrit);
     for (i = 0; i < s->ncrit && shown < 24; i++, shown++) {
       const pp_sim_event *e = &s->ev[s->crit[i]];
-      fprintf(f, "%s%s s%d mb%lld @%s", i ? " ->" : " ",
-              pp_task_kind_name(e->kind), (int)e->stage,
-              (long long)e->micro_batch, s->dev_name[e->device]);
+      fprintf(f, "%s%s s%d", i ? " -> " : " ", pp_task_kind_name(e->kind),
+              (int)e->stage);
+      if (e->kind == PP_TASK_ALLREDUCE)
+        fprintf(f, " step %lld", (long long)e->micro_batch);
+      else if (e->kind != PP_TASK_UPDATE)
+        fprintf(f, " mb%lld", (long long)e->micro_batch);
+      fprintf(f, " @%s", s->dev_name[e->device]);
     }
     fputs(s->ncrit > shown ? " -> ...\n" : "\n", f);
   }

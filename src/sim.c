@@ -22,9 +22,12 @@
 ** channel at the pair's bandwidth (transfers between other pairs never
 ** interfere).  PP_NET_LINKS routes every transfer over the cluster's
 ** physical links (sim_route.c) and shares them fluidly: a transfer runs
-** at min(B(i, j), min over its links of bandwidth / transfers on it),
-** rates recomputed at every start and end; without a link graph every
-** directed pair is one link shared by its transfers.  Both add the
+** at min over its links of (bandwidth / transfers on it), scaled by
+** B(i, j) / its narrowest link (1 for widest-path routing, 1 / hops for
+** hop routing, whose matrix divides by the hops), so that alone it
+** matches the channel model and n transfers on one path share B(i, j);
+** rates are recomputed at every start and end.  Without a link graph
+** every directed pair is one link shared by its transfers.  Both add the
 ** latency once per transfer.
 **
 ** Memory: a forward allocates the activations its stage keeps (its
@@ -64,6 +67,7 @@ struct xfer {
   int64_t idx;             /* act/grad: micro-batch slot; ring: step */
   int64_t pred, rec, next;
   double remaining, last, rate;
+  double scale; /* B(src, dst) / the route's narrowest link */
   int32_t ver, res_off, nres;
   int32_t active_pos;
 };
@@ -136,7 +140,11 @@ struct run {
   struct ppi_i64map vmap;
   struct ppi_vec vres_bw; /* double: virtual resources' bandwidth */
   int32_t nres_links;
-  int32_t *rescount; /* per resource, active transfers */
+  struct resstate {
+    int32_t n;     /* active transfers on the resource */
+    int64_t stamp; /* the rates() call that last touched it */
+  } *rescount;
+  int64_t stampno;
   int32_t rescap;
   struct ppi_vec active; /* int64 transfer ids */
 
@@ -262,7 +270,7 @@ static pp_status mem_change(struct run *r, int32_t d, double delta)
 
 static pp_status deliver(struct run *r, int64_t x);
 static pp_status try_start(struct run *r, int32_t q);
-static pp_status rates(struct run *r);
+static pp_status rates(struct run *r, int64_t changed);
 
 static pp_status chan_start(struct run *r, int32_t c)
 {
@@ -315,14 +323,14 @@ static pp_status link_activate(struct run *r, int64_t id)
   x->rate = 0;
   x->active_pos = (int32_t)r->active.n;
   for (i = 0; i < x->nres; i++)
-    r->rescount[PPI_VEC_AT(&r->res, int32_t, x->res_off + i)]++;
+    r->rescount[PPI_VEC_AT(&r->res, int32_t, x->res_off + i)].n++;
   if ((rc = ppi_vec_push(r->ctx, &r->active, &id)))
     return rc;
   if ((rc = rec(r, kd, s, -1, x->idx, x->src, x->dst, r->now, r->now,
                 x->bytes, x->pred, &out)))
     return rc;
   PPI_VEC_AT(&r->xf, struct xfer, id).rec = out;
-  return rates(r);
+  return rates(r, id);
 }
 
 static double res_bw(const struct run *r, int32_t res)
@@ -332,25 +340,39 @@ static double res_bw(const struct run *r, int32_t res)
   return PPI_VEC_AT(&r->vres_bw, double, res - r->nres_links);
 }
 
-static pp_status rates(struct run *r)
+/* Transfer `changed' started or ended: new rates for the transfers that
+** share a resource with it (the others keep theirs). */
+static pp_status rates(struct run *r, int64_t changed)
 {
+  const struct xfer *cx = &PPI_VEC_AT(&r->xf, struct xfer, changed);
   size_t i;
+  int32_t j;
   pp_status rc;
+  r->stampno++;
+  for (j = 0; j < cx->nres; j++)
+    r->rescount[PPI_VEC_AT(&r->res, int32_t, cx->res_off + j)].stamp =
+        r->stampno;
   for (i = 0; i < r->active.n; i++) {
     int64_t id = PPI_VEC_AT(&r->active, int64_t, i);
     struct xfer *x = &PPI_VEC_AT(&r->xf, struct xfer, id);
-    double rate = pp_cluster_bandwidth(r->k->c, x->src, x->dst);
-    int32_t j;
+    double rate = INFINITY;
+    bool touched = false;
+    for (j = 0; j < x->nres && !touched; j++)
+      touched = r->rescount[PPI_VEC_AT(&r->res, int32_t, x->res_off + j)]
+                    .stamp == r->stampno;
+    if (!touched)
+      continue;
     x->remaining -= x->rate * 1e6 * (r->now - x->last);
     if (x->remaining < 0)
       x->remaining = 0;
     x->last = r->now;
     for (j = 0; j < x->nres; j++) {
       int32_t res = PPI_VEC_AT(&r->res, int32_t, x->res_off + j);
-      double share = res_bw(r, res) / r->rescount[res];
+      double share = res_bw(r, res) / r->rescount[res].n;
       if (share < rate)
         rate = share;
     }
+    rate *= x->scale;
     x->rate = rate;
     x->ver++;
     if ((rc = push(r, r->now + x->remaining / (rate * 1e6), EV_FLOW, id,
@@ -383,7 +405,7 @@ static pp_status route_of(struct run *r, struct xfer *x)
   for (i = 0; i < n; i++) {
     if (buf[i] >= r->rescap) {
       int32_t cap = r->rescap * 2 > buf[i] + 1 ? r->rescap * 2 : buf[i] + 64;
-      int32_t *nc = ppi_raw_realloc(ppi_ctx_alloc(r->ctx), r->rescount,
+      struct resstate *nc = ppi_raw_realloc(ppi_ctx_alloc(r->ctx), r->rescount,
                                     (size_t)r->rescap * sizeof *nc,
                                     (size_t)cap * sizeof *nc);
       if (!nc)
@@ -396,6 +418,12 @@ static pp_status route_of(struct run *r, struct xfer *x)
       return rc;
   }
   x->nres = n;
+  {
+    double narrow = INFINITY;
+    for (i = 0; i < n; i++)
+      narrow = fmin(narrow, res_bw(r, buf[i]));
+    x->scale = pp_cluster_bandwidth(r->k->c, x->src, x->dst) / narrow;
+  }
   return PP_OK;
 }
 
@@ -501,6 +529,31 @@ static int32_t rep_dev(const struct run *r, int32_t q, int32_t t)
   return r->k->p->dev[(size_t)q * r->tp + t];
 }
 
+/* Record a compute task of replica q: the event of tp rank 0 (the one
+** the critical path links), then a copy on every other rank's device so
+** that traces and charts show all of them busy. */
+static pp_status rec_group(struct run *r, pp_task_kind kind, int32_t q,
+                           int64_t mb, double t0, double t1, int64_t pred,
+                           int64_t *out)
+{
+  int32_t s = r->rs[q], rr = q - r->k->p->rep_off[s], t;
+  int64_t none = -1;
+  pp_status rc;
+  if ((rc = rec(r, kind, s, rr, mb, rep_dev(r, q, 0), -1, t0, t1, 0, pred,
+                out)))
+    return rc;
+  if (!r->record)
+    return PP_OK;
+  for (t = 1; t < r->tp; t++) {
+    pp_sim_event e = PPI_VEC_AT(&r->ev, pp_sim_event, *out);
+    e.device = rep_dev(r, q, t);
+    if ((rc = ppi_vec_push(r->ctx, &r->ev, &e)) ||
+        (rc = ppi_vec_push(r->ctx, &r->pred, &none)))
+      return rc;
+  }
+  return PP_OK;
+}
+
 static pp_status try_start(struct run *r, int32_t q)
 {
   int32_t s = r->rs[q], t, kind;
@@ -548,9 +601,9 @@ static pp_status try_start(struct run *r, int32_t q)
       for (t = 0; t < r->tp; t++)
         if ((rc = mem_change(r, rep_dev(r, q, t), r->k->peak_extra[s])))
           return rc;
-      if ((rc = rec(r, PP_TASK_RECOMPUTE, s, rr,
-                    rr + j * ppi_cost_nrep(r->k, s), rep_dev(r, q, 0), -1,
-                    r->now, r->now + r->k->rc[q], 0, pred, &out)))
+      if ((rc = rec_group(r, PP_TASK_RECOMPUTE, q,
+                          rr + j * ppi_cost_nrep(r->k, s), r->now,
+                          r->now + r->k->rc[q], pred, &out)))
         return rc;
       pred = out >= 0 ? out : pred;
     }
@@ -560,8 +613,8 @@ static pp_status try_start(struct run *r, int32_t q)
   {
     double t0 = kind == PP_TASK_BWD ? r->now + r->k->rc[q] : r->now;
     int64_t mb = kind == PP_TASK_UPDATE ? -1 : rr + j * ppi_cost_nrep(r->k, s);
-    if ((rc = rec(r, (pp_task_kind)kind, s, rr, mb, rep_dev(r, q, 0), -1, t0,
-                  r->now + dur, 0, pred, &out)))
+    if ((rc = rec_group(r, (pp_task_kind)kind, q, mb, t0, r->now + dur, pred,
+                        &out)))
       return rc;
     r->run_rec[q] = out;
   }
@@ -940,7 +993,7 @@ static pp_status run_loop(struct run *r)
       if (x->ver != e.ver)
         continue; /* rescheduled since */
       for (i = 0; i < x->nres; i++)
-        r->rescount[PPI_VEC_AT(&r->res, int32_t, x->res_off + i)]--;
+        r->rescount[PPI_VEC_AT(&r->res, int32_t, x->res_off + i)].n--;
       r->comm_ms[x->src] += r->now - (x->rec >= 0 && r->record
                                           ? PPI_VEC_AT(&r->ev, pp_sim_event,
                                                        x->rec)
@@ -953,7 +1006,7 @@ static pp_status run_loop(struct run *r)
       PPI_VEC_AT(&r->xf, struct xfer, last).active_pos = x->active_pos;
       r->active.n--;
       x->active_pos = -1;
-      if ((rc = deliver(r, e.id)) || (rc = rates(r)))
+      if ((rc = deliver(r, e.id)) || (rc = rates(r, e.id)))
         return rc;
     }
   }
