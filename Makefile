@@ -12,7 +12,8 @@ test-fast:
 bench:
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPARPLAN_TESTS=OFF >/dev/null
 	cmake --build build -j >/dev/null
-	./build/bench_load
+	./build/bench/bench_load
+	./build/bench/bench_sim
 format:
 	clang-format -i src/*.c src/*.h include/*.h tools/*.c tests/*.c tests/*.h bench/*.c
 clean:
