@@ -85,7 +85,8 @@ static void json_summary(FILE *f, const struct pp_sim *s)
 ** F/f forward, B/b backward (the case alternates between consecutive
 ** tasks so that neighbours stay apart), r recompute, U update, '~' a transfer
 ** leaving the device, '.' idle. */
-static void gantt(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
+static pp_status gantt(pp_ctx *ctx, FILE *f, const struct pp_sim *s,
+                       int cols)
 {
   double T = s->sum.iteration_ms, w;
   int32_t d, nused = 0;
@@ -97,13 +98,13 @@ static void gantt(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
   for (d = 0; d < s->ndev; d++)
     nused += s->dev[d].used;
   if (nused > GANTT_MAX_DEVICES || T <= 0 || cols < 10)
-    return;
+    return PP_OK;
   occ = ppi_calloc(ctx, (size_t)cols * 8, sizeof *occ);
   line = ppi_calloc(ctx, (size_t)cols + 1, 1);
   if (!occ || !line) {
     ppi_free(ctx, occ, (size_t)cols * 8 * sizeof *occ);
     ppi_free(ctx, line, (size_t)cols + 1);
-    return;
+    return PP_ENOMEM;
   }
   w = T / cols;
   fprintf(f, "\n%-12s|%*s|\n", "time", cols, "");
@@ -159,9 +160,10 @@ static void gantt(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
         f);
   ppi_free(ctx, occ, (size_t)cols * 8 * sizeof *occ);
   ppi_free(ctx, line, (size_t)cols + 1);
+  return PP_OK;
 }
 
-static void text(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
+static pp_status text(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
 {
   const pp_sim_summary *x = &s->sum;
   int32_t d;
@@ -215,20 +217,20 @@ static void text(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
     }
     fputs(s->ncrit > shown ? " -> ...\n" : "\n", f);
   }
-  if (cols > 0)
-    gantt(ctx, f, s, cols);
+  return cols > 0 ? gantt(ctx, f, s, cols) : PP_OK;
 }
 
 pp_status pp_sim_write(pp_ctx *ctx, const pp_sim *s, int json, int gantt_cols,
                        FILE *f)
 {
+  pp_status rc;
   if (!ctx || !s || !f)
     return ctx ? ppi_fail(ctx, PP_EINVAL, "pp_sim_write: NULL argument")
                : PP_EINVAL;
   if (json)
     json_summary(f, s);
-  else
-    text(ctx, f, s, gantt_cols);
+  else if ((rc = text(ctx, f, s, gantt_cols)))
+    return rc;
   if (ferror(f))
     return ppi_fail(ctx, PP_EIO, "writing the simulation failed");
   return PP_OK;

@@ -423,6 +423,83 @@ static void test_describe(void **state)
   pp_ctx_destroy(ctx);
 }
 
+/* Evaluating and simulating an already-loaded plan: every output too. */
+struct sim_arg {
+  const pp_model *m;
+  const pp_cluster *c;
+  const pp_plan *p;
+  FILE *f;
+};
+
+static pp_status op_simulate(pp_ctx *ctx, const void *arg)
+{
+  const struct sim_arg *a = arg;
+  pp_cost_params cp;
+  pp_status rc = PP_OK;
+  int net;
+  pp_eval *e = (pp_eval *)&e;
+
+  pp_cost_params_init(&cp);
+  rc = pp_evaluate(ctx, a->p, a->m, a->c, &cp, &e);
+  if (rc != PP_OK) {
+    assert_null(e);
+    return rc;
+  }
+  rewind(a->f);
+  rc = pp_eval_write(ctx, e, 1, a->f);
+  pp_eval_destroy(e);
+  for (net = 0; net < 2 && rc == PP_OK; net++) {
+    pp_sim *s = (pp_sim *)&s;
+    cp.network = net ? PP_NET_LINKS : PP_NET_CHANNELS;
+    rc = pp_simulate(ctx, a->p, a->m, a->c, &cp, &s);
+    if (rc != PP_OK) {
+      assert_null(s);
+      break;
+    }
+    rewind(a->f);
+    if ((rc = pp_sim_write(ctx, s, 0, 60, a->f)) == PP_OK)
+      rc = pp_sim_write_trace(ctx, s, NULL, a->f);
+    pp_sim_destroy(s);
+  }
+  return rc;
+}
+
+static void sim_case(const char *model, const char *cluster, const char *plan)
+{
+  pp_ctx *ctx;
+  struct sim_arg a;
+  pp_model *m;
+  pp_cluster *c;
+  pp_plan *p;
+  char label[256];
+  assert_int_equal(pp_ctx_create(NULL, &ctx), PP_OK);
+  assert_int_equal(pp_model_load(ctx, model, &m), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, cluster, &c), PP_OK);
+  assert_int_equal(pp_plan_load(ctx, tu_path(plan), m, c, &p), PP_OK);
+  a.m = m;
+  a.c = c;
+  a.p = p;
+  a.f = tmpfile();
+  assert_non_null(a.f);
+  snprintf(label, sizeof label, "simulate %s", plan);
+  sweep_all(label, op_simulate, &a);
+  fclose(a.f);
+  pp_plan_destroy(p);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+}
+
+static void test_simulate(void **state)
+{
+  (void)state;
+  char mp[4096], cp[4096];
+  snprintf(mp, sizeof mp, "%s", tu_path("examples/model-dag.json"));
+  snprintf(cp, sizeof cp, "%s", tu_path("examples/cluster-links.json"));
+  sim_case(mp, cp, "examples/plan-dag-special.json");
+  sim_case("gpt2-amp", "amp-het-cluster", "examples/plan-gpt2-amp.json");
+}
+
 /* Objects made under a failing allocator and destroyed after their
 ** context: they keep the hook, not the context. */
 static void test_outlive_ctx(void **state)
@@ -491,6 +568,7 @@ int main(void)
       cmocka_unit_test(test_pipedream),
       cmocka_unit_test(test_describe),
       cmocka_unit_test(test_outlive_ctx),
+      cmocka_unit_test(test_simulate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
