@@ -80,8 +80,8 @@ static pp_plan *make_plan(pp_ctx *ctx, int32_t nop, int32_t S, int32_t R,
 }
 
 static void bench_sim(pp_ctx *ctx, const char *label, const pp_model *m,
-                      const pp_cluster *c, const pp_plan *p,
-                      pp_sim_network net, int runs)
+                      const pp_cluster *c, const pp_plan *p, pp_sim_network net,
+                      int runs)
 {
   double t[2][16], sim_ms = 0, ana_ms = 0;
   int64_t ntask = 0;

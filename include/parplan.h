@@ -470,7 +470,6 @@ pp_status pp_cluster_bw_classes(pp_ctx *ctx, const pp_cluster *c,
 pp_status pp_cluster_describe(pp_ctx *ctx, const pp_cluster *c, int json,
                               FILE *f);
 
-
 /* ====================================================================
 ** Plan: how one model is trained on one cluster.  Stages are lists of
 ** operators; every stage has one or more replicas, and every replica
@@ -483,9 +482,9 @@ typedef struct pp_plan pp_plan;
 typedef struct pp_plan_builder pp_plan_builder;
 
 typedef enum pp_schedule {
-  PP_SCHED_GPIPE = 0,     /* all forwards, then all backwards */
-  PP_SCHED_1F1B = 1,      /* PipeDream-flush / DAPPLE */
-  PP_SCHED_1F1B_STAR = 2  /* MadPipe's minimum-memory 1F1B* (paper 003 4.1) */
+  PP_SCHED_GPIPE = 0,    /* all forwards, then all backwards */
+  PP_SCHED_1F1B = 1,     /* PipeDream-flush / DAPPLE */
+  PP_SCHED_1F1B_STAR = 2 /* MadPipe's minimum-memory 1F1B* (paper 003 4.1) */
 } pp_schedule;
 
 typedef enum pp_optimizer {
@@ -506,16 +505,16 @@ pp_status pp_optimizer_parse(const char *name, pp_optimizer *out);
 double pp_optimizer_factor(pp_optimizer o);
 
 typedef struct pp_plan_params {
-  int64_t global_batch;  /* samples per iteration; required, > 0 */
-  int32_t micro_batch;   /* samples per micro-batch; default 1 */
-  int32_t tp;            /* tensor-parallel degree; default 1 */
-  pp_schedule schedule;  /* default PP_SCHED_1F1B */
-  int recompute;         /* activation recomputation; default 0 */
-  pp_optimizer optimizer;/* default PP_OPT_ADAM_MIXED */
-  double period_ms;      /* 1F1B*'s target period; 0 (default): the
-                            period of the plan's bottleneck resource */
-  int32_t micro_batches; /* optional (0): when given, must equal
-                            global_batch / (micro_batch * R_s) */
+  int64_t global_batch;   /* samples per iteration; required, > 0 */
+  int32_t micro_batch;    /* samples per micro-batch; default 1 */
+  int32_t tp;             /* tensor-parallel degree; default 1 */
+  pp_schedule schedule;   /* default PP_SCHED_1F1B */
+  int recompute;          /* activation recomputation; default 0 */
+  pp_optimizer optimizer; /* default PP_OPT_ADAM_MIXED */
+  double period_ms;       /* 1F1B*'s target period; 0 (default): the
+                             period of the plan's bottleneck resource */
+  int32_t micro_batches;  /* optional (0): when given, must equal
+                             global_batch / (micro_batch * R_s) */
 } pp_plan_params;
 void pp_plan_params_init(pp_plan_params *p);
 
@@ -626,27 +625,27 @@ typedef struct pp_eval_summary {
 pp_status pp_eval_get_summary(const pp_eval *e, pp_eval_summary *out);
 
 typedef struct pp_stage_cost {
-  double compute_ms;   /* one micro-batch on the slowest replica:
-                          fwd + bwd (+ fwd again with recomputation) */
+  double compute_ms; /* one micro-batch on the slowest replica:
+                        fwd + bwd (+ fwd again with recomputation) */
   double fwd_ms, bwd_ms, recompute_ms; /* of that replica */
-  int32_t straggler;   /* that replica */
+  int32_t straggler;                   /* that replica */
   double send_ms;      /* activations to later stages, per micro-batch */
   double recv_ms;      /* gradients back to earlier stages, per mb */
   double allreduce_ms; /* its gradient allreduce (0 with one replica) */
   int hierarchical;    /* 1 when the allreduce is the hierarchical one */
   double update_ms;
-  double param_bytes;  /* per tensor-parallel rank, tied counted once */
+  double param_bytes;    /* per tensor-parallel rank, tied counted once */
   int64_t micro_batches; /* per replica per iteration */
-  int32_t in_flight;   /* micro-batches whose activations it keeps */
-  int32_t group;       /* 1F1B* group (1 = holds the last stage), else 0 */
+  int32_t in_flight;     /* micro-batches whose activations it keeps */
+  int32_t group;         /* 1F1B* group (1 = holds the last stage), else 0 */
 } pp_stage_cost;
 pp_status pp_eval_stage(const pp_eval *e, int32_t s, pp_stage_cost *out);
 
 typedef struct pp_device_memory {
-  int used;              /* 0: the plan does not use the device */
-  double model_bytes;    /* parameters x the optimizer's factor */
+  int used;                /* 0: the plan does not use the device */
+  double model_bytes;      /* parameters x the optimizer's factor */
   double activation_bytes; /* in-flight activations at the peak */
-  double buffer_bytes;   /* send/receive buffers */
+  double buffer_bytes;     /* send/receive buffers */
   double reserve_bytes;
   double total_bytes;
   int64_t capacity_bytes;
@@ -701,10 +700,10 @@ void pp_sim_destroy(pp_sim *s);
 typedef struct pp_sim_summary {
   double iteration_ms;
   double lower_bound_ms;
-  int64_t nevents;     /* tasks simulated */
-  int fits;            /* every device's peak within its capacity */
+  int64_t nevents; /* tasks simulated */
+  int fits;        /* every device's peak within its capacity */
   int32_t worst_device;
-  double analytic_ms;  /* pp_evaluate's estimate of the same plan */
+  double analytic_ms; /* pp_evaluate's estimate of the same plan */
 } pp_sim_summary;
 pp_status pp_sim_get_summary(const pp_sim *s, pp_sim_summary *out);
 
@@ -725,7 +724,7 @@ typedef struct pp_sim_event {
   int64_t micro_batch;    /* global index; ring step for allreduce */
   int32_t device, peer;   /* peer: the receiving device of a transfer */
   double start_ms, end_ms;
-  double bytes;           /* transfers */
+  double bytes; /* transfers */
 } pp_sim_event;
 /** \brief Recorded events (PP_TASK_* of every device), in start order. */
 int64_t pp_sim_nevent(const pp_sim *s);

@@ -65,8 +65,8 @@ PP_INTERNAL pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k,
 PP_INTERNAL void ppi_cost_free(pp_ctx *ctx, struct ppi_cost *k);
 
 /* Transfer time of the bytes of one tp rank over devices i -> j. */
-PP_INTERNAL double ppi_cost_comm(const struct ppi_cost *k, int32_t i,
-                                 int32_t j, double bytes);
+PP_INTERNAL double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
+                                 double bytes);
 /* The device of tp rank t of replica r of stage s. */
 static inline int32_t ppi_cost_dev(const struct ppi_cost *k, int32_t s,
                                    int32_t r, int32_t t)

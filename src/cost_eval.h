@@ -23,7 +23,7 @@ struct ppi_eval_view {
   const pp_eval_summary *sum;
 };
 
-PP_INTERNAL const struct ppi_eval_view *
-ppi_eval_view(const pp_eval *e, struct ppi_eval_view *v);
+PP_INTERNAL const struct ppi_eval_view *ppi_eval_view(const pp_eval *e,
+                                                      struct ppi_eval_view *v);
 
 #endif /* PP_COST_EVAL_H */

@@ -15,7 +15,10 @@ static uint32_t hash64(int64_t k, uint32_t mask)
   return (uint32_t)(x >> 32) & mask;
 }
 
-void ppi_i64map_init(struct ppi_i64map *m) { memset(m, 0, sizeof *m); }
+void ppi_i64map_init(struct ppi_i64map *m)
+{
+  memset(m, 0, sizeof *m);
+}
 
 int32_t ppi_i64map_get(const struct ppi_i64map *m, int64_t key)
 {
@@ -41,7 +44,8 @@ static pp_status grow(pp_ctx *ctx, struct ppi_i64map *m)
   memset(keys, 0xff, cap * sizeof *keys); /* -1: empty */
   for (i = 0; i < m->cap; i++)
     if (m->keys[i] >= 0) {
-      for (j = hash64(m->keys[i], cap - 1); keys[j] >= 0; j = (j + 1) & (cap - 1))
+      for (j = hash64(m->keys[i], cap - 1); keys[j] >= 0;
+           j = (j + 1) & (cap - 1))
         ;
       keys[j] = m->keys[i];
       vals[j] = m->vals[i];

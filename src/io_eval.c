@@ -3,6 +3,7 @@
 ** Writing an analytic estimate: the text report of `parplan evaluate`
 ** and its JSON (docs/FORMATS.md, "evaluate --json").
 */
+#include "cost.h"
 #include "cost_eval.h"
 
 #include <math.h>
@@ -51,9 +52,8 @@ static void write_json(FILE *f, const struct ppi_eval_view *v)
   fputs(", \"lower_bound_ms\": ", f);
   ppi_json_num(f, s->lower_bound_ms);
   fputs(", \"gap\": ", f);
-  ppi_json_num(f, s->lower_bound_ms > 0
-                      ? s->iteration_ms / s->lower_bound_ms - 1
-                      : NAN);
+  ppi_json_num(
+      f, s->lower_bound_ms > 0 ? s->iteration_ms / s->lower_bound_ms - 1 : NAN);
   fprintf(f, ", \"fits\": %s, \"throughput\": ", s->fits ? "true" : "false");
   ppi_json_num(f, s->throughput);
   fputs(",\n \"breakdown\": {\"steady_ms\": ", f);
@@ -97,7 +97,8 @@ static void write_json(FILE *f, const struct ppi_eval_view *v)
       const pp_device_memory *x = &v->mem[i];
       if (!x->used)
         continue;
-      fprintf(f, "%s{\"device\": %d, \"model_bytes\": ", first ? "\n  " : ",\n  ",
+      fprintf(f,
+              "%s{\"device\": %d, \"model_bytes\": ", first ? "\n  " : ",\n  ",
               (int)i);
       first = 0;
       ppi_json_num(f, x->model_bytes);
@@ -136,8 +137,7 @@ static void write_text(FILE *f, const struct ppi_eval_view *v)
           s->throughput);
   if (s->lower_bound_ms > 0)
     fprintf(f, "  lower bound %.3f ms: the estimate is %.1f%% above it\n",
-            s->lower_bound_ms,
-            100 * (s->iteration_ms / s->lower_bound_ms - 1));
+            s->lower_bound_ms, 100 * (s->iteration_ms / s->lower_bound_ms - 1));
   fprintf(f,
           "  = steady %.3f + fill %.3f (of which transfers %.3f) + allreduce "
           "%.3f + update %.3f ms",
@@ -160,6 +160,25 @@ static void write_text(FILE *f, const struct ppi_eval_view *v)
             (long long)x->micro_batches, (int)x->in_flight, x->compute_ms,
             x->send_ms, x->allreduce_ms, x->hierarchical ? "h" : " ", a);
   }
+  {
+    /* The order every replica of a stage runs (local micro-batch indices:
+    ** replica r runs global r + i R_s), up to 32 tasks. */
+    enum { SHOW = 32 };
+    pp_sched_op ops[SHOW];
+    fputs("\norder of each replica (F forward, B backward; local "
+          "micro-batches):\n",
+          f);
+    for (i = 0; i < v->S; i++) {
+      int64_t n = 2 * v->st[i].micro_batches, j;
+      ppi_sched_order(v->sched, v->st[i].micro_batches, v->st[i].in_flight, ops,
+                      SHOW);
+      fprintf(f, "%5d ", (int)i);
+      for (j = 0; j < n && j < SHOW; j++)
+        fprintf(f, " %c%d", ops[j].kind == PP_TASK_FWD ? 'F' : 'B',
+                (int)ops[j].micro_batch);
+      fputs(n > SHOW ? " ...\n" : "\n", f);
+    }
+  }
   fputs("\ndevice            memory / capacity      model  activations  "
         "buffers\n",
         f);
@@ -181,11 +200,11 @@ static void write_text(FILE *f, const struct ppi_eval_view *v)
     const pp_device_memory *x = &v->mem[s->worst_device];
     ppi_fmt_bytes(a, sizeof a, x->total_bytes);
     ppi_fmt_bytes(b, sizeof b, (double)x->capacity_bytes);
-    fprintf(f, "\nthe plan does not fit: device %d ('%s') needs %s and has %s\n",
+    fprintf(f,
+            "\nthe plan does not fit: device %d ('%s') needs %s and has %s\n",
             (int)s->worst_device, v->dev_name[s->worst_device], a, b);
   }
 }
-
 
 pp_status pp_eval_write(pp_ctx *ctx, const pp_eval *e, int json, FILE *f)
 {

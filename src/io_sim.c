@@ -68,8 +68,9 @@ static void json_summary(FILE *f, const struct pp_sim *s)
   fputs("],\n \"critical_path\": [", f);
   for (i = 0; i < s->ncrit; i++) {
     const pp_sim_event *e = &s->ev[s->crit[i]];
-    fprintf(f, "%s{\"kind\": \"%s\", \"stage\": %d, \"micro_batch\": %lld, "
-               "\"device\": %d, \"start_ms\": ",
+    fprintf(f,
+            "%s{\"kind\": \"%s\", \"stage\": %d, \"micro_batch\": %lld, "
+            "\"device\": %d, \"start_ms\": ",
             i ? ",\n  " : "\n  ", pp_task_kind_name(e->kind), (int)e->stage,
             (long long)e->micro_batch, (int)e->device);
     ppi_json_num(f, e->start_ms);
@@ -85,8 +86,7 @@ static void json_summary(FILE *f, const struct pp_sim *s)
 ** F/f forward, B/b backward (the case alternates between consecutive
 ** tasks so that neighbours stay apart), r recompute, U update, '~' a transfer
 ** leaving the device, '.' idle. */
-static pp_status gantt(pp_ctx *ctx, FILE *f, const struct pp_sim *s,
-                       int cols)
+static pp_status gantt(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
 {
   double T = s->sum.iteration_ms, w;
   int32_t d, nused = 0;
@@ -169,11 +169,13 @@ static pp_status text(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
   int32_t d;
   char a[64], b[64];
 
-  fprintf(f, "plan %s: model %s on cluster %s (simulated, %s)\n",
-          s->plan_src, s->model_name, s->cluster_name,
-          s->net == PP_NET_LINKS ? "shared links" : "a channel per device pair");
-  fprintf(f, "iteration %.3f ms; analytic estimate %.3f ms; lower bound %.3f "
-             "ms (gap %.1f%%)\n",
+  fprintf(f, "plan %s: model %s on cluster %s (simulated, %s)\n", s->plan_src,
+          s->model_name, s->cluster_name,
+          s->net == PP_NET_LINKS ? "shared links"
+                                 : "a channel per device pair");
+  fprintf(f,
+          "iteration %.3f ms; analytic estimate %.3f ms; lower bound %.3f "
+          "ms (gap %.1f%%)\n",
           x->iteration_ms, x->analytic_ms, x->lower_bound_ms,
           x->lower_bound_ms > 0
               ? 100 * (x->iteration_ms / x->lower_bound_ms - 1)
@@ -189,17 +191,18 @@ static pp_status text(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
     ppi_fmt_bytes(a, sizeof a, v->peak_memory_bytes);
     ppi_fmt_bytes(b, sizeof b, (double)v->capacity_bytes);
     fprintf(f, "%-16.16s  %9.3f  %9.3f  %9.3f  %9.3f  %s / %s%s\n",
-            s->dev_name[d], v->busy_ms, v->idle_ms, v->bubble_ms, v->comm_ms,
-            a, b,
+            s->dev_name[d], v->busy_ms, v->idle_ms, v->bubble_ms, v->comm_ms, a,
+            b,
             v->peak_memory_bytes > (double)v->capacity_bytes ? "  DOES NOT FIT"
-                                                              : "");
+                                                             : "");
   }
   if (!x->fits && x->worst_device >= 0) {
     const pp_sim_device *v = &s->dev[x->worst_device];
     ppi_fmt_bytes(a, sizeof a, v->peak_memory_bytes);
     ppi_fmt_bytes(b, sizeof b, (double)v->capacity_bytes);
-    fprintf(f, "\nthe plan does not fit: device %d ('%s') peaks at %s and has "
-               "%s\n",
+    fprintf(f,
+            "\nthe plan does not fit: device %d ('%s') peaks at %s and has "
+            "%s\n",
             (int)x->worst_device, s->dev_name[x->worst_device], a, b);
   }
   if (s->ncrit > 0) {
@@ -236,7 +239,10 @@ pp_status pp_sim_write(pp_ctx *ctx, const pp_sim *s, int json, int gantt_cols,
   return PP_OK;
 }
 
-static void us(FILE *f, double ms) { fprintf(f, "%.3f", ms * 1000); }
+static void us(FILE *f, double ms)
+{
+  fprintf(f, "%.3f", ms * 1000);
+}
 
 struct trace {
   const struct pp_sim *s;
@@ -262,23 +268,26 @@ static void emit_trace(FILE *f, const void *obj)
   for (d = 0; d < s->ndev; d++) {
     if (!s->dev[d].used)
       continue;
-    fprintf(f, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, "
-               "\"args\": {\"name\": ",
+    fprintf(f,
+            "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, "
+            "\"args\": {\"name\": ",
             first ? "\n" : ",\n", (int)d);
     first = 0;
     ppi_json_str(f, s->dev_name[d]);
-    fprintf(f, "}},\n{\"ph\": \"M\", \"name\": \"process_sort_index\", "
-               "\"pid\": %d, \"args\": {\"sort_index\": %d}},\n"
-               "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
-               "\"tid\": 0, \"args\": {\"name\": \"compute\"}}",
+    fprintf(f,
+            "}},\n{\"ph\": \"M\", \"name\": \"process_sort_index\", "
+            "\"pid\": %d, \"args\": {\"sort_index\": %d}},\n"
+            "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
+            "\"tid\": 0, \"args\": {\"name\": \"compute\"}}",
             (int)d, (int)d, (int)d);
   }
   for (i = 0; i < tr->npairs; i++) { /* name the transfer tracks */
     int32_t dev = (int32_t)(tr->pairs[i] / s->ndev);
     int32_t peer = (int32_t)(tr->pairs[i] % s->ndev);
     char buf[PP_MAX_NAME + 8];
-    fprintf(f, ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
-               "\"tid\": %d, \"args\": {\"name\": ",
+    fprintf(f,
+            ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
+            "\"tid\": %d, \"args\": {\"name\": ",
             (int)dev, (int)peer + 1);
     snprintf(buf, sizeof buf, "to %s", s->dev_name[peer]);
     ppi_json_str(f, buf);
@@ -286,8 +295,9 @@ static void emit_trace(FILE *f, const void *obj)
   }
   for (i = 0; i < s->nev; i++) {
     const pp_sim_event *e = &s->ev[i];
-    fprintf(f, ",\n{\"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"name\": "
-               "\"%s s%d mb%lld\", \"cat\": \"%s\", \"ts\": ",
+    fprintf(f,
+            ",\n{\"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"name\": "
+            "\"%s s%d mb%lld\", \"cat\": \"%s\", \"ts\": ",
             (int)e->device, e->peer >= 0 ? (int)e->peer + 1 : 0,
             pp_task_kind_name(e->kind), (int)e->stage,
             (long long)e->micro_batch, pp_task_kind_name(e->kind));

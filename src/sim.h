@@ -12,9 +12,9 @@
 struct ppi_routes {
   const struct pp_cluster *c;
   int32_t nvert;
-  uint8_t *keep;       /* links of the routing graph */
-  int32_t *off, *adj;  /* adjacency (link ids) of kept links */
-  int32_t **tree;      /* per source device, NULL until used */
+  uint8_t *keep;      /* links of the routing graph */
+  int32_t *off, *adj; /* adjacency (link ids) of kept links */
+  int32_t **tree;     /* per source device, NULL until used */
 };
 PP_INTERNAL pp_status ppi_routes_init(pp_ctx *ctx, struct ppi_routes *rt,
                                       const struct pp_cluster *c);
@@ -43,9 +43,9 @@ struct pp_sim {
   pp_schedule sched;
   pp_sim_network net;
   int64_t nev;
-  pp_sim_event *ev;   /* sorted by start */
+  pp_sim_event *ev; /* sorted by start */
   int64_t ncrit;
-  int64_t *crit;      /* indices into ev */
+  int64_t *crit; /* indices into ev */
   int64_t nmem;
   struct ppi_memsample *mem; /* by time */
 };

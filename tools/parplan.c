@@ -142,9 +142,9 @@ static int parse_value(struct opts *o, const char *a, const char *v)
 static int parse(int argc, char **argv, struct opts *o)
 {
   static const char *const valued[] = {
-      "-o",           "--seed",       "--model",     "--cluster",
-      "--trace",      "--gantt",      "--reserve-gb", "--cost-model",
-      "--allreduce",  "--network",    NULL};
+      "-o",      "--seed",       "--model",      "--cluster",   "--trace",
+      "--gantt", "--reserve-gb", "--cost-model", "--allreduce", "--network",
+      NULL};
   int i, k, ret;
   memset(o, 0, sizeof *o);
   o->seed = 1;
