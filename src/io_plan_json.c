@@ -12,6 +12,8 @@
 #include <string.h>
 
 #define MAX_BATCH ((int64_t)1 << 40)
+#define MAX_MBS ((int64_t)1 << 30) /* samples per micro-batch */
+#define MAX_NMB ((int64_t)1 << 30) /* micro_batches */
 
 struct pread {
   pp_ctx *ctx;
@@ -30,8 +32,10 @@ static pp_status ref(struct pread *r, const char *where, const json_t *v,
                         : (r->c ? r->c->ndev : PP_MAX_DEVICES);
     if (i < 0 || i >= lim)
       return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
-                         "%s: %s index %lld is out of range (%d %ss)", where,
-                         what, (long long)i, (int)lim, what);
+                         "%s: %s index %lld is out of range (%s%d %ss)", where,
+                         what, (long long)i,
+                         (is_op ? r->m : (const void *)r->c) ? "" : "at most ",
+                         (int)lim, what);
     *out = (int32_t)i;
     return PP_OK;
   }
@@ -45,19 +49,22 @@ static pp_status ref(struct pread *r, const char *where, const json_t *v,
       if (i >= r->c->ndev)
         i = -1; /* a switch */
     }
+    if (i < 0 && (is_op ? r->m : (const void *)r->c))
+      return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
+                         "%s: %s '%s' does not exist in %s '%s'", where, what,
+                         n, is_op ? "model" : "cluster",
+                         is_op ? r->m->name : r->c->name);
     if (i < 0)
       return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
-                         "%s: %s '%s' %s", where, what, n,
-                         (is_op ? r->m : (const void *)r->c)
-                             ? "does not exist"
-                             : "is a name, but no model or cluster was given "
-                               "to resolve it; use an index");
+                         "%s: %s '%s' is a name, but no %s was given to "
+                         "resolve it; use an index",
+                         where, what, n, is_op ? "model" : "cluster");
     *out = i;
     return PP_OK;
   }
   return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
-                     "%s: a %s must be an index or a name, not %s", where,
-                     what, ppi_json_type(v));
+                     "%s: %s %s must be an index or a name, not %s", where,
+                     is_op ? "an" : "a", what, ppi_json_type(v));
 }
 
 static pp_status read_stage(struct pread *r, pp_plan_builder *b, size_t si,
@@ -136,14 +143,14 @@ pp_status pp_plan_read_json(pp_ctx *ctx, const char *text, size_t len,
   r.m = m;
   r.c = c;
   if (!(root = ppi_json_parse(ctx, text, len, r.src)))
-    return ctx->err;
+    return PP_EPARSE; /* not ctx->err: an older error may be kept there */
   pp_plan_params_init(&p);
   if ((rc = ppi_jint(ctx, r.src, "plan", root, "global_batch", true, 0, 1,
                      MAX_BATCH, &gbs)) ||
       (rc = ppi_jint(ctx, r.src, "plan", root, "micro_batch", false, 1, 1,
-                     (int64_t)1 << 30, &mbs)) ||
+                     MAX_MBS, &mbs)) ||
       (rc = ppi_jint(ctx, r.src, "plan", root, "micro_batches", false, 0, 1,
-                     (int64_t)1 << 30, &nmb)) ||
+                     MAX_NMB, &nmb)) ||
       (rc = ppi_jint(ctx, r.src, "plan", root, "tp", false, 1, 1,
                      PP_MAX_DEVICES, &tp)) ||
       (rc = ppi_jstr(ctx, r.src, "plan", root, "schedule", false, &sched)) ||
@@ -170,7 +177,7 @@ pp_status pp_plan_read_json(pp_ctx *ctx, const char *text, size_t len,
     goto done;
   }
   v = json_object_get(root, "recompute");
-  if (v && !json_is_boolean(v)) {
+  if (v && !json_is_null(v) && !json_is_boolean(v)) {
     rc = ppi_fail_at(ctx, PP_EINPUT, r.src, 0, 0,
                      "plan: \"recompute\" must be true or false, not %s",
                      ppi_json_type(v));
@@ -230,14 +237,16 @@ static void emit_plan(FILE *f, const void *obj)
       same = false;
   fprintf(f, "{\"global_batch\": %lld, \"micro_batch\": %d, ",
           (long long)p->p.global_batch, (int)p->p.micro_batch);
-  if (same)
+  /* micro_batches repeats what the batch implies; it is left out when
+  ** stages differ, or when it is beyond what a reader takes (MAX_NMB). */
+  if (same && pp_plan_stage_micro_batches(p, 0) <= MAX_NMB)
     fprintf(f, "\"micro_batches\": %lld, ",
             (long long)pp_plan_stage_micro_batches(p, 0));
-  fprintf(f, "\"tp\": %d,\n \"schedule\": \"%s\", \"recompute\": %s, "
-             "\"optimizer\": \"%s\"",
+  fprintf(f,
+          "\"tp\": %d,\n \"schedule\": \"%s\", \"recompute\": %s, "
+          "\"optimizer\": \"%s\"",
           (int)tp, pp_schedule_name(p->p.schedule),
-          p->p.recompute ? "true" : "false",
-          pp_optimizer_name(p->p.optimizer));
+          p->p.recompute ? "true" : "false", pp_optimizer_name(p->p.optimizer));
   if (p->p.period_ms > 0) {
     fputs(", \"period_ms\": ", f);
     ppi_json_num(f, p->p.period_ms);

@@ -24,7 +24,7 @@ struct pp_plan_builder {
   struct ppi_vec op_end; /* int32: end of stage s in ops */
   struct ppi_vec reps;   /* struct rep */
   struct ppi_vec devs;   /* int32: tp per replica */
-  bool failed;
+  pp_status failed;      /* the first failed call's status, or PP_OK */
 };
 
 struct rep {
@@ -35,8 +35,8 @@ static const char *const sched_names[] = {"gpipe", "1f1b", "1f1b-star"};
 static const char *const opt_names[] = {"sgd", "adam", "adam-mixed", "2bw"};
 static const double opt_factor[] = {2.0, 4.0, 8.0, 3.0};
 static const char *const task_names[] = {
-    "forward",    "recompute", "backward", "send-activation",
-    "send-grad",  "allreduce", "update"};
+    "forward",   "recompute", "backward", "send-activation",
+    "send-grad", "allreduce", "update"};
 
 const char *pp_schedule_name(pp_schedule s)
 {
@@ -95,32 +95,35 @@ static pp_status check_params(pp_ctx *ctx, const char *src,
                               const pp_plan_params *p)
 {
   if (p->global_batch <= 0)
-    return ppi_fail(ctx, PP_EINPUT, "%s: global batch %lld must be positive",
-                    src, (long long)p->global_batch);
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "global batch %lld must be positive",
+                       (long long)p->global_batch);
   if (p->micro_batch <= 0)
-    return ppi_fail(ctx, PP_EINPUT, "%s: micro-batch size %d must be positive",
-                    src, (int)p->micro_batch);
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "micro-batch size %d must be positive",
+                       (int)p->micro_batch);
   if (p->tp <= 0 || p->tp > PP_MAX_DEVICES)
-    return ppi_fail(ctx, PP_EINPUT,
-                    "%s: tensor-parallel degree %d must be in 1..%d", src,
-                    (int)p->tp, PP_MAX_DEVICES);
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "tensor-parallel degree %d must be in 1..%d", (int)p->tp,
+                       PP_MAX_DEVICES);
   if (!pp_schedule_name(p->schedule))
-    return ppi_fail(ctx, PP_EINVAL, "%s: unknown schedule %d", src,
-                    (int)p->schedule);
+    return ppi_fail_at(ctx, PP_EINVAL, src, 0, 0, "unknown schedule %d",
+                       (int)p->schedule);
   if (!pp_optimizer_name(p->optimizer))
-    return ppi_fail(ctx, PP_EINVAL, "%s: unknown optimizer %d", src,
-                    (int)p->optimizer);
+    return ppi_fail_at(ctx, PP_EINVAL, src, 0, 0, "unknown optimizer %d",
+                       (int)p->optimizer);
   if (!(p->period_ms >= 0) || !isfinite(p->period_ms))
-    return ppi_fail(ctx, PP_EINPUT,
-                    "%s: period_ms must be a finite number >= 0", src);
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "period_ms must be a finite number >= 0");
   if (p->micro_batches < 0)
-    return ppi_fail(ctx, PP_EINPUT, "%s: micro_batches %d must be positive",
-                    src, (int)p->micro_batches);
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "micro_batches %d must be positive",
+                       (int)p->micro_batches);
   if (p->global_batch % p->micro_batch != 0)
-    return ppi_fail(ctx, PP_EINPUT,
-                    "%s: micro-batch size %d does not divide the global "
-                    "batch %lld",
-                    src, (int)p->micro_batch, (long long)p->global_batch);
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "micro-batch size %d does not divide the global "
+                       "batch %lld",
+                       (int)p->micro_batch, (long long)p->global_batch);
   return PP_OK;
 }
 
@@ -132,8 +135,8 @@ pp_status pp_plan_builder_create(pp_ctx *ctx, const pp_plan_params *p,
   pp_status rc;
 
   if (!ctx || !p || !out)
-    return ctx ? ppi_fail(ctx, PP_EINVAL, "pp_plan_builder_create: NULL "
-                                          "argument")
+    return ctx ? ppi_fail(ctx, PP_EINVAL,
+                          "pp_plan_builder_create: NULL argument")
                : PP_EINVAL;
   *out = NULL;
   if ((rc = check_params(ctx, source ? source : "plan", p)))
@@ -152,7 +155,8 @@ pp_status pp_plan_builder_create(pp_ctx *ctx, const pp_plan_params *p,
   ppi_vec_init(&b->op_end, sizeof(int32_t));
   ppi_vec_init(&b->reps, sizeof(struct rep));
   ppi_vec_init(&b->devs, sizeof(int32_t));
-  if (!(pl->source = ppi_arena_name(&pl->arena, ctx, source ? source : "plan"))) {
+  if (!(pl->source =
+            ppi_arena_name(&pl->arena, ctx, source ? source : "plan"))) {
     pp_plan_builder_destroy(b);
     return PP_ENOMEM;
   }
@@ -176,7 +180,8 @@ void pp_plan_builder_destroy(pp_plan_builder *b)
 
 static pp_status bfail(pp_plan_builder *b, pp_status rc)
 {
-  b->failed = true;
+  if (!b->failed)
+    b->failed = rc;
   return rc;
 }
 
@@ -189,18 +194,21 @@ pp_status pp_plan_builder_add_stage(pp_plan_builder *b, const int32_t *ops,
   if (!b)
     return PP_EINVAL;
   s = (int32_t)b->op_end.n;
-  if (nops <= 0 || !ops)
-    return bfail(b, ppi_fail(b->ctx, PP_EINPUT, "%s: stage %d has no operators",
-                             b->p->source, (int)s));
+  if (!ops && nops > 0)
+    return bfail(b, ppi_fail(b->ctx, PP_EINVAL,
+                             "pp_plan_builder_add_stage: NULL operators"));
+  if (nops <= 0)
+    return bfail(b, ppi_fail_at(b->ctx, PP_EINPUT, b->p->source, 0, 0,
+                                "stage %d has no operators", (int)s));
   if (s >= MAX_STAGES)
-    return bfail(b, ppi_fail(b->ctx, PP_ELIMIT, "%s: more than %d stages",
-                             b->p->source, MAX_STAGES));
+    return bfail(b, ppi_fail_at(b->ctx, PP_ELIMIT, b->p->source, 0, 0,
+                                "more than %d stages", MAX_STAGES));
   for (i = 0; i < nops; i++) {
     if (ops[i] < 0 || ops[i] >= PP_MAX_OPS)
-      return bfail(b, ppi_fail(b->ctx, PP_EINPUT,
-                               "%s: stage %d: operator index %d is out of "
-                               "range",
-                               b->p->source, (int)s, (int)ops[i]));
+      return bfail(b, ppi_fail_at(b->ctx, PP_EINPUT, b->p->source, 0, 0,
+                                  "stage %d: operator index %d is out of "
+                                  "range",
+                                  (int)s, (int)ops[i]));
     if ((rc = ppi_vec_push(b->ctx, &b->ops, &ops[i])))
       return bfail(b, rc);
   }
@@ -222,18 +230,20 @@ pp_status pp_plan_builder_add_replica(pp_plan_builder *b, int32_t s,
   if (!b)
     return PP_EINVAL;
   tp = b->p->p.tp;
-  if (s < 0 || s >= (int32_t)b->op_end.n || !devs)
+  if (!devs)
     return bfail(b, ppi_fail(b->ctx, PP_EINVAL,
-                             "%s: replica added to unknown stage %d",
-                             b->p->source, (int)s));
+                             "pp_plan_builder_add_replica: NULL devices"));
+  if (s < 0 || s >= (int32_t)b->op_end.n)
+    return bfail(b, ppi_fail_at(b->ctx, PP_EINVAL, b->p->source, 0, 0,
+                                "replica added to unknown stage %d", (int)s));
   if (b->reps.n >= MAX_REPLICAS)
-    return bfail(b, ppi_fail(b->ctx, PP_ELIMIT, "%s: more than %d replicas",
-                             b->p->source, MAX_REPLICAS));
+    return bfail(b, ppi_fail_at(b->ctx, PP_ELIMIT, b->p->source, 0, 0,
+                                "more than %d replicas", MAX_REPLICAS));
   for (k = 0; k < tp; k++)
     if (devs[k] < 0 || devs[k] >= PP_MAX_DEVICES)
-      return bfail(b, ppi_fail(b->ctx, PP_EINPUT,
-                               "%s: stage %d: device index %d is out of range",
-                               b->p->source, (int)s, (int)devs[k]));
+      return bfail(b, ppi_fail_at(b->ctx, PP_EINPUT, b->p->source, 0, 0,
+                                  "stage %d: device index %d is out of range",
+                                  (int)s, (int)devs[k]));
   r.stage = s;
   r.first = (int32_t)b->devs.n;
   for (k = 0; k < tp; k++)
@@ -258,31 +268,31 @@ static pp_status check_frozen(pp_ctx *ctx, struct pp_plan *p)
   pp_status rc = PP_OK;
 
   if (p->nstage == 0)
-    return ppi_fail(ctx, PP_EINPUT, "%s: the plan has no stages", p->source);
+    return ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
+                       "the plan has no stages");
   for (s = 0; s < p->nstage; s++) {
     int32_t nrep = p->rep_off[s + 1] - p->rep_off[s];
     if (nrep == 0)
-      return ppi_fail(ctx, PP_EINPUT, "%s: stage %d has no replicas",
-                      p->source, (int)s);
+      return ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
+                         "stage %d has no replicas", (int)s);
     if (nrep * tp > maxn)
       maxn = nrep * tp;
     if (p->p.global_batch % ((int64_t)p->p.micro_batch * nrep) != 0)
-      return ppi_fail(ctx, PP_EINPUT,
-                      "%s: stage %d: the global batch %lld is not divided by "
-                      "its %d replicas x micro-batch size %d",
-                      p->source, (int)s, (long long)p->p.global_batch,
-                      (int)nrep, (int)p->p.micro_batch);
+      return ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
+                         "stage %d: the global batch %lld is not divided by "
+                         "its %d replicas x micro-batch size %d",
+                         (int)s, (long long)p->p.global_batch, (int)nrep,
+                         (int)p->p.micro_batch);
     if (p->p.micro_batches > 0 &&
         p->p.global_batch / ((int64_t)p->p.micro_batch * nrep) !=
             p->p.micro_batches)
-      return ppi_fail(ctx, PP_EINPUT,
-                      "%s: stage %d: micro_batches %d disagrees with global "
-                      "batch %lld / (micro-batch %d x %d replicas) = %lld",
-                      p->source, (int)s, (int)p->p.micro_batches,
-                      (long long)p->p.global_batch, (int)p->p.micro_batch,
-                      (int)nrep,
-                      (long long)(p->p.global_batch /
-                                  ((int64_t)p->p.micro_batch * nrep)));
+      return ppi_fail_at(
+          ctx, PP_EINPUT, p->source, 0, 0,
+          "stage %d: micro_batches %d disagrees with global "
+          "batch %lld / (micro-batch %d x %d replicas) = %lld",
+          (int)s, (int)p->p.micro_batches, (long long)p->p.global_batch,
+          (int)p->p.micro_batch, (int)nrep,
+          (long long)(p->p.global_batch / ((int64_t)p->p.micro_batch * nrep)));
   }
   if (!(tmp = ppi_alloc(ctx, (size_t)maxn * sizeof *tmp)))
     return PP_ENOMEM;
@@ -297,11 +307,17 @@ static pp_status check_frozen(pp_ctx *ctx, struct pp_plan *p)
           for (int32_t j = 0; j < tp; j++)
             if (p->dev[(size_t)q * tp + j] == d && nw < 2)
               where[nw++] = q - first;
-        rc = ppi_fail(ctx, PP_EINPUT,
-                      "%s: stage %d: device %d appears twice (replicas %d and "
-                      "%d); a device runs a stage once",
-                      p->source, (int)s, (int)d, (int)where[0],
-                      (int)where[nw > 1 ? 1 : 0]);
+        if (nw < 2 || where[0] == where[1])
+          rc = ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
+                           "stage %d: device %d appears twice in replica %d "
+                           "(its tensor-parallel group); a device runs a stage "
+                           "once",
+                           (int)s, (int)d, (int)where[0]);
+        else
+          rc = ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
+                           "stage %d: device %d appears twice (replicas %d "
+                           "and %d); a device runs a stage once",
+                           (int)s, (int)d, (int)where[0], (int)where[1]);
       }
   }
   ppi_free(ctx, tmp, (size_t)maxn * sizeof *tmp);
@@ -326,18 +342,25 @@ pp_status pp_plan_builder_finish(pp_plan_builder *b, pp_plan **out)
   }
   *out = NULL;
   if (b->failed) {
+    /* The failed call recorded its message; this one is kept only when
+    ** the caller cleared that one since. */
+    rc = b->failed;
+    ppi_fail_at(ctx, rc, p->source, 0, 0,
+                "the plan was not built: an earlier call to the "
+                "builder failed (%s)",
+                pp_status_str(rc));
     pp_plan_builder_destroy(b);
-    return pp_ctx_errcode(ctx) ? pp_ctx_errcode(ctx) : PP_EINVAL;
+    return rc;
   }
   p->nstage = (int32_t)b->op_end.n;
   nrep = (int32_t)b->reps.n;
   nops = b->ops.n;
   ndev = b->devs.n;
-  p->op_off = ppi_arena_alloc(&p->arena, ctx, (size_t)p->nstage + 1,
-                              sizeof(int32_t));
+  p->op_off =
+      ppi_arena_alloc(&p->arena, ctx, (size_t)p->nstage + 1, sizeof(int32_t));
   p->ops = ppi_arena_alloc(&p->arena, ctx, nops ? nops : 1, sizeof(int32_t));
-  p->rep_off = ppi_arena_alloc(&p->arena, ctx, (size_t)p->nstage + 1,
-                               sizeof(int32_t));
+  p->rep_off =
+      ppi_arena_alloc(&p->arena, ctx, (size_t)p->nstage + 1, sizeof(int32_t));
   p->dev = ppi_arena_alloc(&p->arena, ctx, ndev ? ndev : 1, sizeof(int32_t));
   if (!p->op_off || !p->ops || !p->rep_off || !p->dev) {
     pp_plan_builder_destroy(b);
@@ -363,8 +386,8 @@ pp_status pp_plan_builder_finish(pp_plan_builder *b, pp_plan **out)
     for (q = 0; q < nrep; q++) {
       struct rep r = PPI_VEC_AT(&b->reps, struct rep, q);
       int32_t slot = p->rep_off[r.stage] + fill[r.stage]++;
-      memcpy(p->dev + (size_t)slot * tp,
-             (int32_t *)b->devs.data + r.first, (size_t)tp * sizeof(int32_t));
+      memcpy(p->dev + (size_t)slot * tp, (int32_t *)b->devs.data + r.first,
+             (size_t)tp * sizeof(int32_t));
     }
     ppi_free(ctx, fill, ((size_t)p->nstage + 1) * sizeof *fill);
   }
@@ -394,9 +417,15 @@ void pp_plan_get_params(const pp_plan *p, pp_plan_params *out)
     *out = p->p;
 }
 
-const char *pp_plan_source(const pp_plan *p) { return p ? p->source : NULL; }
+const char *pp_plan_source(const pp_plan *p)
+{
+  return p ? p->source : NULL;
+}
 
-int32_t pp_plan_nstage(const pp_plan *p) { return p ? p->nstage : 0; }
+int32_t pp_plan_nstage(const pp_plan *p)
+{
+  return p ? p->nstage : 0;
+}
 
 const int32_t *pp_plan_stage_ops(const pp_plan *p, int32_t s, int32_t *n)
 {

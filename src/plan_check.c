@@ -27,11 +27,11 @@ pp_status pp_plan_check(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
       int32_t q = (int32_t)(k / (size_t)p->p.tp);
       for (s = 0; s + 1 < p->nstage && p->rep_off[s + 1] <= q; s++)
         ;
-      return ppi_fail(ctx, PP_EINPUT,
-                      "%s: stage %d, replica %d: device %d does not exist "
-                      "(cluster '%s' has %d devices)",
-                      p->source, (int)s, (int)(q - p->rep_off[s]),
-                      (int)p->dev[k], c->name, (int)c->ndev);
+      return ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
+                         "stage %d, replica %d: device %d does not exist "
+                         "(cluster '%s' has %d devices)",
+                         (int)s, (int)(q - p->rep_off[s]), (int)p->dev[k],
+                         c->name, (int)c->ndev);
     }
   if (!(stage_of = ppi_alloc(ctx, (size_t)m->nop * sizeof *stage_of)))
     return PP_ENOMEM;
@@ -41,33 +41,37 @@ pp_status pp_plan_check(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
     for (i = p->op_off[s]; i < p->op_off[s + 1] && !rc; i++) {
       v = p->ops[i];
       if (v >= m->nop)
-        rc = ppi_fail(ctx, PP_EINPUT,
-                      "%s: stage %d: operator %d does not exist (model '%s' "
-                      "has %d operators)",
-                      p->source, (int)s, (int)v, m->name, (int)m->nop);
+        rc = ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
+                         "stage %d: operator %d does not exist (model '%s' "
+                         "has %d operators)",
+                         (int)s, (int)v, m->name, (int)m->nop);
+      else if (stage_of[v] == s)
+        rc = ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
+                         "operator '%s' (index %d) is listed twice in stage "
+                         "%d",
+                         m->op_name[v], (int)v, (int)s);
       else if (stage_of[v] >= 0)
-        rc = ppi_fail(ctx, PP_EINPUT,
-                      "%s: operator '%s' (index %d) is in stage %d and again "
-                      "in stage %d",
-                      p->source, m->op_name[v], (int)v, (int)stage_of[v],
-                      (int)s);
+        rc = ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
+                         "operator '%s' (index %d) is in stage %d and again "
+                         "in stage %d",
+                         m->op_name[v], (int)v, (int)stage_of[v], (int)s);
       else
         stage_of[v] = s;
     }
   for (v = 0; v < m->nop && !rc; v++)
     if (stage_of[v] < 0)
-      rc = ppi_fail(ctx, PP_EINPUT,
-                    "%s: operator '%s' (index %d) is in no stage", p->source,
-                    m->op_name[v], (int)v);
+      rc = ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
+                       "operator '%s' (index %d) is in no stage", m->op_name[v],
+                       (int)v);
   for (e = 0; e < m->nedge && !rc; e++) {
     int32_t a = stage_of[m->esrc[e]], b = stage_of[m->edst[e]];
     if (a > b)
-      rc = ppi_fail(ctx, PP_EINPUT,
-                    "%s: operator '%s' in stage %d needs the output of '%s' "
-                    "in the later stage %d; stages must follow the model's "
-                    "dependencies",
-                    p->source, m->op_name[m->edst[e]], (int)b,
-                    m->op_name[m->esrc[e]], (int)a);
+      rc = ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
+                       "operator '%s' in stage %d needs the output of '%s' "
+                       "in the later stage %d; stages must follow the model's "
+                       "dependencies",
+                       m->op_name[m->edst[e]], (int)b, m->op_name[m->esrc[e]],
+                       (int)a);
   }
   ppi_free(ctx, stage_of, (size_t)m->nop * sizeof *stage_of);
   return rc;
