@@ -17,4 +17,4 @@ bench:
 format:
 	clang-format -i src/*.c src/*.h include/*.h tools/*.c tests/*.c tests/*.h bench/*.c
 clean:
-	rm -rf build build-test build-asan
+	rm -rf build build-release build-test build-asan

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Run every test (installing missing Debian packages): a Debug build with
-# warnings as errors, then the same tests under AddressSanitizer and
-# UndefinedBehaviorSanitizer.
+# Run every test (installing missing Debian packages): the Release build
+# and a Debug build with warnings as errors, the tests, then the same
+# tests under AddressSanitizer and UndefinedBehaviorSanitizer.
 #   ./test.sh            both runs
 #   ./test.sh --fast     the Debug run only
 #   ./test.sh --sanitize the sanitizer run only
@@ -12,6 +12,10 @@ sh scripts/deps.sh
 jobs=$(nproc)
 mode=${1:-all}
 if [ "$mode" = all ] || [ "$mode" = --fast ]; then
+  # the optimized build of ./build.sh, whose warnings differ at -O2
+  cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DPARPLAN_TESTS=OFF \
+    >/dev/null
+  cmake --build build-release -j"$jobs" >/dev/null
   cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Debug >/dev/null
   cmake --build build-test -j"$jobs" >/dev/null
   (cd build-test && ctest -j"$jobs" --output-on-failure)

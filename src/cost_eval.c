@@ -259,8 +259,7 @@ static void memory(const struct ppi_cost *k, pp_device_memory *mem,
   int32_t s, r, t, d;
   for (d = 0; d < k->ndev; d++) {
     memset(&mem[d], 0, sizeof mem[d]);
-    mem[d].capacity_bytes =
-        pp_cluster_type_memory(k->c, k->c->dev_type[d]);
+    mem[d].capacity_bytes = pp_cluster_type_memory(k->c, k->c->dev_type[d]);
   }
   for (s = 0; s < k->S; s++)
     for (r = 0; r < ppi_cost_nrep(k, s); r++)
@@ -414,8 +413,8 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
   e->opt = k->p->p.optimizer;
   e->period_ms = k->period_ms;
   if (!(e->st = ppi_arena_alloc(&e->arena, ctx, (size_t)k->S, sizeof *e->st)) ||
-      !(e->mem = ppi_arena_alloc(&e->arena, ctx, (size_t)k->ndev,
-                                 sizeof *e->mem)) ||
+      !(e->mem =
+            ppi_arena_alloc(&e->arena, ctx, (size_t)k->ndev, sizeof *e->mem)) ||
       !(e->dev_name = ppi_arena_alloc(&e->arena, ctx, (size_t)k->ndev,
                                       sizeof *e->dev_name)) ||
       !(e->plan_src = ppi_arena_strdup(&e->arena, ctx, k->p->source)) ||
@@ -472,10 +471,9 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
     e->sum.allreduce_ms = e->amp.dp_ms;
     e->sum.update_ms = 0;
   }
-  e->sum.throughput =
-      e->sum.iteration_ms > 0
-          ? (double)k->p->p.global_batch / (e->sum.iteration_ms / 1000)
-          : INFINITY;
+  e->sum.throughput = e->sum.iteration_ms > 0 ? (double)k->p->p.global_batch /
+                                                    (e->sum.iteration_ms / 1000)
+                                              : INFINITY;
   return lower_bound_k(ctx, k->m, k->c, k->p->p.global_batch, k->tp,
                        k->p->p.micro_batch, k->p->p.recompute,
                        &e->sum.lower_bound_ms);

@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NEW(ptr, n)                                                         \
+#define NEW(ptr, n)                                                            \
   ((ptr) = ppi_calloc(ctx, (size_t)(n) > 0 ? (size_t)(n) : 1, sizeof *(ptr)))
 
 double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
@@ -303,8 +303,7 @@ static void allreduce(struct ppi_cost *k)
     double ring = ppi_ring_ms(k, s), hier = -1;
     if (k->cp.allreduce != PP_AR_RING)
       hier = ppi_hier_ms(k, s);
-    if (hier >= 0 &&
-        (k->cp.allreduce == PP_AR_HIER || hier < ring)) {
+    if (hier >= 0 && (k->cp.allreduce == PP_AR_HIER || hier < ring)) {
       k->ar_ms[s] = hier;
       k->ar_hier[s] = 1;
     } else {
@@ -366,7 +365,7 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
   return PP_OK;
 }
 
-#define FREE(ptr, n)                                                        \
+#define FREE(ptr, n)                                                           \
   ppi_free(ctx, (ptr), ((size_t)(n) > 0 ? (size_t)(n) : 1) * sizeof *(ptr))
 
 void ppi_cost_free(pp_ctx *ctx, struct ppi_cost *k)

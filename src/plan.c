@@ -302,7 +302,7 @@ static pp_status check_frozen(pp_ctx *ctx, struct pp_plan *p)
     qsort(tmp, (size_t)n, sizeof *tmp, cmp_i32);
     for (k = 1; k < n && !rc; k++)
       if (tmp[k] == tmp[k - 1]) {
-        int32_t d = tmp[k], where[2], nw = 0;
+        int32_t d = tmp[k], where[2] = {0, 0}, nw = 0;
         for (q = first; q < p->rep_off[s + 1] && nw < 2; q++)
           for (int32_t j = 0; j < tp; j++)
             if (p->dev[(size_t)q * tp + j] == d && nw < 2)

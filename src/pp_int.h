@@ -140,7 +140,6 @@ PP_INTERNAL pp_status ppi_strmap_move(pp_ctx *ctx, struct ppi_strmap *m,
                                       struct ppi_arena *ar);
 PP_INTERNAL void ppi_strmap_free(pp_ctx *ctx, struct ppi_strmap *m);
 
-
 /* ---- int64 -> int32 map (i64map.c) ----------------------------------- */
 
 struct ppi_i64map {
@@ -255,7 +254,6 @@ PP_INTERNAL pp_status ppi_route(pp_ctx *ctx, int32_t ndev, int32_t nvert,
                                 int32_t nlink, const int32_t *a,
                                 const int32_t *b, const double *gbps,
                                 pp_routing r, double *bw, int32_t *unreached);
-
 
 /* ---- the plan --------------------------------------------------------- */
 

@@ -22,6 +22,10 @@
 ** (groups are numbered from the last stage), which is what makes the
 ** orders deadlock-free on a chain: stage s+1 never waits for a forward
 ** that stage s runs only after a backward stage s+1 has not produced.
+** When replica counts differ (PipeDream), counts are raised until the
+** orders provably cannot block (feedable() gives the proof).  A device
+** shared by several stages cannot block either, since a replica that
+** waits does not hold its devices.
 **
 ** The load of a stage is its slowest replica's compute per micro-batch
 ** divided by its replica count (replicas share the stage's micro-batches);
@@ -72,6 +76,61 @@ static double link_load(const struct ppi_cost *k, int32_t s)
   return worst / R;
 }
 
+/* Replica counts that differ per stage: raise in-flight counts until the
+** orders provably cannot block.
+**
+** Give every task a key: F_s(m) the key m + phi_s, B_s(m) the key
+** m + phi_s + delta_s, for global micro-batch m.  Every task waits only
+** for tasks of smaller key (so nothing waits forever) when:
+**   - along a stage edge a -> b, F_b(m) waits for F_a(m) and B_a(m) for
+**     B_b(m): phi_a < phi_b (stages in plan order, phi_s = s x eps) and
+**     delta_a > delta_b;
+**   - a replica of s runs B_s(m) after its forwards up to m + (n_s-1) R_s
+**     and F_s(m) after its B_s(m - n_s R_s): (n_s - 1) R_s < delta_s, and
+**     delta_s < n_s R_s unless n_s = gas_s (then every forward comes
+**     before every backward and there is no upper limit).
+** From the last stage back, delta_s is the least value above its lower
+** limit and above every successor's delta, kept exactly as x + k eps
+** (x an integer, eps infinitesimal, compared lexicographically); when it
+** reaches n_s R_s, n_s grows to floor(x / R_s) + 1, capped at gas_s.
+** With equal replica counts and n_a >= n_b on every edge (GPipe, 1F1B,
+** 1F1B*) nothing changes. */
+struct dkey {
+  int64_t x, k;
+};
+
+static struct dkey dmax(struct dkey a, struct dkey b)
+{
+  return a.x > b.x || (a.x == b.x && a.k >= b.k) ? a : b;
+}
+
+static pp_status feedable(pp_ctx *ctx, struct ppi_cost *k)
+{
+  int32_t s, i;
+  struct dkey *delta = ppi_calloc(ctx, (size_t)k->S, sizeof *delta);
+  if (!delta)
+    return PP_ENOMEM;
+  for (s = k->S - 1; s >= 0; s--) {
+    int64_t R = ppi_cost_nrep(k, s), w = k->inflight[s];
+    struct dkey d = {(w - 1) * R, 1};
+    for (i = 0; i < k->ne; i++)
+      if (k->e[i].a == s) {
+        struct dkey b = delta[k->e[i].b];
+        b.k++;
+        d = dmax(d, b);
+      }
+    if (w < k->gas[s] && d.x >= w * R) {
+      w = d.x / R + 1;
+      if (w > k->gas[s])
+        w = k->gas[s];
+      k->inflight[s] = (int32_t)w;
+    }
+    delta[s] = d;
+  }
+  ppi_free(ctx, delta, (size_t)k->S * sizeof *delta);
+  return PP_OK;
+}
+
 pp_status ppi_sched_plan(pp_ctx *ctx, struct ppi_cost *k)
 {
   int32_t S = k->S, s, n = 2 * S - 1, i;
@@ -85,7 +144,7 @@ pp_status ppi_sched_plan(pp_ctx *ctx, struct ppi_cost *k)
       k->inflight[s] = (int32_t)(c < k->gas[s] ? c : k->gas[s]);
       k->group[s] = 0;
     }
-    return PP_OK;
+    return feedable(ctx, k);
   }
   load = ppi_calloc(ctx, (size_t)n, sizeof *load);
   grp = ppi_calloc(ctx, (size_t)n, sizeof *grp);
@@ -123,10 +182,10 @@ pp_status ppi_sched_plan(pp_ctx *ctx, struct ppi_cost *k)
   ppi_sched_groups(load, n, T, grp);
   for (s = 0; s < S; s++) {
     k->group[s] = grp[2 * s];
-    k->inflight[s] =
-        (int32_t)(grp[2 * s] < k->gas[s] ? grp[2 * s] : k->gas[s]);
+    k->inflight[s] = (int32_t)(grp[2 * s] < k->gas[s] ? grp[2 * s] : k->gas[s]);
   }
   k->period_ms = T;
+  rc = feedable(ctx, k);
 done:
   ppi_free(ctx, load, (size_t)n * sizeof *load);
   ppi_free(ctx, grp, (size_t)n * sizeof *grp);
@@ -137,13 +196,13 @@ void ppi_sched_order(pp_schedule sc, int64_t gas, int32_t inflight,
                      pp_sched_op *buf, int64_t cap)
 {
   int64_t i, n = 0, w = inflight;
-#define PUT(k, mb)                                                          \
-  do {                                                                      \
-    if (n < cap) {                                                          \
-      buf[n].kind = (k);                                                    \
-      buf[n].micro_batch = (int32_t)(mb);                                   \
-    }                                                                       \
-    n++;                                                                    \
+#define PUT(k, mb)                                                             \
+  do {                                                                         \
+    if (n < cap) {                                                             \
+      buf[n].kind = (k);                                                       \
+      buf[n].micro_batch = (int32_t)(mb);                                      \
+    }                                                                          \
+    n++;                                                                       \
   } while (0)
   if (sc == PP_SCHED_GPIPE) {
     for (i = 0; i < gas; i++)

@@ -38,8 +38,9 @@
 **
 ** Invariants: events leave the heap in (time, sequence) order, so the
 ** same plan gives the same events; every task starts no earlier than the
-** end of what it waits for.  A replica whose next task can never start
-** is a deadlock, reported as an error.
+** end of what it waits for.  The orders cannot block (sched.c); a
+** replica whose next task never starts would be a bug, reported as
+** PP_EINTERNAL rather than a wrong time.
 **
 ** Complexity: O(E log E) for E tasks (compute, transfers, ring steps),
 ** plus, with link sharing, O(active transfers x hops) per transfer
@@ -97,17 +98,17 @@ struct run {
 
   /* replicas */
   int32_t S, R, tp;
-  int32_t *rs;            /* stage of replica q */
-  int64_t *mb_off;        /* slot of (q, local j) = mb_off[q] + j */
-  pp_sched_op **order;    /* per stage */
-  int64_t *len;           /* per stage: 2 gas */
+  int32_t *rs;         /* stage of replica q */
+  int64_t *mb_off;     /* slot of (q, local j) = mb_off[q] + j */
+  pp_sched_op **order; /* per stage */
+  int64_t *len;        /* per stage: 2 gas */
   int64_t *pos;
   bool *running, *upd_done, *ar_done;
   int32_t *run_kind;
   int64_t *run_j, *run_rec;
   int64_t *bdone;
-  int32_t *ar_left; /* tp ranks whose allreduce is not finished */
-  int64_t *ar_last; /* rec of the last ring delivery of q */
+  int32_t *ar_left;         /* tp ranks whose allreduce is not finished */
+  int64_t *ar_last;         /* rec of the last ring delivery of q */
   int32_t *need_f, *need_b; /* per stage */
   int32_t *got_f, *got_b;   /* per slot */
   int64_t *last_f, *last_b; /* rec of the last input per slot */
@@ -143,7 +144,7 @@ struct run {
   struct resstate {
     int32_t n;     /* active transfers on the resource */
     int64_t stamp; /* the rates() call that last touched it */
-  } *rescount;
+  } * rescount;
   int64_t stampno;
   int32_t rescap;
   struct ppi_vec active; /* int64 transfer ids */
@@ -152,8 +153,8 @@ struct run {
   struct ppi_vec ev, pred, mem;
 };
 
-#define NEWA(ptr, n)                                                        \
-  ((ptr) = ppi_arena_alloc(&r->ar, r->ctx, (size_t)(n) > 0 ? (size_t)(n) : 1,\
+#define NEWA(ptr, n)                                                           \
+  ((ptr) = ppi_arena_alloc(&r->ar, r->ctx, (size_t)(n) > 0 ? (size_t)(n) : 1,  \
                            sizeof *(ptr)))
 
 /* ---- heap ------------------------------------------------------------- */
@@ -215,8 +216,8 @@ static struct hev pop(struct run *r)
 /* ---- recording -------------------------------------------------------- */
 
 static pp_status rec(struct run *r, pp_task_kind kind, int32_t s, int32_t rep,
-                     int64_t mb, int32_t d, int32_t peer, double t0,
-                     double t1, double bytes, int64_t pred, int64_t *out)
+                     int64_t mb, int32_t d, int32_t peer, double t0, double t1,
+                     double bytes, int64_t pred, int64_t *out)
 {
   pp_sim_event e;
   pp_status rc;
@@ -298,8 +299,8 @@ static pp_status chan_start(struct run *r, int32_t c)
     int64_t out, pred = later(r, x->pred, ch->last_rec);
     if (x->kind == X_RING)
       s = r->rs[PPI_VEC_AT(&r->slot_q, int32_t, x->member)];
-    if ((rc = rec(r, kd, s, x->kind == X_RING ? -1 : -1, x->idx, x->src,
-                  x->dst, r->now, r->now + ms, x->bytes, pred, &out)))
+    if ((rc = rec(r, kd, s, x->kind == X_RING ? -1 : -1, x->idx, x->src, x->dst,
+                  r->now, r->now + ms, x->bytes, pred, &out)))
       return rc;
     PPI_VEC_AT(&r->xf, struct xfer, id).rec = out;
   }
@@ -312,9 +313,9 @@ static pp_status link_activate(struct run *r, int64_t id)
   int32_t i;
   int64_t out;
   pp_status rc;
-  int32_t s = x->kind == X_RING ? r->rs[PPI_VEC_AT(&r->slot_q, int32_t,
-                                                   x->member)]
-                                : r->rs[x->q];
+  int32_t s = x->kind == X_RING
+                  ? r->rs[PPI_VEC_AT(&r->slot_q, int32_t, x->member)]
+                  : r->rs[x->q];
   pp_task_kind kd = x->kind == X_ACT    ? PP_TASK_SEND_ACT
                     : x->kind == X_GRAD ? PP_TASK_SEND_GRAD
                                         : PP_TASK_ALLREDUCE;
@@ -326,8 +327,8 @@ static pp_status link_activate(struct run *r, int64_t id)
     r->rescount[PPI_VEC_AT(&r->res, int32_t, x->res_off + i)].n++;
   if ((rc = ppi_vec_push(r->ctx, &r->active, &id)))
     return rc;
-  if ((rc = rec(r, kd, s, -1, x->idx, x->src, x->dst, r->now, r->now,
-                x->bytes, x->pred, &out)))
+  if ((rc = rec(r, kd, s, -1, x->idx, x->src, x->dst, r->now, r->now, x->bytes,
+                x->pred, &out)))
     return rc;
   PPI_VEC_AT(&r->xf, struct xfer, id).rec = out;
   return rates(r, id);
@@ -358,8 +359,9 @@ static pp_status rates(struct run *r, int64_t changed)
     double rate = INFINITY;
     bool touched = false;
     for (j = 0; j < x->nres && !touched; j++)
-      touched = r->rescount[PPI_VEC_AT(&r->res, int32_t, x->res_off + j)]
-                    .stamp == r->stampno;
+      touched =
+          r->rescount[PPI_VEC_AT(&r->res, int32_t, x->res_off + j)].stamp ==
+          r->stampno;
     if (!touched)
       continue;
     x->remaining -= x->rate * 1e6 * (r->now - x->last);
@@ -406,8 +408,8 @@ static pp_status route_of(struct run *r, struct xfer *x)
     if (buf[i] >= r->rescap) {
       int32_t cap = r->rescap * 2 > buf[i] + 1 ? r->rescap * 2 : buf[i] + 64;
       struct resstate *nc = ppi_raw_realloc(ppi_ctx_alloc(r->ctx), r->rescount,
-                                    (size_t)r->rescap * sizeof *nc,
-                                    (size_t)cap * sizeof *nc);
+                                            (size_t)r->rescap * sizeof *nc,
+                                            (size_t)cap * sizeof *nc);
       if (!nc)
         return ppi_nomem(r->ctx);
       memset(nc + r->rescap, 0, (size_t)(cap - r->rescap) * sizeof *nc);
@@ -446,8 +448,7 @@ static pp_status send(struct run *r, int32_t kind, int32_t src, int32_t dst,
   x.pred = pred;
   x.rec = pred; /* a same-device hand-over: what produced it */
   x.next = -1;
-  if (src != dst && r->k->cp.network == PP_NET_LINKS &&
-      (rc = route_of(r, &x)))
+  if (src != dst && r->k->cp.network == PP_NET_LINKS && (rc = route_of(r, &x)))
     return rc;
   if ((rc = ppi_vec_push(r->ctx, &r->xf, &x)))
     return rc;
@@ -539,8 +540,8 @@ static pp_status rec_group(struct run *r, pp_task_kind kind, int32_t q,
   int32_t s = r->rs[q], rr = q - r->k->p->rep_off[s], t;
   int64_t none = -1;
   pp_status rc;
-  if ((rc = rec(r, kind, s, rr, mb, rep_dev(r, q, 0), -1, t0, t1, 0, pred,
-                out)))
+  if ((rc =
+           rec(r, kind, s, rr, mb, rep_dev(r, q, 0), -1, t0, t1, 0, pred, out)))
     return rc;
   if (!r->record)
     return PP_OK;
@@ -637,8 +638,8 @@ static pp_status kick(struct run *r, int32_t d)
   for (pass = 0; pass < 2; pass++)
     for (i = r->dq_off[d]; i < r->dq_off[d + 1]; i++) {
       int32_t q = r->dq[i], s = r->rs[q];
-      bool fwd = r->pos[q] < r->len[s] &&
-                 r->order[s][r->pos[q]].kind == PP_TASK_FWD;
+      bool fwd =
+          r->pos[q] < r->len[s] && r->order[s][r->pos[q]].kind == PP_TASK_FWD;
       if (fwd == (pass == 1) && (rc = try_start(r, q)))
         return rc;
     }
@@ -869,8 +870,7 @@ static pp_status setup(struct run *r)
       !NEWA(r->dq_off, k->ndev + 1) || !NEWA(r->live, k->ndev) ||
       !NEWA(r->static_b, k->ndev) || !NEWA(r->peak_live, k->ndev) ||
       !NEWA(r->busy_ms, k->ndev) || !NEWA(r->fb_ms, k->ndev) ||
-      !NEWA(r->comm_ms, k->ndev) ||
-      !NEWA(r->first_slot, (size_t)r->R * r->tp))
+      !NEWA(r->comm_ms, k->ndev) || !NEWA(r->first_slot, (size_t)r->R * r->tp))
     return PP_ENOMEM;
   for (s = 0; s < r->S; s++) {
     r->len[s] = 2 * k->gas[s];
@@ -973,6 +973,10 @@ static pp_status run_loop(struct run *r)
       return rc;
   while (r->nheap > 0) {
     struct hev e = pop(r);
+    /* a flow rescheduled since: skip it before it moves the clock (a
+    ** stale finish is later than the real one when the rate rose) */
+    if (e.type == EV_FLOW && PPI_VEC_AT(&r->xf, struct xfer, e.id).ver != e.ver)
+      continue;
     r->now = e.t;
     if (e.type == EV_COMP) {
       if ((rc = comp_done(r, (int32_t)e.id)))
@@ -990,15 +994,12 @@ static pp_status run_loop(struct run *r)
       struct xfer *x = &PPI_VEC_AT(&r->xf, struct xfer, e.id);
       int32_t i;
       int64_t last;
-      if (x->ver != e.ver)
-        continue; /* rescheduled since */
       for (i = 0; i < x->nres; i++)
         r->rescount[PPI_VEC_AT(&r->res, int32_t, x->res_off + i)].n--;
-      r->comm_ms[x->src] += r->now - (x->rec >= 0 && r->record
-                                          ? PPI_VEC_AT(&r->ev, pp_sim_event,
-                                                       x->rec)
-                                                .start_ms
-                                          : r->now);
+      r->comm_ms[x->src] +=
+          r->now - (x->rec >= 0 && r->record
+                        ? PPI_VEC_AT(&r->ev, pp_sim_event, x->rec).start_ms
+                        : r->now);
       if (x->rec >= 0 && r->record)
         PPI_VEC_AT(&r->ev, pp_sim_event, x->rec).end_ms = r->now;
       last = PPI_VEC_AT(&r->active, int64_t, r->active.n - 1);
@@ -1021,11 +1022,11 @@ static pp_status run_loop(struct run *r)
         mb = q - r->k->p->rep_off[s] +
              (int64_t)op->micro_batch * ppi_cost_nrep(r->k, s);
       }
-      return ppi_fail(r->ctx, PP_EINPUT,
-                      "%s: the %s schedule cannot run this plan: stage %d, "
-                      "replica %d waits forever for %s of micro-batch %lld "
-                      "(stages sharing devices in an order that blocks, or "
-                      "replica counts the warm-up cannot feed)",
+      /* sched.c proves the orders never block (feedable()) */
+      return ppi_fail(r->ctx, PP_EINTERNAL,
+                      "%s: internal error, please report it: the %s "
+                      "schedule blocked: stage %d, replica %d waits forever "
+                      "for %s of micro-batch %lld",
                       r->k->p->source, pp_schedule_name(r->k->p->p.schedule),
                       (int)s, (int)(q - r->k->p->rep_off[s]), what,
                       (long long)mb);
@@ -1073,8 +1074,7 @@ static pp_status finish(struct run *r, struct pp_sim *out)
                                         sizeof *out->dev_name)) ||
       !(out->plan_src = ppi_arena_strdup(&out->arena, r->ctx, k->p->source)) ||
       !(out->model_name = ppi_arena_strdup(&out->arena, r->ctx, k->m->name)) ||
-      !(out->cluster_name =
-            ppi_arena_strdup(&out->arena, r->ctx, k->c->name)))
+      !(out->cluster_name = ppi_arena_strdup(&out->arena, r->ctx, k->c->name)))
     return PP_ENOMEM;
   out->sum.fits = 1;
   out->sum.worst_device = -1;
@@ -1108,11 +1108,12 @@ static pp_status finish(struct run *r, struct pp_sim *out)
       at = i;
   for (c = 0, i = at; i >= 0; i = PPI_VEC_AT(&r->pred, int64_t, i))
     c++;
-  out->ev = ppi_arena_alloc(&out->arena, r->ctx, (size_t)n + 1, sizeof *out->ev);
-  out->crit = ppi_arena_alloc(&out->arena, r->ctx, (size_t)c + 1,
-                              sizeof *out->crit);
-  out->mem = ppi_arena_alloc(&out->arena, r->ctx, r->mem.n + 1,
-                             sizeof *out->mem);
+  out->ev =
+      ppi_arena_alloc(&out->arena, r->ctx, (size_t)n + 1, sizeof *out->ev);
+  out->crit =
+      ppi_arena_alloc(&out->arena, r->ctx, (size_t)c + 1, sizeof *out->crit);
+  out->mem =
+      ppi_arena_alloc(&out->arena, r->ctx, r->mem.n + 1, sizeof *out->mem);
   ptr = ppi_alloc(r->ctx, ((size_t)n + 1) * sizeof *ptr);
   newidx = ppi_alloc(r->ctx, ((size_t)n + 1) * sizeof *newidx);
   if (!out->ev || !out->crit || !out->mem || !ptr || !newidx) {
@@ -1142,7 +1143,8 @@ done:
 static void run_free(struct run *r)
 {
   pp_ctx *ctx = r->ctx;
-  ppi_raw_free(ppi_ctx_alloc(ctx), r->heap, (size_t)r->capheap * sizeof *r->heap);
+  ppi_raw_free(ppi_ctx_alloc(ctx), r->heap,
+               (size_t)r->capheap * sizeof *r->heap);
   ppi_raw_free(ppi_ctx_alloc(ctx), r->rescount,
                (size_t)r->rescap * sizeof *r->rescount);
   ppi_vec_free(ctx, &r->xf);
@@ -1256,7 +1258,10 @@ pp_status pp_sim_device_get(const pp_sim *s, int32_t d, pp_sim_device *out)
   return PP_OK;
 }
 
-int64_t pp_sim_nevent(const pp_sim *s) { return s ? s->nev : 0; }
+int64_t pp_sim_nevent(const pp_sim *s)
+{
+  return s ? s->nev : 0;
+}
 
 pp_status pp_sim_event_get(const pp_sim *s, int64_t i, pp_sim_event *out)
 {

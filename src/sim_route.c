@@ -75,7 +75,8 @@ pp_status ppi_routes_init(pp_ctx *ctx, struct ppi_routes *rt,
     for (v = 0; v < nv; v++)
       par[v] = v;
     for (l = 0; l < c->nlink; l++) {
-      int32_t k = ord[l].l, x = uf(par, c->link_a[k]), y = uf(par, c->link_b[k]);
+      int32_t k = ord[l].l, x = uf(par, c->link_a[k]),
+              y = uf(par, c->link_b[k]);
       if (x != y) {
         par[x] = y;
         rt->keep[k] = 1;
@@ -134,7 +135,8 @@ static pp_status source_tree(pp_ctx *ctx, struct ppi_routes *rt, int32_t s)
   while (head < tail) {
     int32_t x = queue[head++];
     for (k = rt->off[x]; k < rt->off[x + 1]; k++) {
-      int32_t l = rt->adj[k], y = c->link_a[l] == x ? c->link_b[l] : c->link_a[l];
+      int32_t l = rt->adj[k],
+              y = c->link_a[l] == x ? c->link_b[l] : c->link_a[l];
       double w = fmin(width[x], c->link_gbps[l] * c->link_count[l]);
       int32_t res = 2 * l + (c->link_a[l] == x ? 0 : 1);
       if (dist[y] < 0) {
@@ -155,8 +157,8 @@ static pp_status source_tree(pp_ctx *ctx, struct ppi_routes *rt, int32_t s)
   return PP_OK;
 }
 
-pp_status ppi_route_path(pp_ctx *ctx, struct ppi_routes *rt, int32_t i, int32_t j,
-                    int32_t *res, int32_t cap, int32_t *n)
+pp_status ppi_route_path(pp_ctx *ctx, struct ppi_routes *rt, int32_t i,
+                         int32_t j, int32_t *res, int32_t cap, int32_t *n)
 {
   const struct pp_cluster *c = rt->c;
   int32_t v = j, k = 0, a, b;

@@ -235,10 +235,10 @@ static void t_gpt2_amp(void **state)
     else
       assert_true(d.param_bytes ==
                   2 * (int64_t)csv_num(&c, r, "exact_param_elems_mp1"));
-    assert_true(d.out_bytes ==
-                (v == 29 ? 4 : 2) *
-                    (int64_t)csv_num(&c, r,
-                                     "amp_act_out_elems_per_sample_mp1"));
+    assert_true(
+        d.out_bytes ==
+        (v == 29 ? 4 : 2) *
+            (int64_t)csv_num(&c, r, "amp_act_out_elems_per_sample_mp1"));
     all += (double)d.param_bytes;
     if (pp_model_op_tied(m, v) < 0)
       own += (double)d.param_bytes;
@@ -259,8 +259,7 @@ static void t_gpt2_amp(void **state)
       f = csv_num(&c, r, col) * 1000;
       t = op_time(m, v, "V100", tps[k], 1);
       near(t.fwd_ms, f, 1e-9, "gpt2-amp op %d V100 tp %d fwd", v, tps[k]);
-      near(t.bwd_ms, 2 * f, 1e-9, "gpt2-amp op %d V100 tp %d bwd", v,
-           tps[k]);
+      near(t.bwd_ms, 2 * f, 1e-9, "gpt2-amp op %d V100 tp %d bwd", v, tps[k]);
       assert_int_equal(t.est, 0);
       /* NULL type: the reference type, the same numbers. */
       t = op_time(m, v, NULL, tps[k], 1);
@@ -362,15 +361,15 @@ static bool defective(const char *sailor, const char *gpu)
 
 /* Check every point of one profile.json; returns how many (mbs, tp)
 ** points it holds. */
-static int check_profile(const pp_model *m, const char *sailor,
-                         const char *gpu, int nlayer)
+static int check_profile(const pp_model *m, const char *sailor, const char *gpu,
+                         int nlayer)
 {
   char rel[512];
   json_t *prof, *by_tp, *layers;
   const char *mbs_key, *tp_key;
   int npt = 0;
-  snprintf(rel, sizeof rel, "data/sailor/profiles/%s/%s/profile.json",
-           sailor, gpu);
+  snprintf(rel, sizeof rel, "data/sailor/profiles/%s/%s/profile.json", sailor,
+           gpu);
   prof = json_file(rel);
   json_object_foreach(prof, mbs_key, by_tp)
   {
@@ -466,8 +465,7 @@ static void t_sailor(void **state)
         if (tp == 1) {
           pp_op_desc d;
           assert_int_equal(pp_model_op(m, l, &d), PP_OK);
-          assert_true(d.param_bytes ==
-                      (int64_t)(2 * jnum(e, "params_floats")));
+          assert_true(d.param_bytes == (int64_t)(2 * jnum(e, "params_floats")));
           assert_true(d.out_bytes ==
                       (int64_t)(2 * jnum(e, "act_output_floats")));
           assert_true(d.saved_bytes ==
@@ -581,10 +579,12 @@ static void t_missing_points(void **state)
     t = op_time(m, v, "A100-40", 4, 8);
     assert_int_equal(t.est, PP_EST_MBS);
     near(t.fwd_ms,
-         4 * json_number_value(json_array_get(
-                 json_object_get(
-                     json_object_get(json_object_get(p, "2"), "4"), lk),
-                 0)) * 1000,
+         4 *
+             json_number_value(json_array_get(
+                 json_object_get(json_object_get(json_object_get(p, "2"), "4"),
+                                 lk),
+                 0)) *
+             1000,
          1e-9, "llama op %d A100-40 tp 4 mbs 8", v);
   }
   json_decref(p);
@@ -599,10 +599,12 @@ static void t_missing_points(void **state)
     snprintf(lk, sizeof lk, "%d", (int)v);
     assert_int_equal(t.est, PP_EST_TP);
     near(t.fwd_ms,
-         4 * json_number_value(json_array_get(
-                 json_object_get(
-                     json_object_get(json_object_get(p, "1"), "4"), lk),
-                 0)) * 1000,
+         4 *
+             json_number_value(json_array_get(
+                 json_object_get(json_object_get(json_object_get(p, "1"), "4"),
+                                 lk),
+                 0)) *
+             1000,
          1e-9, "opt-30 op %d V100-16 tp 1", v);
   }
   json_decref(p);
@@ -696,8 +698,8 @@ static void t_transformer(void **state)
   assert_int_equal(pp_model_op_tied(m, 4), 0);
   assert_int_equal(pp_model_stats_get(ctx, m, &st), PP_OK);
   near(st.param_bytes,
-       (V * h + s * h) * 2 + 2 * (12 * h * h + 13 * h) * 2 + 2 * h * 2,
-       1e-15, "params with the tied logits counted once");
+       (V * h + s * h) * 2 + 2 * (12 * h * h + 13 * h) * 2 + 2 * h * 2, 1e-15,
+       "params with the tied logits counted once");
   near(st.fwd_flops, 2 * lflops + 2 * s * h * V, 1e-15, "model fwd_flops");
 
   /* Micro-batch 4: FLOPs, times and activations times 4. */
@@ -845,8 +847,8 @@ static void same_model(const pp_model *x, const pp_model *y)
     assert_true(a.fwd_ms == b.fwd_ms && a.bwd_ms == b.bwd_ms &&
                 a.update_ms == b.update_ms);
     assert_true(a.fwd_flops == b.fwd_flops && a.bwd_flops == b.bwd_flops);
-    assert_true(a.param_bytes == b.param_bytes &&
-                a.out_bytes == b.out_bytes && a.saved_bytes == b.saved_bytes);
+    assert_true(a.param_bytes == b.param_bytes && a.out_bytes == b.out_bytes &&
+                a.saved_bytes == b.saved_bytes);
     assert_int_equal(pp_model_op_tied(x, v), pp_model_op_tied(y, v));
     for (t = 0; t < pp_model_ntable(x); t++) {
       const char *type;
@@ -896,8 +898,8 @@ static void t_roundtrip(void **state)
     /* And written again: the same bytes. */
     assert_int_equal(pp_model_write(ctx, r, p2, NULL), PP_OK);
     if (!same_bytes(p1, p2))
-      fail_msg("%s: writing the re-read model gives other bytes (%s, %s)",
-               spec, p1, p2);
+      fail_msg("%s: writing the re-read model gives other bytes (%s, %s)", spec,
+               p1, p2);
     pp_model_destroy(r);
     pp_model_destroy(m);
   }
@@ -947,16 +949,11 @@ static void t_alloc_failures(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_registry),
-      cmocka_unit_test(t_gpt2_amp),
-      cmocka_unit_test(t_transgan_amp),
-      cmocka_unit_test(t_sailor),
-      cmocka_unit_test(t_gpt_neo_gh96),
-      cmocka_unit_test(t_missing_points),
-      cmocka_unit_test(t_transformer),
-      cmocka_unit_test(t_transformer_errors),
-      cmocka_unit_test(t_roundtrip),
-      cmocka_unit_test(t_alloc_failures),
+      cmocka_unit_test(t_registry),     cmocka_unit_test(t_gpt2_amp),
+      cmocka_unit_test(t_transgan_amp), cmocka_unit_test(t_sailor),
+      cmocka_unit_test(t_gpt_neo_gh96), cmocka_unit_test(t_missing_points),
+      cmocka_unit_test(t_transformer),  cmocka_unit_test(t_transformer_errors),
+      cmocka_unit_test(t_roundtrip),    cmocka_unit_test(t_alloc_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

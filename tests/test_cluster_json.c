@@ -64,8 +64,7 @@ static void t_examples(void **state)
   double g;
   (void)state;
   assert_int_equal(
-      pp_cluster_load(ctx, tu_path("examples/cluster-matrix.json"), &c),
-      PP_OK);
+      pp_cluster_load(ctx, tu_path("examples/cluster-matrix.json"), &c), PP_OK);
   assert_int_equal(pp_cluster_nnode(c), 2);
   pp_cluster_device(c, 2, &d);
   assert_string_equal(d.host, "gpu-b");
@@ -78,8 +77,7 @@ static void t_examples(void **state)
   pp_cluster_destroy(c);
 
   assert_int_equal(
-      pp_cluster_load(ctx, tu_path("examples/cluster-links.json"), &c),
-      PP_OK);
+      pp_cluster_load(ctx, tu_path("examples/cluster-links.json"), &c), PP_OK);
   assert_int_equal(pp_cluster_nswitch(c), 3);
   assert_string_equal(pp_cluster_switch_name(c, 2), "leaf");
   assert_int_equal(pp_cluster_nlink(c), 10);
@@ -124,10 +122,9 @@ static void t_roundtrip(void **state)
     assert_int_equal(l1, l2);
     assert_memory_equal(t1, t2, l1);
     assert_int_equal(pp_cluster_ndev(c), pp_cluster_ndev(c2));
-    assert_memory_equal(pp_cluster_bandwidth_matrix(c),
-                        pp_cluster_bandwidth_matrix(c2),
-                        (size_t)pp_cluster_ndev(c) * pp_cluster_ndev(c) *
-                            sizeof(double));
+    assert_memory_equal(
+        pp_cluster_bandwidth_matrix(c), pp_cluster_bandwidth_matrix(c2),
+        (size_t)pp_cluster_ndev(c) * pp_cluster_ndev(c) * sizeof(double));
     assert_int_equal(pp_cluster_nlink(c), pp_cluster_nlink(c2));
     free(t1);
     free(t2);
@@ -160,44 +157,40 @@ static void t_errors(void **state)
   pp_ctx *ctx = tu_ctx(&a);
   pp_cluster *c = NULL;
   (void)state;
-  tu_expect_error(ctx, tu_cluster_json(ctx, "", &c), PP_EPARSE,
-                  "test.json:1", NULL);
-  tu_expect_error(ctx, tu_cluster_json(ctx, "{\"devices\": [}", &c),
-                  PP_EPARSE, "test.json:1:", NULL);
-  tu_expect_error(ctx, tu_cluster_json(ctx, "{\"devices\": []}", &c),
-                  PP_EINPUT, "missing field \"device_types\"", NULL);
+  tu_expect_error(ctx, tu_cluster_json(ctx, "", &c), PP_EPARSE, "test.json:1",
+                  NULL);
+  tu_expect_error(ctx, tu_cluster_json(ctx, "{\"devices\": [}", &c), PP_EPARSE,
+                  "test.json:1:", NULL);
+  tu_expect_error(ctx, tu_cluster_json(ctx, "{\"devices\": []}", &c), PP_EINPUT,
+                  "missing field \"device_types\"", NULL);
   tu_expect_error(ctx, tu_cluster_json(ctx, "{\"device_types\": {}}", &c),
                   PP_EINPUT, "missing field \"devices\"", NULL);
   tu_expect_error(ctx, doc(ctx, "{}", NULL, MATRIX, &c), PP_EINPUT,
                   "\"device_types\" is empty", NULL);
   tu_expect_error(ctx, doc(ctx, "[]", NULL, MATRIX, &c), PP_EINPUT,
                   "must be an object", NULL);
-  tu_expect_error(ctx, doc(ctx, "{\"gpu\": {}}", NULL, MATRIX, &c),
-                  PP_EINPUT, "device type 'gpu'", "missing field \"memory_gb\"",
-                  NULL);
-  tu_expect_error(ctx, doc(ctx, "{\"gpu\": {\"memory_gb\": -16}}", NULL,
-                           MATRIX, &c),
+  tu_expect_error(ctx, doc(ctx, "{\"gpu\": {}}", NULL, MATRIX, &c), PP_EINPUT,
+                  "device type 'gpu'", "missing field \"memory_gb\"", NULL);
+  tu_expect_error(ctx,
+                  doc(ctx, "{\"gpu\": {\"memory_gb\": -16}}", NULL, MATRIX, &c),
                   PP_EINPUT, "memory_gb", "negative", NULL);
-  tu_expect_error(ctx, doc(ctx, "{\"gpu\": {\"memory_gb\": 0}}", NULL,
-                           MATRIX, &c),
+  tu_expect_error(ctx,
+                  doc(ctx, "{\"gpu\": {\"memory_gb\": 0}}", NULL, MATRIX, &c),
                   PP_EINPUT, "memory_gb must be a positive number", NULL);
   tu_expect_error(ctx,
-                  doc(ctx, "{\"gpu\": {\"memory_gb\": 16, \"speed\": 0}}",
-                      NULL, MATRIX, &c),
+                  doc(ctx, "{\"gpu\": {\"memory_gb\": 16, \"speed\": 0}}", NULL,
+                      MATRIX, &c),
                   PP_EINPUT, "speed must be a positive number", NULL);
   tu_expect_error(ctx, doc(ctx, NULL, "[]", MATRIX, &c), PP_EINPUT,
                   "bandwidth_GBps has 2 rows but there are 0 devices", NULL);
-  tu_expect_error(ctx,
-                  doc(ctx, NULL,
-                      "[{\"name\": \"d0\", \"type\": \"A100\", \"node\": 0}]",
-                      "", &c),
-                  PP_EINPUT, "device 'd0' (index 0)",
-                  "unknown device type 'A100'", NULL);
-  tu_expect_error(ctx,
-                  doc(ctx, NULL, "[{\"name\": \"d0\", \"type\": \"gpu\"}]",
-                      "", &c),
-                  PP_EINPUT, "device 'd0' (index 0)", "missing field \"node\"",
-                  NULL);
+  tu_expect_error(
+      ctx,
+      doc(ctx, NULL, "[{\"name\": \"d0\", \"type\": \"A100\", \"node\": 0}]",
+          "", &c),
+      PP_EINPUT, "device 'd0' (index 0)", "unknown device type 'A100'", NULL);
+  tu_expect_error(
+      ctx, doc(ctx, NULL, "[{\"name\": \"d0\", \"type\": \"gpu\"}]", "", &c),
+      PP_EINPUT, "device 'd0' (index 0)", "missing field \"node\"", NULL);
   tu_expect_error(ctx,
                   doc(ctx, NULL,
                       "[{\"name\": \"d0\", \"type\": \"gpu\", \"node\": -1}]",
@@ -218,54 +211,46 @@ static void t_errors(void **state)
                       MATRIX, &c),
                   PP_EINPUT, "'d0' and 'd1' are both GPU 1 of host 'h'", NULL);
   /* Matrices. */
-  tu_expect_error(ctx, doc(ctx, NULL, NULL, "", &c), PP_EINPUT,
-                  "no bandwidth", NULL);
+  tu_expect_error(ctx, doc(ctx, NULL, NULL, "", &c), PP_EINPUT, "no bandwidth",
+                  NULL);
   tu_expect_error(ctx,
                   doc(ctx, NULL, NULL, "\"bandwidth_GBps\": [[0, 10]]", &c),
                   PP_EINPUT, "has 1 rows but there are 2 devices", NULL);
-  tu_expect_error(ctx,
-                  doc(ctx, NULL, NULL,
-                      "\"bandwidth_GBps\": [[0, 10], [10]]", &c),
-                  PP_EINPUT, "not square: row 1 has 1 entries", NULL);
-  tu_expect_error(ctx,
-                  doc(ctx, NULL, NULL,
-                      "\"bandwidth_GBps\": [[0, 10], {\"a\": 1}]", &c),
-                  PP_EINPUT, "row 1 must be an array", NULL);
-  tu_expect_error(ctx,
-                  doc(ctx, NULL, NULL,
-                      "\"bandwidth_GBps\": [[0, 10], [12, 0]]", &c),
-                  PP_EINPUT, "not symmetric", "[0][1] = 10", "[1][0] = 12",
-                  "'d0' and 'd1'", NULL);
-  tu_expect_error(ctx,
-                  doc(ctx, NULL, NULL, "\"bandwidth_GBps\": [[0, 0], [0, 0]]",
-                      &c),
-                  PP_EINPUT, "bandwidth_GBps[0][1]", "positive", NULL);
-  tu_expect_error(ctx,
-                  doc(ctx, NULL, NULL,
-                      "\"bandwidth_GBps\": [[0, -3], [-3, 0]]", &c),
-                  PP_EINPUT, "positive", NULL);
-  tu_expect_error(ctx,
-                  doc(ctx, NULL, NULL,
-                      "\"bandwidth_GBps\": [[0, \"x\"], [1, 0]]", &c),
-                  PP_EINPUT, "bandwidth_GBps[0][1] must be a number", NULL);
-  tu_expect_error(ctx,
-                  doc(ctx, NULL, NULL,
-                      "\"bandwidth_GBps\": [[0, NaN], [1, 0]]", &c),
-                  PP_EPARSE, "test.json:3:", NULL);
-  tu_expect_error(ctx,
-                  doc(ctx, NULL, NULL,
-                      "\"bandwidth_GBps\": [[0, 1e999], [1e999, 0]]", &c),
-                  PP_EPARSE, "overflow", NULL);
+  tu_expect_error(
+      ctx, doc(ctx, NULL, NULL, "\"bandwidth_GBps\": [[0, 10], [10]]", &c),
+      PP_EINPUT, "not square: row 1 has 1 entries", NULL);
+  tu_expect_error(
+      ctx,
+      doc(ctx, NULL, NULL, "\"bandwidth_GBps\": [[0, 10], {\"a\": 1}]", &c),
+      PP_EINPUT, "row 1 must be an array", NULL);
+  tu_expect_error(
+      ctx, doc(ctx, NULL, NULL, "\"bandwidth_GBps\": [[0, 10], [12, 0]]", &c),
+      PP_EINPUT, "not symmetric", "[0][1] = 10", "[1][0] = 12", "'d0' and 'd1'",
+      NULL);
+  tu_expect_error(
+      ctx, doc(ctx, NULL, NULL, "\"bandwidth_GBps\": [[0, 0], [0, 0]]", &c),
+      PP_EINPUT, "bandwidth_GBps[0][1]", "positive", NULL);
+  tu_expect_error(
+      ctx, doc(ctx, NULL, NULL, "\"bandwidth_GBps\": [[0, -3], [-3, 0]]", &c),
+      PP_EINPUT, "positive", NULL);
+  tu_expect_error(
+      ctx, doc(ctx, NULL, NULL, "\"bandwidth_GBps\": [[0, \"x\"], [1, 0]]", &c),
+      PP_EINPUT, "bandwidth_GBps[0][1] must be a number", NULL);
+  tu_expect_error(
+      ctx, doc(ctx, NULL, NULL, "\"bandwidth_GBps\": [[0, NaN], [1, 0]]", &c),
+      PP_EPARSE, "test.json:3:", NULL);
+  tu_expect_error(
+      ctx,
+      doc(ctx, NULL, NULL, "\"bandwidth_GBps\": [[0, 1e999], [1e999, 0]]", &c),
+      PP_EPARSE, "overflow", NULL);
   /* The diagonal is ignored, whatever it holds. */
-  assert_int_equal(doc(ctx, NULL, NULL,
-                       "\"bandwidth_GBps\": [[-7, 10], [10, 1e300]]", &c),
-                   PP_OK);
+  assert_int_equal(
+      doc(ctx, NULL, NULL, "\"bandwidth_GBps\": [[-7, 10], [10, 1e300]]", &c),
+      PP_OK);
   assert_true(pp_cluster_bandwidth(c, 0, 0) == 0);
   pp_cluster_destroy(c);
   c = NULL;
-  tu_expect_error(ctx,
-                  doc(ctx, NULL, NULL,
-                      MATRIX ", \"latency_us\": -1", &c),
+  tu_expect_error(ctx, doc(ctx, NULL, NULL, MATRIX ", \"latency_us\": -1", &c),
                   PP_EINPUT, "latency_us", NULL);
   /* Link graphs. */
   tu_expect_error(ctx,
@@ -298,10 +283,10 @@ static void t_errors(void **state)
                       "\"GBps\": 0}]",
                       &c),
                   PP_EINPUT, "GBps must be a positive number", NULL);
-  tu_expect_error(ctx,
-                  doc(ctx, NULL, NULL,
-                      "\"links\": [{\"a\": \"d0\", \"b\": \"d1\"}]", &c),
-                  PP_EINPUT, "link 0: missing field \"GBps\"", NULL);
+  tu_expect_error(
+      ctx,
+      doc(ctx, NULL, NULL, "\"links\": [{\"a\": \"d0\", \"b\": \"d1\"}]", &c),
+      PP_EINPUT, "link 0: missing field \"GBps\"", NULL);
   tu_expect_error(ctx,
                   doc(ctx, NULL, NULL,
                       "\"links\": [{\"a\": \"d0\", \"b\": \"d1\", "
@@ -315,10 +300,9 @@ static void t_errors(void **state)
                       "\"GBps\": 5, \"count\": 0}]",
                       &c),
                   PP_EINPUT, "count", NULL);
-  tu_expect_error(ctx,
-                  doc(ctx, NULL, NULL,
-                      "\"switches\": [\"d0\"], \"links\": []", &c),
-                  PP_EINPUT, "switch 'd0'", "already used by device 0", NULL);
+  tu_expect_error(
+      ctx, doc(ctx, NULL, NULL, "\"switches\": [\"d0\"], \"links\": []", &c),
+      PP_EINPUT, "switch 'd0'", "already used by device 0", NULL);
   tu_expect_error(ctx,
                   doc(ctx, NULL, NULL,
                       "\"links\": [{\"a\": \"d0\", \"b\": \"d1\", "
@@ -326,8 +310,8 @@ static void t_errors(void **state)
                       &c),
                   PP_EINPUT, "\"routing\" must be \"widest\" or \"hops\"",
                   NULL);
-  tu_expect_error(ctx, doc(ctx, NULL, NULL, MATRIX ", \"routing\": \"hops\"",
-                           &c),
+  tu_expect_error(ctx,
+                  doc(ctx, NULL, NULL, MATRIX ", \"routing\": \"hops\"", &c),
                   PP_EINPUT, "routing applies to links", NULL);
   assert_null(c);
   assert_int_equal(a.live, 1);
@@ -343,16 +327,16 @@ static void t_limits(void **state)
   size_t n = PP_MAX_DEVICES + 1, i, cap = n * 64 + 256, off = 0;
   char *buf = malloc(cap);
   (void)state;
-  off += (size_t)snprintf(buf, cap, "{\"device_types\": {\"g\": "
-                                    "{\"memory_gb\": 1}}, \"devices\": [");
+  off += (size_t)snprintf(buf, cap,
+                          "{\"device_types\": {\"g\": "
+                          "{\"memory_gb\": 1}}, \"devices\": [");
   for (i = 0; i < n; i++)
     off += (size_t)snprintf(buf + off, cap - off,
                             "%s{\"name\": \"d%zu\", \"type\": \"g\", "
                             "\"node\": 0}",
                             i ? "," : "", i);
   snprintf(buf + off, cap - off, "]}");
-  tu_expect_error(ctx, tu_cluster_json(ctx, buf, &c), PP_ELIMIT, "16385",
-                  NULL);
+  tu_expect_error(ctx, tu_cluster_json(ctx, buf, &c), PP_ELIMIT, "16385", NULL);
   free(buf);
   assert_int_equal(
       tu_cluster_json(ctx,

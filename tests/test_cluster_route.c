@@ -82,7 +82,8 @@ static void add(struct graph *gr, int x, int y)
   gr->a[gr->nl] = x;
   gr->b[gr->nl] = y;
   gr->g[gr->nl] = rand_gbps();
-  gr->cnt[gr->nl] = tu_rand(&rng_state, 4) == 0 ? 2 + (int)tu_rand(&rng_state, 3) : 1;
+  gr->cnt[gr->nl] =
+      tu_rand(&rng_state, 4) == 0 ? 2 + (int)tu_rand(&rng_state, 3) : 1;
   gr->nl++;
 }
 
@@ -105,7 +106,8 @@ static void random_graph(struct graph *gr, int nv, int nd, int extra,
   for (i = 1; i < nv; i++)
     add(gr, perm[i], perm[tu_rand(&rng_state, (uint32_t)i)]);
   for (k = 0; k < extra; k++) {
-    int x = (int)tu_rand(&rng_state, (uint32_t)nv), y = (int)tu_rand(&rng_state, (uint32_t)nv);
+    int x = (int)tu_rand(&rng_state, (uint32_t)nv),
+        y = (int)tu_rand(&rng_state, (uint32_t)nv);
     if (x == y || (!parallel && has_link(gr, x, y)))
       continue;
     add(gr, x, y);
@@ -429,7 +431,8 @@ static void t_random_small(void **state)
         for (y = x + 1; y < nv; y++)
           add(&gr, x, y);
     } else
-      random_graph(&gr, nv, nd, (int)tu_rand(&rng_state, (uint32_t)nv + 3), false);
+      random_graph(&gr, nv, nd, (int)tu_rand(&rng_state, (uint32_t)nv + 3),
+                   false);
 
     brute_widest_fw(&gr, fw);
     brute_paths(&gr, pw, ph);
@@ -466,7 +469,8 @@ static void t_random_parallel(void **state)
     struct graph gr;
     double fw[MAXV * MAXV], pw[MAXV * MAXV], ph[MAXV * MAXV];
     double bw[MAXV * MAXV];
-    int nv = 3 + (int)tu_rand(&rng_state, 6), nd = 2 + (int)tu_rand(&rng_state, (uint32_t)nv - 1);
+    int nv = 3 + (int)tu_rand(&rng_state, 6),
+        nd = 2 + (int)tu_rand(&rng_state, (uint32_t)nv - 1);
     int32_t unr;
     random_graph(&gr, nv, nd, 2 * nv, true);
     brute_widest_fw(&gr, fw);
@@ -498,7 +502,8 @@ static void t_random_larger(void **state)
     int nv = 20 + (int)tu_rand(&rng_state, MAXV - 19);
     int nd = it % 2 ? nv : 2 + (int)tu_rand(&rng_state, (uint32_t)nv - 1);
     int32_t unr;
-    random_graph(&gr, nv, nd, (int)tu_rand(&rng_state, (uint32_t)(3 * nv)), false);
+    random_graph(&gr, nv, nd, (int)tu_rand(&rng_state, (uint32_t)(3 * nv)),
+                 false);
     brute_widest_fw(&gr, fw);
     brute_hops_dp(&gr, dp);
     assert_int_equal(route(ctx, &gr, PP_ROUTE_WIDEST, bw, &unr), PP_OK);
@@ -765,7 +770,8 @@ static void t_disconnected(void **state)
   ** device 0's component is named, by ppi_route and by the builder. */
   rseed(0x5eed0004);
   for (it = 0; it < 100; it++) {
-    int nv = 3 + (int)tu_rand(&rng_state, 7), nd = 2 + (int)tu_rand(&rng_state, (uint32_t)nv - 1);
+    int nv = 3 + (int)tu_rand(&rng_state, 7),
+        nd = 2 + (int)tu_rand(&rng_state, (uint32_t)nv - 1);
     int comp[MAXV], i, l, want = -1;
     char msg[64];
     struct graph g1;

@@ -46,9 +46,9 @@ static pp_model *build(pp_ctx *ctx, const struct dag *g, int ntimes)
     if (g->tied[u] >= 0)
       assert_int_equal(pp_model_builder_tie(b, u, g->tied[u]), PP_OK);
     if (ntimes && u % 2 == 0)
-      assert_int_equal(pp_model_builder_add_time(b, u, "T4", 1, 1,
-                                                 0.5 + u, 1.0 + u, -1),
-                       PP_OK);
+      assert_int_equal(
+          pp_model_builder_add_time(b, u, "T4", 1, 1, 0.5 + u, 1.0 + u, -1),
+          PP_OK);
   }
   for (u = 0; u < g->n; u++)
     for (v = 0; v < g->n; v++)
@@ -265,8 +265,8 @@ static void t_example_dag(void **state)
   pp_op_desc d;
   int32_t n;
   (void)state;
-  assert_int_equal(
-      pp_model_load(ctx, tu_path("examples/model-dag.json"), &m), PP_OK);
+  assert_int_equal(pp_model_load(ctx, tu_path("examples/model-dag.json"), &m),
+                   PP_OK);
   assert_int_equal(pp_model_chain_view(ctx, m, 0, &c), PP_OK);
   assert_int_equal(pp_model_nop(c), 4);
   pp_model_op(c, 2, &d);
@@ -278,10 +278,9 @@ static void t_example_dag(void **state)
   pp_model_destroy(c);
   /* ResNet-18 from PipeDream: residual blocks become layers. */
   pp_model_destroy(m);
-  assert_int_equal(pp_model_load(ctx,
-                                 tu_path("data/pipedream/resnet18/graph.txt"),
-                                 &m),
-                   PP_OK);
+  assert_int_equal(
+      pp_model_load(ctx, tu_path("data/pipedream/resnet18/graph.txt"), &m),
+      PP_OK);
   assert_int_equal(pp_model_chain_view(ctx, m, 0, &c), PP_OK);
   assert_true(pp_model_nop(c) > 8 && pp_model_nop(c) < pp_model_nop(m));
   pp_model_destroy(c);

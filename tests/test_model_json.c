@@ -113,8 +113,7 @@ static void t_full_example_roundtrip(void **state)
   struct tu_alloc a;
   pp_ctx *ctx = tu_ctx(&a);
   pp_model *m = NULL, *m2 = NULL;
-  const char *files[] = {"examples/model-chain.json",
-                         "examples/model-dag.json",
+  const char *files[] = {"examples/model-chain.json", "examples/model-dag.json",
                          "examples/model-minimal.json"};
   size_t i;
   (void)state;
@@ -175,8 +174,7 @@ static void t_optional_fields(void **state)
   double x;
   pp_op_sizes sz;
   (void)state;
-  assert_int_equal(pp_model_load(ctx, tu_path("examples/model-chain.json"),
-                                 &m),
+  assert_int_equal(pp_model_load(ctx, tu_path("examples/model-chain.json"), &m),
                    PP_OK);
   assert_string_equal(pp_model_reference_type(m), "V100");
   assert_true(pp_model_efficiency(m) == 0.45);
@@ -235,12 +233,11 @@ static void t_malformed(void **state)
                   "must be a JSON object", NULL);
   tu_expect_error(ctx, tu_model_json(ctx, "{\"ops\": [], \"ops\": []}", &m),
                   PP_EPARSE, "duplicate", NULL);
-  tu_expect_error(ctx, tu_model_json(ctx, "{\"ops\": [1e400]}", &m),
-                  PP_EPARSE, "overflow", NULL);
-  tu_expect_error(ctx,
-                  tu_model_json(ctx, "{\"ops\": [123456789012345678901234]}",
-                                &m),
-                  PP_EPARSE, "too big integer", NULL);
+  tu_expect_error(ctx, tu_model_json(ctx, "{\"ops\": [1e400]}", &m), PP_EPARSE,
+                  "overflow", NULL);
+  tu_expect_error(
+      ctx, tu_model_json(ctx, "{\"ops\": [123456789012345678901234]}", &m),
+      PP_EPARSE, "too big integer", NULL);
   tu_expect_error(ctx, tu_model_json(ctx, "{} trailing", &m), PP_EPARSE,
                   "test.json:1:", NULL);
   {
@@ -297,8 +294,7 @@ static void t_missing_and_types(void **state)
                           "\"param_bytes\": 1, \"out_bytes\": 1, "
                           "\"saved_bytes\": 1",
                           &m),
-                  PP_EINPUT, "\"fwd_ms\" must be a number, not a string",
-                  NULL);
+                  PP_EINPUT, "\"fwd_ms\" must be a number, not a string", NULL);
   tu_expect_error(ctx,
                   with_op(ctx,
                           "\"name\": \"b\", \"fwd_ms\": 1, \"bwd_ms\": 1, "
@@ -313,11 +309,11 @@ static void t_missing_and_types(void **state)
                           "\"saved_bytes\": 1",
                           &m),
                   PP_EINPUT, "must be an integer, not a boolean", NULL);
-  tu_expect_error(ctx, tu_model_json(ctx, "{\"micro_batch\": 0, \"ops\": []}",
-                                     &m),
+  tu_expect_error(ctx,
+                  tu_model_json(ctx, "{\"micro_batch\": 0, \"ops\": []}", &m),
                   PP_EINPUT, "micro_batch", NULL);
-  tu_expect_error(ctx, tu_model_json(ctx, "{\"efficiency\": 2, \"ops\": []}",
-                                     &m),
+  tu_expect_error(ctx,
+                  tu_model_json(ctx, "{\"efficiency\": 2, \"ops\": []}", &m),
                   PP_ELIMIT, "efficiency", NULL);
   tu_expect_error(ctx, tu_model_json(ctx, "{\"hyper\": [], \"ops\": []}", &m),
                   PP_EINPUT, "hyper", NULL);
@@ -386,16 +382,17 @@ static void t_negative_and_huge(void **state)
 static pp_status with_edges(pp_ctx *ctx, const char *edges, pp_model **m)
 {
   char buf[4096];
-  snprintf(buf, sizeof buf,
-           "{\"ops\": ["
-           "{\"name\": \"a\", \"fwd_ms\": 1, \"bwd_ms\": 2, \"param_bytes\": 1, "
-           "\"out_bytes\": 1, \"saved_bytes\": 1},"
-           "{\"name\": \"b\", \"fwd_ms\": 1, \"bwd_ms\": 2, \"param_bytes\": 1, "
-           "\"out_bytes\": 1, \"saved_bytes\": 1},"
-           "{\"name\": \"c\", \"fwd_ms\": 1, \"bwd_ms\": 2, \"param_bytes\": 1, "
-           "\"out_bytes\": 1, \"saved_bytes\": 1}],\n"
-           "\"edges\": [%s]}",
-           edges);
+  snprintf(
+      buf, sizeof buf,
+      "{\"ops\": ["
+      "{\"name\": \"a\", \"fwd_ms\": 1, \"bwd_ms\": 2, \"param_bytes\": 1, "
+      "\"out_bytes\": 1, \"saved_bytes\": 1},"
+      "{\"name\": \"b\", \"fwd_ms\": 1, \"bwd_ms\": 2, \"param_bytes\": 1, "
+      "\"out_bytes\": 1, \"saved_bytes\": 1},"
+      "{\"name\": \"c\", \"fwd_ms\": 1, \"bwd_ms\": 2, \"param_bytes\": 1, "
+      "\"out_bytes\": 1, \"saved_bytes\": 1}],\n"
+      "\"edges\": [%s]}",
+      edges);
   return tu_model_json(ctx, buf, m);
 }
 
@@ -430,11 +427,10 @@ static void t_graph_errors(void **state)
                              "\"to\": 1}",
                              &m),
                   PP_EINPUT, "duplicate edge 'a' -> 'b'", NULL);
-  tu_expect_error(ctx,
-                  with_edges(ctx,
-                             "{\"from\": \"a\", \"to\": \"b\", \"bytes\": -2}",
-                             &m),
-                  PP_EINPUT, "\"bytes\" is negative", NULL);
+  tu_expect_error(
+      ctx,
+      with_edges(ctx, "{\"from\": \"a\", \"to\": \"b\", \"bytes\": -2}", &m),
+      PP_EINPUT, "\"bytes\" is negative", NULL);
   tu_expect_error(ctx,
                   with_op(ctx,
                           "\"name\": \"a\", \"fwd_ms\": 1, \"bwd_ms\": 1, "
@@ -472,8 +468,8 @@ static void t_times_and_ties(void **state)
            base);
   tu_expect_error(ctx, with_op(ctx, buf, &m), PP_EINPUT, "times entry 0",
                   "\"tp\" must be at least 1", NULL);
-  snprintf(buf, sizeof buf,
-           "%s\"times\": [{\"type\": \"T4\", \"bwd_ms\": 2}]", base);
+  snprintf(buf, sizeof buf, "%s\"times\": [{\"type\": \"T4\", \"bwd_ms\": 2}]",
+           base);
   tu_expect_error(ctx, with_op(ctx, buf, &m), PP_EINPUT,
                   "missing field \"fwd_ms\"", NULL);
   snprintf(buf, sizeof buf, "%s\"times\": 5", base);
@@ -525,9 +521,8 @@ static void t_huge(void **state)
   off += (size_t)snprintf(doc + off, cap - off, "], \"edges\": [");
   for (i = 0; i + 1 < n; i++)
     off += (size_t)snprintf(doc + off, cap - off,
-                            "%s{\"from\": %zu, \"to\": %zu}%s", i ? "," : "",
-                            i, i + 1,
-                            i % 10 == 0 && i + 5 < n ? "" : "");
+                            "%s{\"from\": %zu, \"to\": %zu}%s", i ? "," : "", i,
+                            i + 1, i % 10 == 0 && i + 5 < n ? "" : "");
   for (i = 0; i + 5 < n; i += 10)
     off += (size_t)snprintf(doc + off, cap - off,
                             ",{\"from\": %zu, \"to\": %zu}", i, i + 5);

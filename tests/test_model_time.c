@@ -12,14 +12,14 @@
 static pp_model *chain_model(pp_ctx *ctx)
 {
   pp_model *m = NULL;
-  assert_int_equal(
-      pp_model_load(ctx, tu_path("examples/model-chain.json"), &m), PP_OK);
+  assert_int_equal(pp_model_load(ctx, tu_path("examples/model-chain.json"), &m),
+                   PP_OK);
   return m;
 }
 
-static void expect(const pp_model *m, int32_t v, const char *type,
-                   double speed, double peak, int32_t tp, int32_t mbs,
-                   double fwd, double upd, unsigned est)
+static void expect(const pp_model *m, int32_t v, const char *type, double speed,
+                   double peak, int32_t tp, int32_t mbs, double fwd, double upd,
+                   unsigned est)
 {
   pp_type_key k;
   pp_op_time t;
@@ -96,8 +96,7 @@ static void t_type_key(void **state)
   pp_type_key k;
   (void)state;
   assert_int_equal(
-      pp_cluster_load(ctx, tu_path("examples/cluster-matrix.json"), &c),
-      PP_OK);
+      pp_cluster_load(ctx, tu_path("examples/cluster-matrix.json"), &c), PP_OK);
   /* The cluster declares V100 (speed 1): A100-80 keeps 3.457. */
   k = pp_model_type_key(m, c, 0);
   assert_string_equal(k.name, "A100-80");
@@ -109,8 +108,7 @@ static void t_type_key(void **state)
   assert_int_equal(pp_model_load(ctx, "llama-3-8", &llama), PP_OK);
   k = pp_model_type_key(llama, c, 2);
   assert_true(fabs(k.speed - 1 / 7.026) < 1e-12);
-  assert_int_equal(pp_cluster_load(ctx, "nvswitch:1x2,gpu=GH-96", &h),
-                   PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "nvswitch:1x2,gpu=GH-96", &h), PP_OK);
   k = pp_model_type_key(llama, h, 0);
   assert_true(k.speed == 1);
   {

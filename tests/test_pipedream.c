@@ -197,9 +197,10 @@ static int read_summary(struct tsv_row *rows)
   char *line, *save = NULL;
   int col[10], nrow = 0, ncol = 0, i;
   static const char *const want[10] = {
-      "model",      "nodes",      "edges",          "input_nodes",
-      "sum_fwd_ms", "sum_bwd_ms", "params_MB",      "batch(inferred)",
-      "list_activation_nodes", "source_path"};
+      "model",       "nodes",           "edges",
+      "input_nodes", "sum_fwd_ms",      "sum_bwd_ms",
+      "params_MB",   "batch(inferred)", "list_activation_nodes",
+      "source_path"};
   assert_non_null(text);
   for (line = strtok_r(text, "\n", &save); line;
        line = strtok_r(NULL, "\n", &save)) {
@@ -232,8 +233,7 @@ static int read_summary(struct tsv_row *rows)
     }
     assert_int_equal(n, ncol);
     assert_true(nrow < MAXROWS);
-    snprintf(rows[nrow].model, sizeof rows[nrow].model, "%s",
-             cells[col[0]]);
+    snprintf(rows[nrow].model, sizeof rows[nrow].model, "%s", cells[col[0]]);
     rows[nrow].nodes = atoi(cells[col[1]]);
     rows[nrow].edges = atoi(cells[col[2]]);
     rows[nrow].inputs = atoi(cells[col[3]]);
@@ -253,10 +253,10 @@ static const struct {
   const char *model;
   int batch;
 } readme_batch[] = {
-    {"alexnet", 256},       {"resnet18", 256},     {"squeezenet1_0", 256},
-    {"vgg16", 128},         {"resnet50", 128},     {"resnext50", 128},
-    {"inception_v3", 128},  {"nasnetamobile", 128}, {"densenet121", 64},
-    {"resnet101", 64},      {"resnext101", 64},    {"nasnetalarge", 16},
+    {"alexnet", 256},      {"resnet18", 256},      {"squeezenet1_0", 256},
+    {"vgg16", 128},        {"resnet50", 128},      {"resnext50", 128},
+    {"inception_v3", 128}, {"nasnetamobile", 128}, {"densenet121", 64},
+    {"resnet101", 64},     {"resnext101", 64},     {"nasnetalarge", 16},
 };
 #define NREADME ((int)(sizeof readme_batch / sizeof readme_batch[0]))
 
@@ -335,8 +335,9 @@ static void t_all_profiles(void **state)
         fabs(bwd - w->bwd) > 0.0005 + 1e-9 ||
         fabs(param / 1e6 - w->params_mb) > 0.05 + 1e-9)
       fail_msg("%s: sums fwd %.6f bwd %.6f params %.3f MB; TSV says %.3f "
-               "%.3f %.1f", w->model, fwd_noinput, bwd, param / 1e6, w->fwd,
-               w->bwd, w->params_mb);
+               "%.3f %.1f",
+               w->model, fwd_noinput, bwd, param / 1e6, w->fwd, w->bwd,
+               w->params_mb);
 
     /* Exact: every node and edge of the file, independently parsed. */
     check_against_file(m, path, &rp);
@@ -395,12 +396,12 @@ static void t_other_files(void **state)
       {"data/pipedream/resnext50/graph_generated_variant.txt", -1, -1},
       {"data/pipedream/_toy/test.txt", -1, -1},
       {"data/pipedream/_toy/test2.txt", -1, -1},
-      {"data/pipedream/inception_v3/derived/graph_compressed_branches.txt",
-       92, -1},
+      {"data/pipedream/inception_v3/derived/graph_compressed_branches.txt", 92,
+       -1},
       {"data/pipedream/nasnetamobile/derived/graph_compressed_branches.txt",
        290, -1},
-      {"data/pipedream/nasnetalarge/derived/graph_compressed_branches.txt",
-       388, -1},
+      {"data/pipedream/nasnetalarge/derived/graph_compressed_branches.txt", 388,
+       -1},
   };
   struct tu_alloc a;
   pp_ctx *ctx = tu_ctx(&a);
@@ -437,8 +438,7 @@ static void t_gnmt_lists(void **state)
   int32_t v;
   (void)state;
   assert_int_equal(
-      pp_model_load(ctx, tu_path("data/pipedream/gnmt/graph.txt"), &m),
-      PP_OK);
+      pp_model_load(ctx, tu_path("data/pipedream/gnmt/graph.txt"), &m), PP_OK);
   /* node7 -- LSTM(2048, 1024) -- ..., activation_size=[6291456.0;
   ** 131072.0; 131072.0], parameter_size=50364416.000 */
   v = pp_model_find_op(m, "node7");
@@ -555,8 +555,8 @@ static void t_resnet18_dag(void **state)
 
 /* ---- small inputs ----------------------------------------------------- */
 
-#define NODE(id, desc, f, b, act, par)                                      \
-  id " -- " desc " -- forward_compute_time=" f ", backward_compute_time=" b \
+#define NODE(id, desc, f, b, act, par)                                         \
+  id " -- " desc " -- forward_compute_time=" f ", backward_compute_time=" b    \
      ", activation_size=" act ", parameter_size=" par "\n"
 
 static void t_small_ok(void **state)
@@ -656,8 +656,8 @@ static void t_small_ok(void **state)
   pp_model_destroy(m);
 
   /* An Input whose size is no image batch: not inferred. */
-  assert_int_equal(
-      read_pd(ctx, NODE("i", "Input", "0", "0", "1000", "0"), &m), PP_OK);
+  assert_int_equal(read_pd(ctx, NODE("i", "Input", "0", "0", "1000", "0"), &m),
+                   PP_OK);
   assert_int_equal(pp_model_micro_batch(m), 1);
   assert_true(hyper(m, "batch_inferred") == 0);
   pp_model_destroy(m);
@@ -670,17 +670,14 @@ static void t_small_ok(void **state)
     assert_non_null(pp_model_source(m));
     pp_model_destroy(m);
     assert_int_equal(
-        pp_model_read_pipedream(ctx, t, strlen(t), "dir/mymodel/graph.txt",
-                                &m),
+        pp_model_read_pipedream(ctx, t, strlen(t), "dir/mymodel/graph.txt", &m),
         PP_OK);
     assert_string_equal(pp_model_name(m), "mymodel");
     pp_model_destroy(m);
   }
   /* Misuse. */
-  assert_int_equal(pp_model_read_pipedream(ctx, NULL, 0, "x", &m),
-                   PP_EINVAL);
-  assert_int_equal(pp_model_read_pipedream(ctx, "", 0, "x", NULL),
-                   PP_EINVAL);
+  assert_int_equal(pp_model_read_pipedream(ctx, NULL, 0, "x", &m), PP_EINVAL);
+  assert_int_equal(pp_model_read_pipedream(ctx, "", 0, "x", NULL), PP_EINVAL);
   pp_ctx_clear_error(ctx);
   pp_ctx_destroy(ctx);
   assert_int_equal(a.live, 0);
@@ -754,52 +751,52 @@ static void t_malformed(void **state)
   /* Not a number. */
   BAD(GOOD1 NODE("b", "ReLU", "abc", "2", "3", "4"), PP_EPARSE,
       "test.txt:2:", "forward_compute_time", "number");
-  BAD(NODE("a", "ReLU", "1", "", "3", "4"), PP_EPARSE, "test.txt:1:",
-      "backward_compute_time", "number");
-  BAD(NODE("a", "ReLU", "1", "2x", "3", "4"), PP_EPARSE, "test.txt:1:",
-      "backward_compute_time", "number");
-  BAD(NODE("a", "ReLU", "1", "2", "[1; x]", "4"), PP_EPARSE, "test.txt:1:",
-      "activation_size", "number");
-  BAD(NODE("a", "ReLU", "1", "2", "[1; 2", "4"), PP_EPARSE, "test.txt:1:",
-      "activation_size", "a list is");
+  BAD(NODE("a", "ReLU", "1", "", "3", "4"), PP_EPARSE,
+      "test.txt:1:", "backward_compute_time", "number");
+  BAD(NODE("a", "ReLU", "1", "2x", "3", "4"), PP_EPARSE,
+      "test.txt:1:", "backward_compute_time", "number");
+  BAD(NODE("a", "ReLU", "1", "2", "[1; x]", "4"), PP_EPARSE,
+      "test.txt:1:", "activation_size", "number");
+  BAD(NODE("a", "ReLU", "1", "2", "[1; 2", "4"), PP_EPARSE,
+      "test.txt:1:", "activation_size", "a list is");
   BAD(NODE("a", "ReLU", "1", "2", "[1; inf]", "4"), PP_EINPUT,
       "test.txt:1:", "activation_size", "finite");
   BAD(NODE("a", "ReLU", "1", "2", "[nan; 1]", "4"), PP_EINPUT,
       "test.txt:1:", "activation_size", "finite");
-  BAD(NODE("a", "ReLU", "[inf]", "2", "3", "4"), PP_EINPUT, "test.txt:1:",
-      "forward_compute_time", "finite");
+  BAD(NODE("a", "ReLU", "[inf]", "2", "3", "4"), PP_EINPUT,
+      "test.txt:1:", "forward_compute_time", "finite");
   /* Text after a number is not ignored. */
-  BAD(NODE("a", "ReLU", "1 junk", "2", "3", "4"), PP_EPARSE, "test.txt:1:",
-      "forward_compute_time", "after the number");
+  BAD(NODE("a", "ReLU", "1 junk", "2", "3", "4"), PP_EPARSE,
+      "test.txt:1:", "forward_compute_time", "after the number");
 
   /* Negative. */
   BAD(GOOD1 GOOD2 NODE("c", "ReLU", "-1", "2", "3", "4"), PP_EINPUT,
       "test.txt:3:", "forward_compute_time", "negative");
-  BAD(NODE("a", "ReLU", "1", "2", "3", "-4"), PP_EINPUT, "test.txt:1:",
-      "parameter_size", "negative");
+  BAD(NODE("a", "ReLU", "1", "2", "3", "-4"), PP_EINPUT,
+      "test.txt:1:", "parameter_size", "negative");
   BAD(NODE("a", "ReLU", "1", "2", "[1; -2]", "4"), PP_EINPUT,
       "test.txt:1:", "activation_size", "negative");
 
   /* NaN and infinity. */
-  BAD(NODE("a", "ReLU", "nan", "2", "3", "4"), PP_EINPUT, "test.txt:1:",
-      "forward_compute_time", "finite");
-  BAD(NODE("a", "ReLU", "1", "NaN", "3", "4"), PP_EINPUT, "test.txt:1:",
-      "backward_compute_time", "finite");
+  BAD(NODE("a", "ReLU", "nan", "2", "3", "4"), PP_EINPUT,
+      "test.txt:1:", "forward_compute_time", "finite");
+  BAD(NODE("a", "ReLU", "1", "NaN", "3", "4"), PP_EINPUT,
+      "test.txt:1:", "backward_compute_time", "finite");
   BAD(GOOD1 NODE("b", "ReLU", "inf", "2", "3", "4"), PP_EINPUT,
       "test.txt:2:", "forward_compute_time", "finite");
   BAD(NODE("a", "ReLU", "1", "2", "3", "Infinity"), PP_EINPUT,
       "test.txt:1:", "parameter_size", "finite");
-  BAD(NODE("a", "ReLU", "1", "-inf", "3", "4"), PP_EINPUT, "test.txt:1:",
-      "backward_compute_time", NULL);
+  BAD(NODE("a", "ReLU", "1", "-inf", "3", "4"), PP_EINPUT,
+      "test.txt:1:", "backward_compute_time", NULL);
 
   /* Out of range: 1e400 overflows a double. */
-  BAD(NODE("a", "ReLU", "1e400", "2", "3", "4"), PP_EINPUT, "test.txt:1:",
-      "forward_compute_time", "finite");
+  BAD(NODE("a", "ReLU", "1e400", "2", "3", "4"), PP_EINPUT,
+      "test.txt:1:", "forward_compute_time", "finite");
   BAD(GOOD1 NODE("b", "ReLU", "1", "2", "3", "1e400"), PP_EINPUT,
       "test.txt:2:", "parameter_size", "finite");
   /* Finite but beyond 63-bit sizes. */
-  BAD(NODE("a", "ReLU", "1", "2", "3", "5e18"), PP_ELIMIT, "test.txt:1:",
-      "too large", NULL);
+  BAD(NODE("a", "ReLU", "1", "2", "3", "5e18"), PP_ELIMIT,
+      "test.txt:1:", "too large", NULL);
   BAD(NODE("a", "ReLU", "1", "2", "[3e18; 3e18]", "4"), PP_ELIMIT,
       "test.txt:1:", "too large", NULL);
 
@@ -808,25 +805,24 @@ static void t_malformed(void **state)
       "test.txt:3:", "'a'", "twice");
 
   /* Edges. */
-  BAD(GOOD1 GOOD2 "\ta -- nowhere\n", PP_EINPUT, "test.txt:3:",
-      "unknown node", "'nowhere'");
-  BAD(GOOD1 GOOD2 "\tghost -- b\n", PP_EINPUT, "test.txt:3:",
-      "unknown node", "'ghost'");
-  BAD(GOOD1 GOOD2 "\ta -> b\n", PP_EPARSE, "test.txt:3:", "edge line",
-      NULL);
+  BAD(GOOD1 GOOD2 "\ta -- nowhere\n", PP_EINPUT, "test.txt:3:", "unknown node",
+      "'nowhere'");
+  BAD(GOOD1 GOOD2 "\tghost -- b\n", PP_EINPUT, "test.txt:3:", "unknown node",
+      "'ghost'");
+  BAD(GOOD1 GOOD2 "\ta -> b\n", PP_EPARSE, "test.txt:3:", "edge line", NULL);
   BAD(GOOD1 GOOD2 "\ta--b\n", PP_EPARSE, "test.txt:3:", "edge line", NULL);
   /* A cycle a -> b -> a: the message names it. */
   BAD(GOOD1 GOOD2 "\ta -- b\n\tb -- a\n", PP_EINPUT, "test.txt", "cycle",
       "'a'");
-  BAD(GOOD1 GOOD2 NODE("c", "ReLU", "1", "2", "3", "4")
-          "\ta -- b\n\tb -- c\n\tc -- a\n",
+  BAD(GOOD1 GOOD2 NODE("c", "ReLU", "1", "2", "3",
+                       "4") "\ta -- b\n\tb -- c\n\tc -- a\n",
       PP_EINPUT, "test.txt", "cycle", "'c'");
   /* A self-loop, with its line. */
   BAD(GOOD1 GOOD2 "\ta -- b\n\tb -- b\n", PP_EINPUT, "test.txt:4:", "'b'",
       "itself");
   /* The same edge twice: both lines. */
-  BAD(GOOD1 GOOD2 "\ta -- b\n\ta -- b\n", PP_EINPUT, "test.txt:4:",
-      "'a' -> 'b'", "repeats line 3");
+  BAD(GOOD1 GOOD2 "\ta -- b\n\ta -- b\n", PP_EINPUT,
+      "test.txt:4:", "'a' -> 'b'", "repeats line 3");
 
   /* A NUL byte: not a text file. */
   {
@@ -851,9 +847,10 @@ static void t_malformed(void **state)
     assert_non_null(t);
     for (k = 0; k < n; k++)
       t[k] = 'x';
-    snprintf(t + n, 200, " -- ReLU -- forward_compute_time=1, "
-                         "backward_compute_time=2, activation_size=3, "
-                         "parameter_size=4\n");
+    snprintf(t + n, 200,
+             " -- ReLU -- forward_compute_time=1, "
+             "backward_compute_time=2, activation_size=3, "
+             "parameter_size=4\n");
     bad(ctx, t, strlen(t), PP_EPARSE, "test.txt:1:", "id", NULL);
     free(t);
   }
@@ -882,13 +879,13 @@ static void t_huge(void **state)
   (void)state;
   assert_non_null(t);
   for (i = N - 1; i >= 0; i--)
-    len += (size_t)snprintf(t + len, cap - len,
-                            "n%d -- Linear(%d, 8) -- "
-                            "forward_compute_time=0.5, "
-                            "backward_compute_time=1.0, "
-                            "activation_size=%d.0, parameter_size=8.000%s\n",
-                            i, i, 4 * (i % 7 + 1),
-                            i % 3 ? "" : " -- stage_id=1");
+    len +=
+        (size_t)snprintf(t + len, cap - len,
+                         "n%d -- Linear(%d, 8) -- "
+                         "forward_compute_time=0.5, "
+                         "backward_compute_time=1.0, "
+                         "activation_size=%d.0, parameter_size=8.000%s\n",
+                         i, i, 4 * (i % 7 + 1), i % 3 ? "" : " -- stage_id=1");
   for (i = 0; i + 1 < N; i++)
     len += (size_t)snprintf(t + len, cap - len, "\tn%d -- n%d\n", i, i + 1);
   for (i = 0; i + 2 < N; i += 10, nskip++)
@@ -941,8 +938,8 @@ static void t_load_path(void **state)
   assert_non_null(f);
   fputs(GOOD1 GOOD2 "\ta -- c\n", f);
   fclose(f);
-  tu_expect_error(ctx, pp_model_load(ctx, p, &m), PP_EINPUT, p, ":3:",
-                  "'c'", (const char *)NULL);
+  tu_expect_error(ctx, pp_model_load(ctx, p, &m), PP_EINPUT, p, ":3:", "'c'",
+                  (const char *)NULL);
   assert_null(m);
   f = fopen(p, "w");
   assert_non_null(f);
@@ -955,10 +952,9 @@ static void t_load_path(void **state)
   pp_model_destroy(m);
   remove(p);
   /* A missing graph.txt is an I/O error. */
-  tu_expect_error(ctx,
-                  pp_model_load(ctx, tu_path("data/pipedream/nope/graph.txt"),
-                                &m),
-                  PP_EIO, "nope", (const char *)NULL);
+  tu_expect_error(
+      ctx, pp_model_load(ctx, tu_path("data/pipedream/nope/graph.txt"), &m),
+      PP_EIO, "nope", (const char *)NULL);
   pp_ctx_destroy(ctx);
   assert_int_equal(a.live, 0);
 }
@@ -969,8 +965,8 @@ static void t_alloc_failures(void **state)
 {
   struct tu_alloc a;
   pp_ctx *ctx = tu_ctx(&a);
-  const char *t = NODE("i", "Input", "0", "0", "602112", "0")
-      GOOD1 GOOD2 "\ti -- a\n\ta -- b\n\ti -- b\n";
+  const char *t = NODE("i", "Input", "0", "0", "602112", "0") GOOD1 GOOD2
+      "\ti -- a\n\ta -- b\n\ti -- b\n";
   long k, total;
   pp_model *m = NULL;
   (void)state;
@@ -1000,10 +996,10 @@ static void t_alloc_failures(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_all_profiles), cmocka_unit_test(t_other_files),
-      cmocka_unit_test(t_gnmt_lists),   cmocka_unit_test(t_resnet18_dag),
-      cmocka_unit_test(t_small_ok),     cmocka_unit_test(t_malformed),
-      cmocka_unit_test(t_huge),         cmocka_unit_test(t_load_path),
+      cmocka_unit_test(t_all_profiles),   cmocka_unit_test(t_other_files),
+      cmocka_unit_test(t_gnmt_lists),     cmocka_unit_test(t_resnet18_dag),
+      cmocka_unit_test(t_small_ok),       cmocka_unit_test(t_malformed),
+      cmocka_unit_test(t_huge),           cmocka_unit_test(t_load_path),
       cmocka_unit_test(t_alloc_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

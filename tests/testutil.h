@@ -20,10 +20,10 @@
 /* A counting allocator.  fail_at > 0 makes the fail_at-th allocation
 ** (counting from 1 since the last reset) return NULL. */
 struct tu_alloc {
-  long count;      /* allocations so far */
-  long fail_at;    /* 0: never fail */
-  long live;       /* blocks not yet freed */
-  size_t bytes;    /* bytes not yet freed */
+  long count;   /* allocations so far */
+  long fail_at; /* 0: never fail */
+  long live;    /* blocks not yet freed */
+  size_t bytes; /* bytes not yet freed */
 };
 
 pp_ctx *tu_ctx(struct tu_alloc *a);
