@@ -741,6 +741,121 @@ pp_status pp_sim_write(pp_ctx *ctx, const pp_sim *s, int json, int gantt_cols,
 pp_status pp_sim_write_trace(pp_ctx *ctx, const pp_sim *s, const char *path,
                              FILE *f);
 
+/* ====================================================================
+** Partitioning a layer chain into pipeline stages (docs/PARTITION.md).
+** A DAG is partitioned through its chain view (pp_model_chain_view), and
+** the stages list the original operators.  Stage s runs on "position"
+** s: a device of the given sequence (its type's times, its memory, the
+** bandwidth to the next position), or a device of a flat homogeneous
+** network.
+*/
+typedef enum pp_part_objective {
+  PP_OBJ_MINMAX = 0, /* max_s (work + transfers in and out) / R
+                        (paper 001 Eq. 3; PipeDream) */
+  PP_OBJ_AMP = 1,    /* (gas-1) max t + sum t + sum e [+ allreduce]
+                        (paper 002 Eq. 5-8) */
+  PP_OBJ_MADPIPE = 2 /* the period of a memory-aware periodic schedule,
+                        one special processor holding several stages
+                        (paper 003 4.2-4.3) */
+} pp_part_objective;
+
+typedef enum pp_part_method {
+  PP_PART_OPTIMAL = 0,        /* the objective's own algorithm */
+  PP_PART_UNIFORM_LAYERS = 1, /* Megatron's default: equal layer counts */
+  PP_PART_UNIFORM_PARAMS = 2, /* DeepSpeed's 'parameters': balanced
+                                 parameter bytes */
+  PP_PART_PIPEDREAM = 3,      /* the min-max DP, memory ignored */
+  PP_PART_PIPEDREAM_STAR = 4, /* PipeDream's partition under 1F1B*, the
+                                 shortest period that fits memory
+                                 (paper 003 5) */
+  PP_PART_AMP_ORIGINAL = 5    /* AMP's DP as its code runs it */
+} pp_part_method;
+
+/** \brief "minmax", "amp", "madpipe" / "optimal", "uniform-layers", ... */
+const char *pp_part_objective_name(pp_part_objective o);
+pp_status pp_part_objective_parse(const char *name, pp_part_objective *out);
+const char *pp_part_method_name(pp_part_method m);
+pp_status pp_part_method_parse(const char *name, pp_part_method *out);
+
+typedef struct pp_part_params {
+  pp_part_objective objective;    /* default PP_OBJ_MINMAX */
+  pp_part_method method;          /* default PP_PART_OPTIMAL */
+  int32_t stages;                 /* S (madpipe: processors P); required */
+  int32_t replicas;               /* R replicas of every stage; default 1 */
+  double bandwidth_gbps;          /* flat network (no devices); default 10 */
+  double latency_us;              /* flat network; default 0 */
+  const pp_cluster *cluster;      /* with devices: the positions */
+  const int32_t *devices;         /* stages indices into the cluster, or NULL */
+  int32_t micro_batch;            /* 0 (default): the model's reference */
+  int64_t gas;                    /* micro-batches per replica; default 1 */
+  double memory_bytes;            /* limit per device, 0 (default): none;
+                                     with devices, also their capacity */
+  pp_schedule schedule;           /* in-flight counts of the memory model:
+                                     PP_SCHED_GPIPE or PP_SCHED_1F1B
+                                     (default); madpipe uses 1F1B* */
+  pp_optimizer optimizer;         /* default PP_OPT_ADAM_MIXED; madpipe's
+                                     paper uses PP_OPT_2BW */
+  int64_t reserve_bytes;          /* per device; default 0 */
+  int allreduce;                  /* amp: add the slowest stage's gradient
+                                     allreduce over the R replicas */
+  double allreduce_gbps;          /* its ring's bandwidth; 0: bandwidth_gbps */
+  int32_t iterations;             /* madpipe: K of Algorithm 1; default 10 */
+  int32_t grid_t, grid_m, grid_v; /* madpipe: values of t_P, m_P and V
+                                     (default 101, 11, 51: paper 003 5.1) */
+  double time_limit_s;            /* madpipe phase 2; default 60 */
+} pp_part_params;
+void pp_part_params_init(pp_part_params *p);
+
+typedef struct pp_partition pp_partition;
+
+/** \brief Partition m's chain into stages.  "Nothing fits in memory" is
+** a result, not an error: the partition that comes closest is returned
+** with fits = 0 and the stage, what it needs and its limit. */
+pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
+                             const pp_part_params *p, pp_partition **out);
+void pp_partition_destroy(pp_partition *pt);
+
+typedef struct pp_part_summary {
+  pp_part_objective objective;
+  pp_part_method method;
+  double objective_ms;   /* the objective's value of the result */
+  double lower_bound_ms; /* no partition into these stages is better */
+  int exact;             /* 1: the value is the proven optimum */
+  int fits;              /* every stage within its memory limit */
+  int32_t nstage;        /* madpipe: may exceed the processors */
+  int32_t nproc;         /* processors (positions) */
+  int32_t nlayer;        /* layers of the chain */
+  int32_t worst_stage;   /* the highest memory / limit share */
+  double period_ms;      /* madpipe, pipedream-star: the period; else 0 */
+  int64_t work;          /* labels (amp), DP states (madpipe) */
+  double seconds;        /* wall time of the algorithm */
+} pp_part_summary;
+pp_status pp_partition_summary(const pp_partition *pt, pp_part_summary *out);
+
+typedef struct pp_part_stage {
+  int32_t first_layer, nlayer; /* layers of the chain */
+  int32_t proc;                /* the position (processor) running it */
+  int special;                 /* madpipe: on the special processor */
+  double compute_ms;           /* fwd + bwd on its position */
+  double comm_ms;              /* transfers in and out, one micro-batch */
+  double time_ms;              /* its term of the objective */
+  double param_bytes;
+  double memory_bytes, memory_limit_bytes; /* limit INFINITY: none */
+  int32_t in_flight;
+} pp_part_stage;
+pp_status pp_partition_stage(const pp_partition *pt, int32_t s,
+                             pp_part_stage *out);
+/** \brief The operators of stage s (original indices, owned by pt). */
+const int32_t *pp_partition_stage_ops(const pp_partition *pt, int32_t s,
+                                      int32_t *n);
+
+/** \brief Print the result (text, or JSON: docs/FORMATS.md). */
+pp_status pp_partition_write(pp_ctx *ctx, const pp_partition *pt, int json,
+                             FILE *f);
+/** \brief Write the stage graph (DESIGN.md) to path atomically, or to f. */
+pp_status pp_partition_write_stage_graph(pp_ctx *ctx, const pp_partition *pt,
+                                         const char *path, FILE *f);
+
 #ifdef __cplusplus
 }
 #endif

@@ -18,6 +18,16 @@ struct ppi_sedge {
   double bytes;
 };
 
+/* The stage graph of an operator -> stage map: per source operator and
+** destination stage the largest edge (a tensor is sent once per
+** destination stage), summed per stage pair, bytes x scale; sorted by
+** (a, b).  Free with ppi_stage_edges_free. */
+PP_INTERNAL pp_status ppi_stage_edges(pp_ctx *ctx, const struct pp_model *m,
+                                      const int32_t *stage_of, double scale,
+                                      struct ppi_sedge **out, int32_t *n);
+PP_INTERNAL void ppi_stage_edges_free(pp_ctx *ctx, const struct pp_model *m,
+                                      struct ppi_sedge *e);
+
 struct ppi_cost {
   const struct pp_plan *p;
   const struct pp_model *m;

@@ -166,19 +166,17 @@ static pp_status stage_sizes(pp_ctx *ctx, struct ppi_cost *k)
   return rc;
 }
 
-/* The stage graph: per source operator and destination stage, the
-** largest edge, summed per stage pair. */
-static pp_status stage_graph(pp_ctx *ctx, struct ppi_cost *k)
+pp_status ppi_stage_edges(pp_ctx *ctx, const struct pp_model *m,
+                          const int32_t *stage_of, double scale,
+                          struct ppi_sedge **out, int32_t *nout)
 {
-  const struct pp_model *m = k->m;
-  double scale = (double)k->p->p.micro_batch / m->micro_batch;
   struct ppi_sedge *tmp;
   int32_t e, n = 0, i, j;
 
   if (!NEW(tmp, m->nedge))
     return PP_ENOMEM;
   for (e = 0; e < m->nedge; e++) {
-    int32_t a = k->stage_of[m->esrc[e]], b = k->stage_of[m->edst[e]];
+    int32_t a = stage_of[m->esrc[e]], b = stage_of[m->edst[e]];
     if (a != b) {
       /* key (a, b) but per source operator: encode the source in a */
       tmp[n].a = m->esrc[e];
@@ -199,7 +197,7 @@ static pp_status stage_graph(pp_ctx *ctx, struct ppi_cost *k)
   }
   n = j;
   for (i = 0; i < n; i++)
-    tmp[i].a = k->stage_of[tmp[i].a];
+    tmp[i].a = stage_of[tmp[i].a];
   qsort(tmp, (size_t)n, sizeof *tmp, cmp_sedge);
   for (i = 0, j = 0; i < n; i++) {
     if (j > 0 && tmp[j - 1].a == tmp[i].a && tmp[j - 1].b == tmp[i].b) {
@@ -208,8 +206,27 @@ static pp_status stage_graph(pp_ctx *ctx, struct ppi_cost *k)
     }
     tmp[j++] = tmp[i];
   }
-  k->ne = j;
-  k->e = tmp; /* keeps the size of nedge for the free */
+  *out = tmp;
+  *nout = j;
+  return PP_OK;
+}
+
+void ppi_stage_edges_free(pp_ctx *ctx, const struct pp_model *m,
+                          struct ppi_sedge *e)
+{
+  if (e)
+    ppi_free(ctx, e, ((size_t)m->nedge > 0 ? (size_t)m->nedge : 1) * sizeof *e);
+}
+
+/* The stage graph of the plan. */
+static pp_status stage_graph(pp_ctx *ctx, struct ppi_cost *k)
+{
+  double scale = (double)k->p->p.micro_batch / k->m->micro_batch;
+  int32_t i;
+  pp_status rc;
+
+  if ((rc = ppi_stage_edges(ctx, k->m, k->stage_of, scale, &k->e, &k->ne)))
+    return rc;
   for (i = 0; i < k->ne; i++) {
     k->xout[k->e[i].a] += k->e[i].bytes / k->tp;
     k->xin[k->e[i].b] += k->e[i].bytes / k->tp;
@@ -390,6 +407,6 @@ void ppi_cost_free(pp_ctx *ctx, struct ppi_cost *k)
   FREE(k->ar_ms, S);
   FREE(k->ar_hier, S);
   if (k->m)
-    FREE(k->e, k->m->nedge);
+    ppi_stage_edges_free(ctx, k->m, k->e);
   memset(k, 0, sizeof *k);
 }

@@ -37,6 +37,11 @@ static const char *usage_text =
     "               breakdown, lower bound, memory of every device\n"
     "  simulate PLAN --model M --cluster C [--trace out.json]\n"
     "               run one iteration in the discrete-event simulator\n"
+    "  partition --model M --stages S [--replicas R]\n"
+    "            [--objective minmax|amp|madpipe] [--method NAME]\n"
+    "            [--bandwidth GBPS | --cluster C --devices i,j,...]\n"
+    "            [--gas G] [--memory-gb X] [-o stages.json]\n"
+    "               split the model's layer chain into pipeline stages\n"
     "\n"
     "options:\n"
     "  --json        print the description or the result as JSON\n"
@@ -53,17 +58,37 @@ static const char *usage_text =
     "  --trace FILE  (simulate) write a Chrome trace (opens in Perfetto)\n"
     "  --gantt COLS  (simulate) text Gantt chart width; 0 = none (default\n"
     "                100, shown for plans of up to 64 devices)\n"
+    "partition options:\n"
+    "  --objective minmax|amp|madpipe  (default minmax)\n"
+    "  --method optimal|uniform-layers|uniform-params|pipedream|\n"
+    "           pipedream-star|amp-original      (default optimal)\n"
+    "  --stages S    stages (madpipe: processors)\n"
+    "  --replicas R  replicas of every stage (default 1)\n"
+    "  --bandwidth GBPS, --latency US   a flat network (default 10, 0)\n"
+    "  --devices LIST  stage i on the i-th device of --cluster (indices or\n"
+    "                names): its type's times, memory and bandwidths\n"
+    "  --gas G       micro-batches per replica per iteration (default 1)\n"
+    "  --micro-batch B  samples per micro-batch (default: the model's)\n"
+    "  --memory-gb X memory limit per device in GiB (default none; with\n"
+    "                --devices also their capacity)\n"
+    "  --schedule gpipe|1f1b   in-flight counts of the memory model\n"
+    "  --optimizer sgd|adam|adam-mixed|2bw   (default adam-mixed)\n"
+    "  --allreduce-term  (amp) add the slowest stage's gradient allreduce\n"
+    "                over the replicas; --allreduce-gbps its bandwidth\n"
+    "  --iterations K, --time-limit S   (madpipe) Algorithm 1, phase 2\n"
     "  -h, --help    this text;  --version  the version\n"
     "\n"
     "exit status: 0 success, 1 bad input or usage, 2 internal error,\n"
-    "3 the plan does not fit in memory (evaluate, simulate).\n"
+    "3 the plan does not fit in memory (evaluate, simulate, partition).\n"
     "Formats and generators: docs/FORMATS.md.\n";
 
 struct opts {
-  const char *cmd, *spec, *out, *model, *cluster, *trace;
+  const char *cmd, *spec, *out, *model, *cluster, *trace, *devices;
   int json, chain, list, gantt;
   unsigned long long seed;
   pp_cost_params cp;
+  pp_part_params pp;
+  double memory_gb;
 };
 
 static int fail(pp_ctx *ctx, pp_status rc)
@@ -79,6 +104,104 @@ static int usage_error(const char *fmt, const char *arg)
   fprintf(stderr, fmt, arg);
   fprintf(stderr, "\n(see parplan --help)\n");
   return 1;
+}
+
+/* A number in [lo, hi]; 0 on success. */
+static int num(const char *a, const char *v, double lo, double hi, double *x)
+{
+  char *end;
+  errno = 0;
+  *x = strtod(v, &end);
+  if (end == v || *end || errno || !(*x >= lo && *x <= hi)) {
+    fprintf(stderr, "parplan: %s needs a number from %g to %g, not '%s'\n", a,
+            lo, hi, v);
+    fprintf(stderr, "(see parplan --help)\n");
+    return 1;
+  }
+  return 0;
+}
+
+/* An integer in [lo, hi]; 0 on success. */
+static int inum(const char *a, const char *v, long long lo, long long hi,
+                long long *x)
+{
+  char *end;
+  errno = 0;
+  *x = strtoll(v, &end, 10);
+  if (end == v || *end || errno || *x < lo || *x > hi) {
+    fprintf(stderr,
+            "parplan: %s needs an integer from %lld to %lld, not "
+            "'%s'\n(see parplan --help)\n",
+            a, lo, hi, v);
+    return 1;
+  }
+  return 0;
+}
+
+static int parse_part(struct opts *o, const char *a, const char *v)
+{
+  double x;
+  long long n;
+  pp_part_params *p = &o->pp;
+  if (!strcmp(a, "--stages")) {
+    if (inum(a, v, 1, 1 << 20, &n))
+      return 1;
+    p->stages = (int32_t)n;
+  } else if (!strcmp(a, "--replicas")) {
+    if (inum(a, v, 1, PP_MAX_DEVICES, &n))
+      return 1;
+    p->replicas = (int32_t)n;
+  } else if (!strcmp(a, "--gas")) {
+    if (inum(a, v, 1, 1LL << 40, &n))
+      return 1;
+    p->gas = n;
+  } else if (!strcmp(a, "--micro-batch")) {
+    if (inum(a, v, 1, 1 << 30, &n))
+      return 1;
+    p->micro_batch = (int32_t)n;
+  } else if (!strcmp(a, "--iterations")) {
+    if (inum(a, v, 1, 1000, &n))
+      return 1;
+    p->iterations = (int32_t)n;
+  } else if (!strcmp(a, "--bandwidth")) {
+    if (num(a, v, 1e-9, 1e9, &x))
+      return 1;
+    p->bandwidth_gbps = x;
+  } else if (!strcmp(a, "--allreduce-gbps")) {
+    if (num(a, v, 1e-9, 1e9, &x))
+      return 1;
+    p->allreduce_gbps = x;
+  } else if (!strcmp(a, "--latency")) {
+    if (num(a, v, 0, 1e9, &x))
+      return 1;
+    p->latency_us = x;
+  } else if (!strcmp(a, "--memory-gb")) {
+    if (num(a, v, 1e-9, 1e9, &x))
+      return 1;
+    o->memory_gb = x;
+  } else if (!strcmp(a, "--time-limit")) {
+    if (num(a, v, 1e-3, 1e6, &x))
+      return 1;
+    p->time_limit_s = x;
+  } else if (!strcmp(a, "--objective")) {
+    if (pp_part_objective_parse(v, &p->objective))
+      return usage_error("--objective is minmax, amp or madpipe, not '%s'", v);
+  } else if (!strcmp(a, "--method")) {
+    if (pp_part_method_parse(v, &p->method))
+      return usage_error("--method is optimal, uniform-layers, uniform-params, "
+                         "pipedream, pipedream-star or amp-original, not '%s'",
+                         v);
+  } else if (!strcmp(a, "--schedule")) {
+    if (pp_schedule_parse(v, &p->schedule))
+      return usage_error("--schedule is gpipe, 1f1b or 1f1b-star, not '%s'", v);
+  } else if (!strcmp(a, "--optimizer")) {
+    if (pp_optimizer_parse(v, &p->optimizer))
+      return usage_error("--optimizer is sgd, adam, adam-mixed or 2bw, not "
+                         "'%s'",
+                         v);
+  } else if (!strcmp(a, "--devices"))
+    o->devices = v;
+  return 0;
 }
 
 static int parse_value(struct opts *o, const char *a, const char *v)
@@ -145,14 +268,34 @@ static int parse(int argc, char **argv, struct opts *o)
       "-o",      "--seed",       "--model",      "--cluster",   "--trace",
       "--gantt", "--reserve-gb", "--cost-model", "--allreduce", "--network",
       NULL};
+  static const char *const part_valued[] = {"--stages",
+                                            "--replicas",
+                                            "--gas",
+                                            "--micro-batch",
+                                            "--iterations",
+                                            "--bandwidth",
+                                            "--allreduce-gbps",
+                                            "--latency",
+                                            "--memory-gb",
+                                            "--time-limit",
+                                            "--objective",
+                                            "--method",
+                                            "--schedule",
+                                            "--optimizer",
+                                            "--devices",
+                                            NULL};
+  int kp;
   int i, k, ret;
   memset(o, 0, sizeof *o);
   o->seed = 1;
   o->gantt = 100;
   pp_cost_params_init(&o->cp);
+  pp_part_params_init(&o->pp);
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
     for (k = 0; valued[k] && strcmp(a, valued[k]); k++)
+      ;
+    for (kp = 0; part_valued[kp] && strcmp(a, part_valued[kp]); kp++)
       ;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       fputs(usage_text, stdout);
@@ -168,7 +311,14 @@ static int parse(int argc, char **argv, struct opts *o)
       o->chain = 2;
     else if (!strcmp(a, "--list"))
       o->list = 1;
-    else if (valued[k]) {
+    else if (!strcmp(a, "--allreduce-term"))
+      o->pp.allreduce = 1;
+    else if (part_valued[kp]) {
+      if (i + 1 >= argc)
+        return usage_error("%s needs a value", a);
+      if ((ret = parse_part(o, a, argv[++i])))
+        return ret;
+    } else if (valued[k]) {
       if (i + 1 >= argc)
         return usage_error("%s needs a value", a);
       if ((ret = parse_value(o, a, argv[++i])))
@@ -342,6 +492,112 @@ static int cmd_simulate(pp_ctx *ctx, const struct opts *o)
   return ret;
 }
 
+/* Parse a device list "i,j,name,..." against c into devs[0:*n]. */
+static int parse_devices(const pp_cluster *c, const char *list, int32_t *devs,
+                         int32_t cap, int32_t *n)
+{
+  char buf[256];
+  const char *p = list;
+  *n = 0;
+  while (*p) {
+    size_t len = strcspn(p, ",");
+    char *end;
+    long x;
+    if (len == 0 || len >= sizeof buf)
+      return usage_error("--devices: bad list '%s'", list);
+    memcpy(buf, p, len);
+    buf[len] = 0;
+    errno = 0;
+    x = strtol(buf, &end, 10);
+    if (*end || errno || end == buf) {
+      x = pp_cluster_find_device(c, buf);
+      if (x < 0)
+        return usage_error("--devices: '%s' is not a device of the cluster",
+                           buf);
+    }
+    if (x < 0 || x >= pp_cluster_ndev(c)) {
+      fprintf(stderr,
+              "parplan: --devices: index %ld is out of range (the cluster "
+              "has %d devices)\n",
+              x, (int)pp_cluster_ndev(c));
+      return 1;
+    }
+    if (*n >= cap)
+      return usage_error("--devices: more devices than --stages (%s)", list);
+    devs[(*n)++] = (int32_t)x;
+    p += len;
+    if (*p == ',')
+      p++;
+  }
+  return 0;
+}
+
+static int cmd_partition(pp_ctx *ctx, const struct opts *o)
+{
+  pp_model *m = NULL;
+  pp_cluster *c = NULL;
+  pp_partition *pt = NULL;
+  pp_part_params p = o->pp;
+  pp_part_summary sum;
+  int32_t *devs = NULL, n = 0;
+  pp_status rc;
+  int ret = 0;
+
+  if (!o->model)
+    return usage_error("%s", "partition needs --model M");
+  if (o->spec)
+    return usage_error("partition takes no argument '%s' (use --model)",
+                       o->spec);
+  if (p.stages < 1)
+    return usage_error("%s", "partition needs --stages S");
+  if (!!o->devices != !!o->cluster)
+    return usage_error("%s", "partition: --devices and --cluster go together");
+  p.memory_bytes = o->memory_gb * 1073741824.0;
+  p.reserve_bytes = o->cp.reserve_bytes;
+  if ((rc = pp_model_load(ctx, o->model, &m)))
+    return fail(ctx, rc);
+  if (o->cluster && (rc = pp_cluster_load(ctx, o->cluster, &c))) {
+    ret = fail(ctx, rc);
+    goto done;
+  }
+  if (o->devices) {
+    if (!(devs = malloc(sizeof *devs * (size_t)p.stages))) {
+      ret = 2;
+      goto done;
+    }
+    if ((ret = parse_devices(c, o->devices, devs, p.stages, &n)))
+      goto done;
+    if (n != p.stages) {
+      fprintf(stderr,
+              "parplan: --devices lists %d devices for %d stages; give one "
+              "per stage\n",
+              (int)n, (int)p.stages);
+      ret = 1;
+      goto done;
+    }
+    p.cluster = c;
+    p.devices = devs;
+  }
+  rc = pp_partition_chain(ctx, m, &p, &pt);
+  if (rc == PP_OK)
+    rc = pp_partition_write(ctx, pt, o->json, stdout);
+  if (rc == PP_OK && o->out)
+    rc = pp_partition_write_stage_graph(ctx, pt, o->out, NULL);
+  if (rc) {
+    ret = fail(ctx, rc);
+    goto done;
+  }
+  pp_partition_summary(pt, &sum);
+  if (!sum.fits)
+    ret = 3;
+done:
+  free(devs);
+  pp_partition_destroy(pt);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  return ret;
+}
+
 /* The default job: describe the default model and cluster and how the
 ** model's profiles apply to each device type. */
 static int cmd_default(pp_ctx *ctx, const struct opts *o)
@@ -422,6 +678,8 @@ int main(int argc, char **argv)
     ret = cmd_evaluate(ctx, &o);
   else if (!strcmp(o.cmd, "simulate"))
     ret = cmd_simulate(ctx, &o);
+  else if (!strcmp(o.cmd, "partition"))
+    ret = cmd_partition(ctx, &o);
   else
     ret = usage_error("unknown command '%s'", o.cmd);
   pp_ctx_destroy(ctx);

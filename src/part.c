@@ -1,0 +1,611 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The partition object: parameters, the chain the kernels see
+** (part_chain.c prices it), dispatch to the kernels (part_minmax.c,
+** part_amp.c, part_amp_original.c, part_baseline.c, part_madpipe.c), and
+** the result: stages as original operators, their costs and memory, the
+** stage graph, a lower bound.
+**
+** "Nothing fits" is a result: when no partition fits the memory limits,
+** the one whose worst stage comes closest (the min-max of memory / limit)
+** is returned with fits = 0, so the user learns which stage needs how
+** much against how much.
+*/
+#include "cost.h"
+#include "part.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const obj_names[] = {"minmax", "amp", "madpipe"};
+static const char *const meth_names[] = {"optimal",        "uniform-layers",
+                                         "uniform-params", "pipedream",
+                                         "pipedream-star", "amp-original"};
+
+const char *pp_part_objective_name(pp_part_objective o)
+{
+  return (unsigned)o < 3 ? obj_names[o] : NULL;
+}
+
+pp_status pp_part_objective_parse(const char *name, pp_part_objective *out)
+{
+  int i;
+  for (i = 0; name && i < 3; i++)
+    if (!strcmp(name, obj_names[i])) {
+      *out = (pp_part_objective)i;
+      return PP_OK;
+    }
+  return PP_EINVAL;
+}
+
+const char *pp_part_method_name(pp_part_method m)
+{
+  return (unsigned)m < 6 ? meth_names[m] : NULL;
+}
+
+pp_status pp_part_method_parse(const char *name, pp_part_method *out)
+{
+  int i;
+  for (i = 0; name && i < 6; i++)
+    if (!strcmp(name, meth_names[i])) {
+      *out = (pp_part_method)i;
+      return PP_OK;
+    }
+  return PP_EINVAL;
+}
+
+void pp_part_params_init(pp_part_params *p)
+{
+  if (!p)
+    return;
+  memset(p, 0, sizeof *p);
+  p->objective = PP_OBJ_MINMAX;
+  p->method = PP_PART_OPTIMAL;
+  p->replicas = 1;
+  p->bandwidth_gbps = 10;
+  p->gas = 1;
+  p->schedule = PP_SCHED_1F1B;
+  p->optimizer = PP_OPT_ADAM_MIXED;
+  p->iterations = 10;
+  p->grid_t = 101;
+  p->grid_m = 11;
+  p->grid_v = 51;
+  p->time_limit_s = 60;
+}
+
+/* ---- the result ------------------------------------------------------- */
+
+struct pp_partition {
+  struct ppi_arena arena;
+  pp_part_summary sum;
+  int32_t S;
+  pp_part_stage *st;
+  int32_t *op_off, *ops;
+  char *model_name, *model_source;
+  double *sg_compute, *sg_param; /* stage graph: speed-1 compute, params */
+  int32_t ne;
+  struct ppi_sedge *e;
+  int32_t *dev; /* positions' devices, or NULL */
+  char **dev_name;
+  double bandwidth_gbps, latency_us;
+  int32_t replicas, micro_batch;
+  int64_t gas;
+  pp_schedule schedule;
+  pp_optimizer optimizer;
+  unsigned est;
+};
+
+/* What the writers (io_part.c) see. */
+#include "part_view.h"
+
+const struct ppi_part_view *ppi_part_view(const pp_partition *pt,
+                                          struct ppi_part_view *v)
+{
+  v->sum = &pt->sum;
+  v->S = pt->S;
+  v->st = pt->st;
+  v->op_off = pt->op_off;
+  v->ops = pt->ops;
+  v->model_name = pt->model_name;
+  v->sg_compute = pt->sg_compute;
+  v->sg_param = pt->sg_param;
+  v->ne = pt->ne;
+  v->e = pt->e;
+  v->dev = pt->dev;
+  v->dev_name = (const char *const *)pt->dev_name;
+  v->bandwidth_gbps = pt->bandwidth_gbps;
+  v->latency_us = pt->latency_us;
+  v->replicas = pt->replicas;
+  v->micro_batch = pt->micro_batch;
+  v->gas = pt->gas;
+  v->schedule = pt->schedule;
+  v->optimizer = pt->optimizer;
+  v->est = pt->est;
+  return v;
+}
+
+void pp_partition_destroy(pp_partition *pt)
+{
+  struct ppi_alloc a;
+  if (!pt)
+    return;
+  a = pt->arena.a;
+  ppi_arena_free(&pt->arena);
+  ppi_raw_free(a, pt, sizeof *pt);
+}
+
+pp_status pp_partition_summary(const pp_partition *pt, pp_part_summary *out)
+{
+  if (!pt || !out)
+    return PP_EINVAL;
+  *out = pt->sum;
+  return PP_OK;
+}
+
+pp_status pp_partition_stage(const pp_partition *pt, int32_t s,
+                             pp_part_stage *out)
+{
+  if (!pt || !out || s < 0 || s >= pt->S)
+    return PP_EINVAL;
+  *out = pt->st[s];
+  return PP_OK;
+}
+
+const int32_t *pp_partition_stage_ops(const pp_partition *pt, int32_t s,
+                                      int32_t *n)
+{
+  if (!pt || s < 0 || s >= pt->S) {
+    if (n)
+      *n = 0;
+    return NULL;
+  }
+  if (n)
+    *n = pt->op_off[s + 1] - pt->op_off[s];
+  return pt->ops + pt->op_off[s];
+}
+
+/* ---- parameters ---------------------------------------------------------- */
+
+static pp_status check_params(pp_ctx *ctx, const pp_model *m, int32_t L,
+                              const pp_part_params *p)
+{
+  int32_t s, P = p->stages;
+  if (!pp_part_objective_name(p->objective) || !pp_part_method_name(p->method))
+    return ppi_fail(ctx, PP_EINVAL, "partition: unknown objective or method");
+  if (P < 1)
+    return ppi_fail(ctx, PP_EINPUT, "partition: %d stages; at least 1", (int)P);
+  if (p->objective != PP_OBJ_MADPIPE && P > L)
+    return ppi_fail(ctx, PP_EINPUT,
+                    "partition: %d stages for the %d layers of model '%s' "
+                    "(its chain view); at most one stage per layer",
+                    (int)P, (int)L, pp_model_name(m));
+  if (p->replicas < 1 || p->replicas > PP_MAX_DEVICES)
+    return ppi_fail(ctx, PP_EINPUT, "partition: %d replicas; 1 to %d",
+                    (int)p->replicas, PP_MAX_DEVICES);
+  if (!(p->bandwidth_gbps > 0) || !isfinite(p->bandwidth_gbps))
+    return ppi_fail(ctx, PP_EINPUT,
+                    "partition: bandwidth %g GB/s must be positive and finite",
+                    p->bandwidth_gbps);
+  if (!(p->latency_us >= 0) || !isfinite(p->latency_us))
+    return ppi_fail(ctx, PP_EINPUT,
+                    "partition: latency %g us must be >= 0 and finite",
+                    p->latency_us);
+  if (!(p->allreduce_gbps >= 0) || !isfinite(p->allreduce_gbps))
+    return ppi_fail(ctx, PP_EINPUT,
+                    "partition: allreduce bandwidth %g GB/s must be >= 0",
+                    p->allreduce_gbps);
+  if (p->gas < 1 || p->gas > ((int64_t)1 << 40))
+    return ppi_fail(ctx, PP_EINPUT,
+                    "partition: %lld micro-batches per replica; at least 1",
+                    (long long)p->gas);
+  if (p->micro_batch < 0)
+    return ppi_fail(ctx, PP_EINPUT, "partition: micro-batch size %d",
+                    (int)p->micro_batch);
+  if (!(p->memory_bytes >= 0) || !isfinite(p->memory_bytes))
+    return ppi_fail(ctx, PP_EINPUT,
+                    "partition: memory limit %g bytes must be >= 0 and finite",
+                    p->memory_bytes);
+  if (p->reserve_bytes < 0)
+    return ppi_fail(ctx, PP_EINPUT, "partition: negative reserve");
+  if (!pp_optimizer_name(p->optimizer))
+    return ppi_fail(ctx, PP_EINVAL, "partition: unknown optimizer %d",
+                    (int)p->optimizer);
+  if (p->objective != PP_OBJ_MADPIPE && p->schedule != PP_SCHED_GPIPE &&
+      p->schedule != PP_SCHED_1F1B)
+    return ppi_fail(ctx, PP_EINPUT,
+                    "partition: the %s objective prices memory with gpipe "
+                    "or 1f1b in-flight counts; 1f1b-star is madpipe's",
+                    pp_part_objective_name(p->objective));
+  if (p->devices && !p->cluster)
+    return ppi_fail(ctx, PP_EINVAL, "partition: devices without a cluster");
+  if (p->devices)
+    for (s = 0; s < P; s++)
+      if (p->devices[s] < 0 || p->devices[s] >= pp_cluster_ndev(p->cluster))
+        return ppi_fail(ctx, PP_EINPUT,
+                        "partition: device index %d (position %d) is out of "
+                        "range: cluster '%s' has %d devices",
+                        (int)p->devices[s], (int)s, pp_cluster_name(p->cluster),
+                        (int)pp_cluster_ndev(p->cluster));
+  if (p->iterations < 1 || p->iterations > 1000 || p->grid_t < 2 ||
+      p->grid_m < 2 || p->grid_v < 2 || p->grid_t > 100000 ||
+      p->grid_m > 100000 || p->grid_v > 100000)
+    return ppi_fail(ctx, PP_EINPUT,
+                    "partition: madpipe needs 1..1000 iterations and 2..100000 "
+                    "grid values");
+  if (!(p->time_limit_s > 0))
+    return ppi_fail(ctx, PP_EINPUT, "partition: time limit must be positive");
+  return PP_OK;
+}
+
+/* ---- the chain --------------------------------------------------------- */
+
+#define ANEW(ptr, n)                                                           \
+  ((ptr) = ppi_arena_alloc(ar, ctx, (size_t)(n) > 0 ? (size_t)(n) : 1,         \
+                           sizeof *(ptr)))
+
+/* Build the chain of view v (the chain view of the model) for the
+** positions of p; arrays in ar. */
+static pp_status build_chain(pp_ctx *ctx, struct ppi_arena *ar,
+                             const pp_model *v, const pp_part_params *p,
+                             int32_t npos, int32_t mbs, struct ppi_chain *c,
+                             unsigned *est)
+{
+  int32_t L = pp_model_nop(v), s, l, q, *types;
+  double scale = (double)mbs / pp_model_micro_batch(v);
+  const pp_cluster *cl = p->cluster;
+  pp_status rc;
+
+  memset(c, 0, sizeof *c);
+  c->L = L;
+  c->S = npos;
+  c->R = p->replicas;
+  c->gas = p->gas;
+  c->fac = pp_optimizer_factor(p->optimizer);
+  c->reserve = (double)p->reserve_bytes;
+  c->allreduce = p->allreduce;
+  if (!ANEW(c->prof, npos) || !ANEW(types, npos) || !ANEW(c->bw, npos) ||
+      !ANEW(c->mem, npos) || !ANEW(c->nf, npos) || !ANEW(c->ar_a, npos) ||
+      !ANEW(c->ar_b, npos) || !ANEW(c->pp, L + 1) || !ANEW(c->sp, L + 1) ||
+      !ANEW(c->cut, L))
+    return PP_ENOMEM;
+  /* profiles: one per distinct device type among the positions */
+  for (s = 0; s < npos; s++) {
+    int32_t t = p->devices ? pp_cluster_device_type(cl, p->devices[s]) : -1;
+    for (q = 0; q < c->nprof && types[q] != t; q++)
+      ;
+    if (q == c->nprof)
+      types[c->nprof++] = t;
+    c->prof[s] = q;
+  }
+  if (!ANEW(c->wp, (size_t)c->nprof * (L + 1)) ||
+      !ANEW(c->fp, (size_t)c->nprof * (L + 1)))
+    return PP_ENOMEM;
+  for (q = 0; q < c->nprof; q++) {
+    pp_type_key key = {NULL, 1, 0};
+    double *w = c->wp + (size_t)q * (L + 1), *f = c->fp + (size_t)q * (L + 1);
+    if (types[q] >= 0) {
+      for (s = 0; pp_cluster_device_type(cl, p->devices[s]) != types[q]; s++)
+        ;
+      key = pp_model_type_key(v, cl, p->devices[s]);
+    }
+    for (l = 0; l < L; l++) {
+      pp_op_time t;
+      if ((rc = pp_model_op_time(v, l, &key, 1, mbs, &t)))
+        return rc;
+      *est |= t.est;
+      w[l + 1] = w[l] + t.fwd_ms + t.bwd_ms;
+      f[l + 1] = f[l] + t.fwd_ms;
+    }
+  }
+  for (l = 0; l < L; l++) {
+    pp_op_sizes z;
+    const int32_t *oe;
+    int32_t n, k;
+    if ((rc = pp_model_op_sizes(v, l, 1, mbs, &z)))
+      return rc;
+    *est |= z.est;
+    c->pp[l + 1] = c->pp[l] + z.param_bytes;
+    c->sp[l + 1] = c->sp[l] + z.saved_bytes;
+    pp_model_op_edges(v, l, 0, &oe, &n);
+    for (k = 0; k < n; k++) {
+      int32_t a, b;
+      int64_t bytes;
+      pp_model_edge(v, oe[k], &a, &b, &bytes);
+      if (b == l + 1)
+        c->cut[l] = (double)bytes * scale;
+    }
+  }
+  c->lat_ms =
+      (cl && p->devices ? pp_cluster_latency(cl) : p->latency_us) / 1000;
+  for (s = 0; s < npos; s++) {
+    double lim = p->memory_bytes > 0 ? p->memory_bytes : INFINITY;
+    int64_t R = p->replicas;
+    double arbw = p->allreduce_gbps > 0 ? p->allreduce_gbps : p->bandwidth_gbps;
+    if (p->devices) {
+      double cap = (double)pp_cluster_type_memory(
+          cl, pp_cluster_device_type(cl, p->devices[s]));
+      lim = cap < lim ? cap : lim;
+      c->bw[s] = s + 1 < npos ? pp_cluster_bandwidth(cl, p->devices[s],
+                                                     p->devices[s + 1])
+                              : p->bandwidth_gbps;
+      if (!(c->bw[s] > 0))
+        c->bw[s] = INFINITY; /* the same device twice: no transfer */
+    } else {
+      c->bw[s] = p->bandwidth_gbps;
+    }
+    c->mem[s] = lim;
+    if (p->schedule == PP_SCHED_GPIPE)
+      c->nf[s] = (double)p->gas;
+    else
+      c->nf[s] = (double)(npos - s < p->gas ? npos - s : p->gas);
+    c->ar_a[s] = R > 1 ? 2.0 * (R - 1) / (R * arbw * 1e6) : 0;
+    c->ar_b[s] = R > 1 ? 2.0 * (R - 1) * c->lat_ms : 0;
+  }
+  return PP_OK;
+}
+
+/* ---- the result ------------------------------------------------------- */
+
+static double now_s(void)
+{
+  struct timespec ts;
+  timespec_get(&ts, TIME_UTC);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Fill pt from a partition first[0..S] of chain c of view v of model m;
+** proc/special per stage (NULL: stage s on position s). */
+static pp_status fill(pp_ctx *ctx, struct pp_partition *pt,
+                      const struct ppi_chain *c, const pp_model *m,
+                      const pp_model *v, const int32_t *first, int32_t S,
+                      const int32_t *proc, const uint8_t *special,
+                      const int32_t *inflight)
+{
+  struct ppi_arena *ar = &pt->arena;
+  int32_t s, l, k, n, nop = pp_model_nop(m), *stage_of;
+  pp_status rc;
+
+  pt->S = S;
+  if (!ANEW(pt->st, S) || !ANEW(pt->op_off, S + 1) || !ANEW(pt->ops, nop) ||
+      !ANEW(pt->sg_compute, S) || !ANEW(pt->sg_param, S) ||
+      !(stage_of = ppi_calloc(ctx, (size_t)nop, sizeof *stage_of)))
+    return PP_ENOMEM;
+  for (s = 0, n = 0; s < S; s++) {
+    pp_part_stage *x = &pt->st[s];
+    int32_t i = first[s], j = first[s + 1] - 1, pos = proc ? proc[s] : s;
+    pt->op_off[s] = n;
+    for (l = i; l <= j; l++) {
+      int32_t nm;
+      const int32_t *mem = pp_model_layer_members(v, l, &nm);
+      for (k = 0; k < nm; k++) {
+        pt->ops[n++] = mem[k];
+        stage_of[mem[k]] = s;
+      }
+    }
+    x->first_layer = i;
+    x->nlayer = j - i + 1;
+    x->proc = pos;
+    x->special = special ? special[s] : 0;
+    x->compute_ms = ppi_ch_work(c, pos, i, j);
+    x->comm_ms = (i > 0 ? ppi_ch_comm(c, proc ? pos : s - 1, i - 1) : 0) +
+                 (j < c->L - 1 ? ppi_ch_comm(c, pos, j) : 0);
+    x->param_bytes = c->pp[j + 1] - c->pp[i];
+    x->in_flight = inflight ? inflight[s] : (int32_t)c->nf[pos];
+    x->memory_bytes =
+        c->fac * x->param_bytes + x->in_flight * (c->sp[j + 1] - c->sp[i]) +
+        2 * ((i > 0 ? c->cut[i - 1] : 0) + c->cut[j]) + c->reserve;
+    x->memory_limit_bytes = c->mem[pos];
+  }
+  pt->op_off[S] = n;
+  /* the stage graph, at speed 1 */
+  for (s = 0; s < S; s++) {
+    pp_type_key key = {NULL, 1, 0};
+    pt->sg_param[s] = pt->st[s].param_bytes;
+    for (l = first[s]; l < first[s + 1]; l++) {
+      pp_op_time t;
+      if ((rc = pp_model_op_time(v, l, &key, 1, pt->micro_batch, &t))) {
+        ppi_free(ctx, stage_of, (size_t)nop * sizeof *stage_of);
+        return rc;
+      }
+      pt->sg_compute[s] += t.fwd_ms + t.bwd_ms;
+    }
+  }
+  {
+    struct ppi_sedge *e;
+    rc = ppi_stage_edges(ctx, m, stage_of,
+                         (double)pt->micro_batch / pp_model_micro_batch(m), &e,
+                         &pt->ne);
+    if (rc == PP_OK) {
+      if (ANEW(pt->e, pt->ne))
+        memcpy(pt->e, e, (size_t)pt->ne * sizeof *e);
+      else
+        rc = PP_ENOMEM;
+      ppi_stage_edges_free(ctx, m, e);
+    }
+  }
+  ppi_free(ctx, stage_of, (size_t)nop * sizeof *stage_of);
+  if (rc)
+    return rc;
+  /* memory: the worst share */
+  pt->sum.fits = 1;
+  pt->sum.worst_stage = 0;
+  {
+    double worst = -1;
+    for (s = 0; s < S; s++) {
+      double r = pt->st[s].memory_bytes / pt->st[s].memory_limit_bytes;
+      if (r > 1)
+        pt->sum.fits = 0;
+      if (r > worst) {
+        worst = r;
+        pt->sum.worst_stage = s;
+      }
+    }
+  }
+  return PP_OK;
+}
+
+/* The lower bound of the objective for any partition into c->S stages. */
+static double lower_bound(const struct ppi_chain *c, pp_part_objective o)
+{
+  double tot = 0, big = 0;
+  int32_t l, q;
+  for (l = 0; l < c->L; l++) {
+    double w = INFINITY;
+    for (q = 0; q < c->nprof; q++) {
+      const double *wp = c->wp + (size_t)q * (c->L + 1);
+      if (wp[l + 1] - wp[l] < w)
+        w = wp[l + 1] - wp[l];
+    }
+    tot += w;
+    big = w > big ? w : big;
+  }
+  {
+    double mx = tot / c->S > big ? tot / c->S : big;
+    if (o == PP_OBJ_AMP)
+      return (double)(c->gas - 1) * mx + tot;
+    return mx / (o == PP_OBJ_MINMAX ? c->R : 1);
+  }
+}
+
+pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
+                             const pp_part_params *p, pp_partition **out)
+{
+  struct pp_partition *pt = NULL;
+  struct ppi_arena tmp;
+  struct ppi_chain c;
+  pp_model *v = NULL;
+  int32_t *first = NULL, S, s, mbs;
+  double obj = 0, t0;
+  pp_status rc;
+
+  if (!ctx || !m || !p || !out)
+    return ctx ? ppi_fail(ctx, PP_EINVAL, "pp_partition_chain: NULL argument")
+               : PP_EINVAL;
+  *out = NULL;
+  if ((rc = pp_model_chain_view(ctx, m, 0, &v)))
+    return rc;
+  ppi_arena_init(&tmp, ppi_ctx_alloc(ctx));
+  if ((rc = check_params(ctx, m, pp_model_nop(v), p)))
+    goto done;
+  if (p->objective == PP_OBJ_MADPIPE || p->method == PP_PART_PIPEDREAM_STAR) {
+    rc = ppi_fail(ctx, PP_EINVAL,
+                  "partition: madpipe and pipedream-star are not built yet");
+    goto done;
+  }
+  mbs = p->micro_batch > 0 ? p->micro_batch : pp_model_micro_batch(m);
+  S = p->stages;
+  if (!(pt = ppi_calloc(ctx, 1, sizeof *pt))) {
+    rc = PP_ENOMEM;
+    goto done;
+  }
+  ppi_arena_init(&pt->arena, ppi_ctx_alloc(ctx));
+  pt->micro_batch = mbs;
+  pt->replicas = p->replicas;
+  pt->gas = p->gas;
+  pt->schedule = p->schedule;
+  pt->optimizer = p->optimizer;
+  pt->bandwidth_gbps = p->bandwidth_gbps;
+  pt->latency_us = p->latency_us;
+  if (!(pt->model_name = ppi_arena_strdup(&pt->arena, ctx, pp_model_name(m)))) {
+    rc = PP_ENOMEM;
+    goto done;
+  }
+  if (p->devices) {
+    struct ppi_arena *ar = &pt->arena;
+    if (!ANEW(pt->dev, S) || !ANEW(pt->dev_name, S)) {
+      rc = PP_ENOMEM;
+      goto done;
+    }
+    for (s = 0; s < S; s++) {
+      pp_device_desc d;
+      pt->dev[s] = p->devices[s];
+      pp_cluster_device(p->cluster, p->devices[s], &d);
+      if (!(pt->dev_name[s] = ppi_arena_strdup(ar, ctx, d.name))) {
+        rc = PP_ENOMEM;
+        goto done;
+      }
+    }
+    pt->latency_us = pp_cluster_latency(p->cluster);
+  }
+  if ((rc = build_chain(ctx, &tmp, v, p, S, mbs, &c, &pt->est)))
+    goto done;
+  if (!(first = ppi_arena_alloc(&tmp, ctx, (size_t)S + 1, sizeof *first))) {
+    rc = PP_ENOMEM;
+    goto done;
+  }
+  pt->sum.objective = p->objective;
+  pt->sum.method = p->method;
+  pt->sum.nproc = S;
+  pt->sum.nlayer = c.L;
+  t0 = now_s();
+  {
+    bool mem = false;
+    for (s = 0; s < S; s++)
+      mem = mem || isfinite(c.mem[s]);
+    switch (p->method) {
+    case PP_PART_OPTIMAL:
+      if (p->objective == PP_OBJ_MINMAX)
+        rc = ppi_part_minmax(ctx, &c, mem, first, &obj);
+      else
+        rc = ppi_part_amp(ctx, &c, first, &obj, &pt->sum.work);
+      pt->sum.exact = rc == PP_OK;
+      if (rc == PP_EINPUT) /* nothing fits: the closest */
+        rc = ppi_part_minmem(ctx, &c, first, &obj);
+      break;
+    case PP_PART_UNIFORM_LAYERS: ppi_part_uniform_layers(c.L, S, first); break;
+    case PP_PART_UNIFORM_PARAMS:
+      rc = ppi_part_uniform_params(ctx, c.pp, c.L, S, first);
+      break;
+    case PP_PART_PIPEDREAM:
+      rc = ppi_part_minmax(ctx, &c, 0, first, &obj);
+      pt->sum.exact = rc == PP_OK && p->objective == PP_OBJ_MINMAX && !mem;
+      break;
+    case PP_PART_AMP_ORIGINAL: {
+      double *e = ppi_arena_alloc(&tmp, ctx, (size_t)c.L, sizeof *e);
+      double *cc = ppi_arena_alloc(&tmp, ctx, (size_t)c.L * (S > 1 ? S - 1 : 1),
+                                   sizeof *cc);
+      int32_t l, q;
+      if (!e || !cc) {
+        rc = PP_ENOMEM;
+        break;
+      }
+      /* AMP blends its profiles into one cost per layer: the mean over
+      ** the positions */
+      for (l = 0; l < c.L; l++) {
+        for (q = 0; q < S; q++)
+          e[l] += ppi_ch_work(&c, q, l, l) / S;
+        for (q = 0; q + 1 < S; q++)
+          cc[(size_t)l * (S - 1) + q] = ppi_ch_comm(&c, q, l);
+      }
+      rc = ppi_part_amp_original(ctx, e, cc, c.L, S, c.gas, first);
+      break;
+    }
+    default: rc = ppi_fail(ctx, PP_EINVAL, "partition: unknown method");
+    }
+  }
+  pt->sum.seconds = now_s() - t0;
+  if (rc)
+    goto done;
+  if ((rc = fill(ctx, pt, &c, m, v, first, S, NULL, NULL, NULL)))
+    goto done;
+  pt->sum.nstage = S;
+  pt->sum.objective_ms = p->objective == PP_OBJ_MINMAX
+                             ? ppi_ch_minmax_of(&c, first)
+                             : ppi_ch_amp_of(&c, first);
+  for (s = 0; s < S; s++)
+    pt->st[s].time_ms = p->objective == PP_OBJ_MINMAX
+                            ? ppi_ch_minmax(&c, s, first[s], first[s + 1] - 1)
+                            : ppi_ch_work(&c, s, first[s], first[s + 1] - 1);
+  if (!pt->sum.fits)
+    pt->sum.exact = 0;
+  pt->sum.lower_bound_ms = lower_bound(&c, p->objective);
+  *out = pt;
+  pt = NULL;
+done:
+  pp_partition_destroy(pt);
+  ppi_arena_free(&tmp);
+  pp_model_destroy(v);
+  return rc;
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The partitioners' shared vocabulary: a layer chain on plain arrays
+** (part_chain.c builds it from a model, a device sequence and the
+** parameters), the stage-cost functions every algorithm prices stages
+** with, and the kernels (one file each).
+**
+** A partition of L layers into S stages is given by first[0..S]: stage s
+** holds layers first[s] .. first[s+1]-1, first[0] = 0, first[S] = L, every
+** stage non-empty.
+*/
+#ifndef PP_PART_H
+#define PP_PART_H
+
+#include "pp_int.h"
+
+#include <math.h>
+
+/* The chain as the partitioners see it.  Stage s of a partition runs on
+** "position" s: a profile (prof[s], the device type's times), the
+** bandwidth and latency of the boundary after it (to position s+1), the
+** in-flight count and memory limit that apply to it. */
+struct ppi_chain {
+  int32_t L, S, R;
+  int32_t nprof;
+  double *wp;    /* [nprof][L+1] prefix sums of fwd+bwd per profile */
+  double *fp;    /* [nprof][L+1] prefix sums of fwd */
+  double *pp;    /* [L+1] prefix sums of parameter bytes */
+  double *sp;    /* [L+1] prefix sums of saved activation bytes */
+  double *cut;   /* [L] bytes sent after layer l (cut[L-1] = 0) */
+  int32_t *prof; /* [S] profile of position s */
+  double *bw;    /* [S] GB/s from position s to s+1 (bw[S-1] unused) */
+  double lat_ms; /* latency of every transfer, ms */
+  double *mem;   /* [S] memory limit of position s (INFINITY: none) */
+  double *nf;    /* [S] in-flight micro-batches of position s */
+  double fac;    /* optimizer bytes per parameter byte */
+  double reserve;
+  int64_t gas;
+  /* AMP's allreduce term of position s: ar_a[s] x params + ar_b[s] */
+  double *ar_a, *ar_b;
+  int allreduce;
+};
+
+/* Compute (fwd + bwd) of layers i..j on position s. */
+static inline double ppi_ch_work(const struct ppi_chain *c, int32_t s,
+                                 int32_t i, int32_t j)
+{
+  const double *w = c->wp + (size_t)c->prof[s] * (c->L + 1);
+  return w[j + 1] - w[i];
+}
+
+/* One transfer of the bytes after layer l from position s to s+1. */
+static inline double ppi_ch_comm(const struct ppi_chain *c, int32_t s,
+                                 int32_t l)
+{
+  double n = c->cut[l];
+  /* bw INFINITY: both positions on one device, nothing is sent */
+  return n > 0 && c->bw[s] < INFINITY ? c->lat_ms + n / (c->bw[s] * 1e6) : 0;
+}
+
+/* Memory of layers i..j on position s: parameters x factor, in-flight x
+** saved activations, send/receive buffers of both boundaries, reserve. */
+static inline double ppi_ch_mem(const struct ppi_chain *c, int32_t s, int32_t i,
+                                int32_t j)
+{
+  double in = i > 0 ? c->cut[i - 1] : 0, out = c->cut[j];
+  return c->fac * (c->pp[j + 1] - c->pp[i]) +
+         c->nf[s] * (c->sp[j + 1] - c->sp[i]) + 2 * (in + out) + c->reserve;
+}
+
+/* The min-max stage time (paper 001 Eq. 3): compute plus both boundary
+** transfers, over the replicas. */
+static inline double ppi_ch_minmax(const struct ppi_chain *c, int32_t s,
+                                   int32_t i, int32_t j)
+{
+  double t = ppi_ch_work(c, s, i, j);
+  if (i > 0)
+    t += ppi_ch_comm(c, s - 1, i - 1);
+  if (j < c->L - 1)
+    t += ppi_ch_comm(c, s, j);
+  return t / c->R;
+}
+
+/* AMP's allreduce term of layers i..j on position s (0 when off). */
+static inline double ppi_ch_ar(const struct ppi_chain *c, int32_t s, int32_t i,
+                               int32_t j)
+{
+  if (!c->allreduce)
+    return 0;
+  return c->ar_a[s] * (c->pp[j + 1] - c->pp[i]) + c->ar_b[s];
+}
+
+/* Objective values of a partition, priced from the arrays. */
+PP_INTERNAL double ppi_ch_minmax_of(const struct ppi_chain *c,
+                                    const int32_t *first);
+PP_INTERNAL double ppi_ch_amp_of(const struct ppi_chain *c,
+                                 const int32_t *first);
+/* The largest memory / limit ratio over the stages, and which stage. */
+PP_INTERNAL double ppi_ch_mem_ratio(const struct ppi_chain *c,
+                                    const int32_t *first, int32_t *worst);
+
+/* Kernels.  Each fills first[0..S] and returns PP_OK, or PP_EINPUT when
+** no partition fits in memory (nothing recorded: the caller explains). */
+PP_INTERNAL pp_status ppi_part_minmax(pp_ctx *ctx, const struct ppi_chain *c,
+                                      int mem, int32_t *first, double *obj);
+/* The partition whose largest memory / limit ratio is the smallest (what
+** to report when nothing fits). */
+PP_INTERNAL pp_status ppi_part_minmem(pp_ctx *ctx, const struct ppi_chain *c,
+                                      int32_t *first, double *ratio);
+PP_INTERNAL pp_status ppi_part_amp(pp_ctx *ctx, const struct ppi_chain *c,
+                                   int32_t *first, double *obj,
+                                   int64_t *labels);
+/* AMP's own DP (data/amp/COST_MODEL.md 3.1), quirks included: e[L]
+** per-layer costs, c[(L-1) x k] cut costs, k stages, B micro-batches. */
+PP_INTERNAL pp_status ppi_part_amp_original(pp_ctx *ctx, const double *e,
+                                            const double *cc, int32_t L,
+                                            int32_t k, int64_t B,
+                                            int32_t *first);
+/* Baselines: layer counts as even as possible (the first stages take
+** the extra layers) / parameter bytes as even as possible (DeepSpeed's
+** 'parameters': balanced prefix sums). */
+PP_INTERNAL void ppi_part_uniform_layers(int32_t L, int32_t S, int32_t *first);
+PP_INTERNAL pp_status ppi_part_uniform_params(pp_ctx *ctx, const double *pp,
+                                              int32_t L, int32_t S,
+                                              int32_t *first);
+
+#endif /* PP_PART_H */
