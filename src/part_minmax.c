@@ -23,9 +23,12 @@
 ** gives the partition that comes closest to fitting (ppi_part_minmem),
 ** which is what a user is told about when nothing fits.
 **
+** Among optimal partitions, a second pass of the same recurrence picks
+** the one with the least sum of squared stage times (balance()).
+**
 ** Complexity: O(S L w) time (O(S L^2) worst case), O(S L) memory for the
-** back-pointers.  Ties go to the shorter last stage (largest i), so the
-** result is deterministic.
+** back-pointers.  Remaining ties go to the shorter last stage (largest
+** i), so the result is deterministic.
 */
 #include "part.h"
 
@@ -52,6 +55,42 @@ static double grow_bound(const struct ppi_chain *c, int kind, int32_t s,
   return (c->fac * (c->pp[j + 1] - c->pp[i]) +
           c->nf[s] * (c->sp[j + 1] - c->sp[i])) /
          c->mem[s];
+}
+
+/* Among the partitions whose stages all take at most T, the one with the
+** least sum of squared stage times: the optimum stays, and the stages
+** off the critical one are balanced instead of left to chance (a
+** one-layer first stage is as "optimal" as any, but not what a user
+** wants).  Same recurrence and scan; f and from are overwritten. */
+static void balance(const struct ppi_chain *c, int mem, double T, double *f,
+                    int32_t *from)
+{
+  int32_t L = c->L, S = c->S, s, i, j;
+  double lim = T * (1 + 1e-12);
+  for (s = 0; s < S; s++)
+    for (j = s; j <= L - S + s; j++) {
+      double best = INFINITY;
+      int32_t arg = -1;
+      for (i = s ? j : 0; i >= s; i--) {
+        double prev = s ? f[(size_t)(s - 1) * L + i - 1] : 0, t, x;
+        if (ppi_ch_work(c, s, i, j) / c->R > lim)
+          break;
+        if (!isfinite(prev))
+          continue;
+        if (mem && ppi_ch_mem(c, s, i, j) > c->mem[s])
+          continue;
+        t = ppi_ch_minmax(c, s, i, j);
+        if (t > lim)
+          continue;
+        x = prev + t * t;
+        if (x < best) {
+          best = x;
+          arg = i;
+        }
+      }
+      f[(size_t)s * L + j] = best;
+      from[(size_t)s * L + j] = arg;
+    }
 }
 
 static pp_status dp(pp_ctx *ctx, const struct ppi_chain *c, int kind, int mem,
@@ -101,6 +140,8 @@ static pp_status dp(pp_ctx *ctx, const struct ppi_chain *c, int kind, int mem,
     goto done;
   }
   *obj = f[(size_t)(S - 1) * L + L - 1];
+  if (kind == COST_TIME)
+    balance(c, mem, *obj, f, from);
   first[S] = L;
   for (s = S - 1, j = L - 1; s >= 0; s--) {
     first[s] = from[(size_t)s * L + j];
