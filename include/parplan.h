@@ -528,6 +528,13 @@ pp_status pp_plan_builder_add_stage(pp_plan_builder *b, const int32_t *ops,
 /** \brief Append a replica to stage s: devs holds tp device indices. */
 pp_status pp_plan_builder_add_replica(pp_plan_builder *b, int32_t s,
                                       const int32_t *devs);
+/** \brief Fix the in-flight count of stage s (how many micro-batches'
+** activations each replica keeps; a schedule's own count otherwise):
+** the counts of a periodic pattern (MadPipe phase 2).  n >= 1; a count
+** above the stage's micro-batches is capped, and counts are raised
+** where replica counts differ until no order can block. */
+pp_status pp_plan_builder_set_in_flight(pp_plan_builder *b, int32_t s,
+                                        int32_t n);
 /** \brief Freeze; b is destroyed either way.  Checks what needs no
 ** model or cluster (every stage has operators and replicas, no device
 ** twice in one stage, the batch divides); pp_plan_check does the rest. */
@@ -565,6 +572,8 @@ int32_t pp_plan_nreplica(const pp_plan *p, int32_t s);
 const int32_t *pp_plan_replica(const pp_plan *p, int32_t s, int32_t r);
 /** \brief Micro-batches each replica of stage s runs per iteration. */
 int64_t pp_plan_stage_micro_batches(const pp_plan *p, int32_t s);
+/** \brief The in-flight count fixed for stage s, or 0 (the schedule's). */
+int32_t pp_plan_stage_in_flight(const pp_plan *p, int32_t s);
 
 /* ====================================================================
 ** Cost model: stage compute, transfers, allreduce, memory, an analytic
@@ -802,7 +811,10 @@ typedef struct pp_part_params {
   int32_t iterations;             /* madpipe: K of Algorithm 1; default 10 */
   int32_t grid_t, grid_m, grid_v; /* madpipe: values of t_P, m_P and V
                                      (default 101, 11, 51: paper 003 5.1) */
-  double time_limit_s;            /* madpipe phase 2; default 60 */
+  double time_limit_s;            /* madpipe phase 2, per ILP; default 60 */
+  int32_t max_nodes;              /* madpipe phase 2: CBC's branch-and-bound
+                                     nodes per ILP (a limit that keeps the
+                                     result deterministic); default 20000 */
 } pp_part_params;
 void pp_part_params_init(pp_part_params *p);
 
@@ -827,6 +839,11 @@ typedef struct pp_part_summary {
   int32_t nlayer;        /* layers of the chain */
   int32_t worst_stage;   /* the highest memory / limit share */
   double period_ms;      /* madpipe, pipedream-star: the period; else 0 */
+  double sim_period_ms;  /* the same schedule in the simulator: its
+                            steady-state time per micro-batch; 0: not run */
+  int sim_fits;          /* the simulator's peak memory fits every
+                            processor */
+  double sim_peak_share; /* its largest peak / capacity */
   int64_t work;          /* labels (amp), DP states (madpipe) */
   double seconds;        /* wall time of the algorithm */
 } pp_part_summary;

@@ -4,7 +4,8 @@
 # missing.  As root it runs apt-get itself; otherwise it prints the exact
 # command to run and fails.
 set -eu
-PKGS="gcc make libc6-dev cmake pkg-config libjansson-dev libcmocka-dev"
+PKGS="gcc make libc6-dev cmake pkg-config libjansson-dev libcmocka-dev
+coinor-libcbc-dev"
 missing=""
 for p in $PKGS; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -49,6 +49,14 @@ static void write_json(FILE *f, const struct ppi_part_view *v)
     fputs(", \"period_ms\": ", f);
     ppi_json_num(f, s->period_ms);
   }
+  if (s->sim_period_ms > 0) {
+    fputs(", \"simulated\": {\"period_ms\": ", f);
+    ppi_json_num(f, s->sim_period_ms);
+    fprintf(f, ", \"fits\": %s, \"peak_share\": ",
+            s->sim_fits ? "true" : "false");
+    ppi_json_num(f, s->sim_peak_share);
+    fputs("}", f);
+  }
   fprintf(f,
           ",\n \"layers\": %d, \"processors\": %d, \"replicas\": %d, "
           "\"micro_batch\": %d, \"gas\": %lld, \"schedule\": \"%s\", "
@@ -119,6 +127,12 @@ static void write_text(FILE *f, const struct ppi_part_view *v)
     fprintf(f, "; lower bound %.3f ms (gap %.1f%%)", s->lower_bound_ms,
             100 * (s->objective_ms / s->lower_bound_ms - 1));
   fprintf(f, "; %.3g s\n", s->seconds);
+  if (s->sim_period_ms > 0)
+    fprintf(f,
+            "simulated: %.3f ms per micro-batch in steady state (%+.2f%% of "
+            "the period), peak memory %.1f%% of a processor's: %s\n",
+            s->sim_period_ms, 100 * (s->sim_period_ms / s->period_ms - 1),
+            100 * s->sim_peak_share, s->sim_fits ? "fits" : "DOES NOT FIT");
   if (!s->fits) {
     const pp_part_stage *w = &v->st[s->worst_stage];
     ppi_fmt_bytes(b1, sizeof b1, w->memory_bytes);

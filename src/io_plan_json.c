@@ -96,6 +96,12 @@ static pp_status read_stage(struct pread *r, pp_plan_builder *b, size_t si,
     rc = ref(r, w, json_array_get(ops, i), true, &buf[i]);
   if (!rc)
     rc = pp_plan_builder_add_stage(b, buf, (int32_t)json_array_size(ops), &id);
+  if (!rc && json_object_get(st, "in_flight")) {
+    int64_t n;
+    if (!(rc = ppi_jint(r->ctx, r->src, w, st, "in_flight", false, 0, 1,
+                        MAX_NMB, &n)))
+      rc = pp_plan_builder_set_in_flight(b, id, (int32_t)n);
+  }
   for (i = 0; i < json_array_size(reps) && !rc; i++) {
     const json_t *rep = json_array_get(reps, i);
     char wr[160];
@@ -263,7 +269,10 @@ static void emit_plan(FILE *f, const void *obj)
         fprintf(f, k ? ", %d" : "%d", (int)p->dev[(size_t)q * tp + k]);
       fputc(']', f);
     }
-    fputs("]}", f);
+    fputc(']', f);
+    if (p->inflight[s] > 0)
+      fprintf(f, ", \"in_flight\": %d", (int)p->inflight[s]);
+    fputc('}', f);
   }
   fputs("]}\n", f);
 }

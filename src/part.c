@@ -73,6 +73,7 @@ void pp_part_params_init(pp_part_params *p)
   p->grid_m = 11;
   p->grid_v = 51;
   p->time_limit_s = 60;
+  p->max_nodes = 20000;
 }
 
 /* ---- the result ------------------------------------------------------- */
@@ -469,6 +470,188 @@ static double lower_bound(const struct ppi_chain *c, pp_part_objective o)
   }
 }
 
+/* Run a periodic result in the simulator: P identical devices, the
+** stages on their processors with the schedule's in-flight counts, many
+** micro-batches; the steady-state period is the time between the last
+** backwards of consecutive micro-batches in the middle of the run (away
+** from the fill and the drain), and the peak memory is the simulator's. */
+static pp_status simulate(pp_ctx *ctx, struct pp_partition *pt,
+                          const pp_model *m, const struct ppi_madpipe *r,
+                          const pp_part_params *p, double mem_bytes)
+{
+  pp_cluster_builder *cb = NULL;
+  pp_cluster *cl = NULL;
+  pp_plan_builder *pb = NULL;
+  pp_plan *plan = NULL;
+  pp_sim *sim = NULL;
+  pp_plan_params pp;
+  pp_cost_params cp;
+  pp_device_type_desc td;
+  const char *ref = pp_model_reference_type(m);
+  int32_t P = r->P, N = r->N, s, d;
+  int64_t G = 8 * (int64_t)N > 64 ? 8 * (int64_t)N : 64, i, n;
+  double *bend = NULL, *bw = NULL;
+  pp_status rc;
+
+  if ((rc = pp_cluster_builder_create(ctx, "madpipe", "flat network", &cb)))
+    return rc;
+  pp_device_type_desc_init(&td);
+  td.name = ref ? ref : "gpu";
+  td.memory_gib = isfinite(mem_bytes) ? mem_bytes / 1073741824.0 : 1e9;
+  td.speed = 1;
+  if ((rc = pp_cluster_builder_add_type(cb, &td)))
+    goto done;
+  for (d = 0; d < P; d++) {
+    pp_device_desc dd;
+    char name[32];
+    pp_device_desc_init(&dd);
+    snprintf(name, sizeof name, "p%d", (int)d);
+    dd.name = name;
+    dd.type = td.name;
+    dd.node = d;
+    if ((rc = pp_cluster_builder_add_device(cb, &dd, NULL)))
+      goto done;
+  }
+  if (P > 1) {
+    if (!(bw = ppi_calloc(ctx, (size_t)P * P, sizeof *bw))) {
+      rc = PP_ENOMEM;
+      goto done;
+    }
+    for (i = 0; i < (int64_t)P * P; i++)
+      bw[i] = p->bandwidth_gbps;
+    if ((rc = pp_cluster_builder_set_bandwidth(cb, bw, P)))
+      goto done;
+  }
+  if (p->latency_us > 0 &&
+      (rc = pp_cluster_builder_set_latency(cb, p->latency_us)))
+    goto done;
+  rc = pp_cluster_builder_finish(cb, &cl);
+  cb = NULL;
+  if (rc)
+    goto done;
+  pp_plan_params_init(&pp);
+  pp.micro_batch = pt->micro_batch;
+  pp.global_batch = G * pt->micro_batch;
+  pp.schedule = PP_SCHED_1F1B_STAR;
+  pp.optimizer = p->optimizer;
+  pp.period_ms = r->period;
+  if ((rc = pp_plan_builder_create(ctx, &pp, "madpipe schedule", &pb)))
+    goto done;
+  for (s = 0; s < N; s++) {
+    int32_t id, k;
+    const int32_t *ops = pp_partition_stage_ops(pt, s, &k);
+    if ((rc = pp_plan_builder_add_stage(pb, ops, k, &id)) ||
+        (rc = pp_plan_builder_add_replica(pb, id, &r->proc[s])) ||
+        (rc = pp_plan_builder_set_in_flight(pb, id, r->inflight[s])))
+      goto done;
+  }
+  rc = pp_plan_builder_finish(pb, &plan);
+  pb = NULL;
+  if (rc)
+    goto done;
+  pp_cost_params_init(&cp);
+  cp.reserve_bytes = p->reserve_bytes;
+  if ((rc = pp_simulate(ctx, plan, m, cl, &cp, &sim)))
+    goto done;
+  if (!(bend = ppi_calloc(ctx, (size_t)G, sizeof *bend))) {
+    rc = PP_ENOMEM;
+    goto done;
+  }
+  n = pp_sim_nevent(sim);
+  for (i = 0; i < n; i++) {
+    pp_sim_event e;
+    pp_sim_event_get(sim, i, &e);
+    if (e.kind == PP_TASK_BWD && e.stage == 0 && e.micro_batch >= 0 &&
+        e.micro_batch < G)
+      bend[e.micro_batch] = e.end_ms;
+  }
+  pt->sum.sim_period_ms = (bend[3 * G / 4] - bend[G / 4]) / (double)(G / 2);
+  pt->sum.sim_fits = 1;
+  for (d = 0; d < P; d++) {
+    pp_sim_device sd;
+    pp_sim_device_get(sim, d, &sd);
+    if (!sd.used)
+      continue;
+    if (sd.peak_memory_bytes > mem_bytes)
+      pt->sum.sim_fits = 0;
+    if (sd.peak_memory_bytes / mem_bytes > pt->sum.sim_peak_share)
+      pt->sum.sim_peak_share = sd.peak_memory_bytes / mem_bytes;
+  }
+done:
+  ppi_free(ctx, bend, (size_t)G * sizeof *bend);
+  ppi_free(ctx, bw, (size_t)P * P * sizeof *bw);
+  pp_sim_destroy(sim);
+  pp_plan_destroy(plan);
+  pp_plan_builder_destroy(pb);
+  pp_cluster_destroy(cl);
+  pp_cluster_builder_destroy(cb);
+  return rc;
+}
+
+/* MadPipe and PipeDream + 1F1B* (part_madpipe.c): stages on P
+** processors, a periodic schedule and its period. */
+static pp_status periodic(pp_ctx *ctx, struct pp_partition *pt,
+                          const struct ppi_chain *c, const pp_model *m,
+                          const pp_model *v, const pp_part_params *p,
+                          struct ppi_arena *tmp)
+{
+  struct ppi_madpipe r;
+  int32_t P = p->stages, s;
+  double t0 = now_s(), *load;
+  pp_status rc;
+
+  if (p->method == PP_PART_PIPEDREAM_STAR)
+    rc = ppi_part_pipedream_star(ctx, tmp, c, P, &r);
+  else
+    rc = ppi_part_madpipe(ctx, tmp, c, P, p->iterations, p->time_limit_s,
+                          p->max_nodes, &r);
+  pt->sum.seconds = now_s() - t0;
+  if (rc == PP_EINPUT) {
+    /* nothing fits: PipeDream's partition with one activation each, the
+    ** least any schedule keeps, names the stage that overflows */
+    rc = ppi_part_pipedream_star(ctx, tmp, c, P, &r);
+    if (rc == PP_OK)
+      for (s = 0; s < r.N; s++)
+        r.inflight[s] = 1;
+    r.fits = 0;
+  }
+  if (rc)
+    return rc;
+  if ((rc = fill(ctx, pt, c, m, v, r.first, r.N, r.proc, r.special,
+                 r.inflight)))
+    return rc;
+  pt->sum.nstage = r.N;
+  pt->sum.period_ms = r.period;
+  pt->sum.objective_ms = r.period;
+  pt->sum.work = r.labels;
+  pt->sum.exact = 0; /* MadPipe is a heuristic (paper 003) */
+  for (s = 0; s < r.N; s++)
+    pt->st[s].time_ms = pt->st[s].compute_ms;
+  /* memory per processor: the special one holds several stages */
+  if (!(load = ppi_arena_alloc(tmp, ctx, (size_t)P, sizeof *load)))
+    return PP_ENOMEM;
+  pt->sum.fits = r.fits;
+  for (s = 0; s < r.N; s++)
+    load[r.proc[s]] += pt->st[s].memory_bytes -
+                       (load[r.proc[s]] > 0 ? c->reserve : 0);
+  {
+    double worst = -1;
+    for (s = 0; s < r.N; s++) {
+      double x = load[r.proc[s]] / c->mem[0];
+      if (x > 1)
+        pt->sum.fits = 0;
+      if (x > worst) {
+        worst = x;
+        pt->sum.worst_stage = s;
+      }
+    }
+  }
+  pt->sum.lower_bound_ms = lower_bound(c, PP_OBJ_MADPIPE);
+  if (pt->sum.fits)
+    return simulate(ctx, pt, m, &r, p, c->mem[0]);
+  return PP_OK;
+}
+
 pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
                              const pp_part_params *p, pp_partition **out)
 {
@@ -489,9 +672,21 @@ pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
   ppi_arena_init(&tmp, ppi_ctx_alloc(ctx));
   if ((rc = check_params(ctx, m, pp_model_nop(v), p)))
     goto done;
-  if (p->objective == PP_OBJ_MADPIPE || p->method == PP_PART_PIPEDREAM_STAR) {
-    rc = ppi_fail(ctx, PP_EINVAL,
-                  "partition: madpipe and pipedream-star are not built yet");
+  if ((p->objective == PP_OBJ_MADPIPE ||
+       p->method == PP_PART_PIPEDREAM_STAR) &&
+      p->devices) {
+    rc = ppi_fail(ctx, PP_EINPUT,
+                  "partition: madpipe and pipedream-star assume identical "
+                  "processors on a flat network (paper 003, 3); give "
+                  "--bandwidth and --memory-gb instead of --devices");
+    goto done;
+  }
+  if (p->objective == PP_OBJ_MADPIPE && p->method != PP_PART_OPTIMAL &&
+      p->method != PP_PART_PIPEDREAM_STAR) {
+    rc = ppi_fail(ctx, PP_EINPUT,
+                  "partition: the madpipe objective's methods are optimal "
+                  "(MadPipe) and pipedream-star, not %s",
+                  pp_part_method_name(p->method));
     goto done;
   }
   mbs = p->micro_batch > 0 ? p->micro_batch : pp_model_micro_batch(m);
@@ -539,6 +734,10 @@ pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
   pt->sum.method = p->method;
   pt->sum.nproc = S;
   pt->sum.nlayer = c.L;
+  if (p->objective == PP_OBJ_MADPIPE || p->method == PP_PART_PIPEDREAM_STAR) {
+    rc = periodic(ctx, pt, &c, m, v, p, &tmp);
+    goto periodic_done;
+  }
   t0 = now_s();
   {
     bool mem = false;
@@ -590,6 +789,14 @@ pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
     goto done;
   if ((rc = fill(ctx, pt, &c, m, v, first, S, NULL, NULL, NULL)))
     goto done;
+  if (0) {
+  periodic_done:
+    if (rc)
+      goto done;
+    *out = pt;
+    pt = NULL;
+    goto done;
+  }
   pt->sum.nstage = S;
   pt->sum.objective_ms = p->objective == PP_OBJ_MINMAX
                              ? ppi_ch_minmax_of(&c, first)

@@ -68,6 +68,15 @@ static inline double ppi_ch_mem(const struct ppi_chain *c, int32_t s, int32_t i,
          c->nf[s] * (c->sp[j + 1] - c->sp[i]) + 2 * (in + out) + c->reserve;
 }
 
+/* The same with g in-flight micro-batches instead of the position's. */
+static inline double ppi_ch_mem_g(const struct ppi_chain *c, int32_t i,
+                                  int32_t j, double g)
+{
+  double in = i > 0 ? c->cut[i - 1] : 0, out = c->cut[j];
+  return c->fac * (c->pp[j + 1] - c->pp[i]) + g * (c->sp[j + 1] - c->sp[i]) +
+         2 * (in + out) + c->reserve;
+}
+
 /* The min-max stage time (paper 001 Eq. 3): compute plus both boundary
 ** transfers, over the replicas. */
 static inline double ppi_ch_minmax(const struct ppi_chain *c, int32_t s,
@@ -107,6 +116,10 @@ PP_INTERNAL pp_status ppi_part_minmax(pp_ctx *ctx, const struct ppi_chain *c,
 ** to report when nothing fits). */
 PP_INTERNAL pp_status ppi_part_minmem(pp_ctx *ctx, const struct ppi_chain *c,
                                       int32_t *first, double *ratio);
+/* The contiguous allocation of least period: max over stages of the
+** work and over cuts of the link load (forward + backward transfer). */
+PP_INTERNAL pp_status ppi_part_period(pp_ctx *ctx, const struct ppi_chain *c,
+                                      int32_t *first, double *period);
 PP_INTERNAL pp_status ppi_part_amp(pp_ctx *ctx, const struct ppi_chain *c,
                                    int32_t *first, double *obj,
                                    int64_t *labels);
@@ -123,5 +136,61 @@ PP_INTERNAL void ppi_part_uniform_layers(int32_t L, int32_t S, int32_t *first);
 PP_INTERNAL pp_status ppi_part_uniform_params(pp_ctx *ctx, const double *pp,
                                               int32_t L, int32_t S,
                                               int32_t *first);
+
+/* MadPipe (part_madpipe.c) and PipeDream + 1F1B* on chain c (a flat
+** network: every position alike, c->mem[0] the memory of every
+** processor): N stages first[0..N], each on processor proc[s] (special[s]
+** when it is MadPipe's special processor), keeping inflight[s]
+** activations, with the allocation's period; arrays in ar. */
+struct ppi_madpipe {
+  int32_t N, P;
+  int32_t *first, *proc, *inflight;
+  uint8_t *special;
+  double period;     /* the schedule's period */
+  double dp_period;  /* phase 1's target (MadPipe) */
+  double alloc_period; /* the load of the most loaded resource */
+  int64_t labels;    /* DP labels kept */
+  int ilp;           /* phase 2: 1 optimal, 2 feasible (limit), 0 none */
+  int fits;
+};
+PP_INTERNAL pp_status ppi_part_madpipe(pp_ctx *ctx, struct ppi_arena *ar,
+                                       const struct ppi_chain *c, int32_t P,
+                                       int32_t iterations, double time_limit,
+                                       int max_nodes, struct ppi_madpipe *out);
+/* Phase 1's question alone (for the tests): is there an allocation of
+** period <= T (That = T), with the paper's optimistic count for the
+** special processor or the pessimistic one? */
+PP_INTERNAL pp_status ppi_madpipe_feasible(pp_ctx *ctx,
+                                           const struct ppi_chain *c,
+                                           int32_t P, double T,
+                                           int pessimistic, int *ok);
+PP_INTERNAL pp_status ppi_part_pipedream_star(pp_ctx *ctx, struct ppi_arena *ar,
+                                              const struct ppi_chain *c,
+                                              int32_t P,
+                                              struct ppi_madpipe *out);
+/* Phase 2 of MadPipe (sched_ilp.c): stages 0..N-1 on processors proc[],
+** forward and backward times, one-way transfer time of every cut (0
+** when both sides are on one processor), activation bytes kept per
+** in-flight micro-batch, memory left for them per processor, the period.
+** scale divides bytes in the ILP (numerics); max_nodes and time_limit
+** bound CBC.  status: 1 optimal, 2 a pattern (a limit stopped the proof),
+** 0 none exists, -1 a limit stopped CBC before it found one. */
+struct ppi_ilp_in {
+  int32_t N, P;
+  const int32_t *proc;
+  const double *uf, *ub, *c, *abar, *room;
+  double T, scale, time_limit;
+  int max_nodes;
+};
+PP_INTERNAL pp_status ppi_ilp_pattern(pp_ctx *ctx, const struct ppi_ilp_in *in,
+                                      int32_t *n_out, int *status);
+
+/* The period of an allocation (first, proc) of N stages on P processors
+** in paper 003's model: the most loaded processor or processor pair's
+** link (every cut between two processors loads their link with a
+** forward and a backward transfer). */
+PP_INTERNAL double ppi_alloc_period(const struct ppi_chain *c, int32_t N,
+                                    int32_t P, const int32_t *first,
+                                    const int32_t *proc, double *scratch);
 
 #endif /* PP_PART_H */

@@ -21,7 +21,11 @@
 **
 ** The same recurrence with the memory / limit ratio as the stage cost
 ** gives the partition that comes closest to fitting (ppi_part_minmem),
-** which is what a user is told about when nothing fits.
+** which is what a user is told about when nothing fits; with the larger
+** of a stage's work and the load of the link before it (a forward and a
+** backward transfer), it gives the contiguous allocation of least period
+** in the model of paper 003 (ppi_part_period: PipeDream's partition in
+** MadPipe's comparison).
 **
 ** Among optimal partitions, a second pass of the same recurrence picks
 ** the one with the least sum of squared stage times (balance()).
@@ -35,13 +39,18 @@
 #include <math.h>
 #include <string.h>
 
-enum { COST_TIME, COST_MEM };
+enum { COST_TIME, COST_MEM, COST_PERIOD };
 
 static double stage_cost(const struct ppi_chain *c, int kind, int32_t s,
                          int32_t i, int32_t j)
 {
   if (kind == COST_TIME)
     return ppi_ch_minmax(c, s, i, j);
+  if (kind == COST_PERIOD) { /* its processor, or the link before it */
+    double u = ppi_ch_work(c, s, i, j) / c->R;
+    double l = i > 0 ? 2 * ppi_ch_comm(c, s - 1, i - 1) : 0;
+    return u > l ? u : l;
+  }
   return ppi_ch_mem(c, s, i, j) / c->mem[s];
 }
 
@@ -50,7 +59,7 @@ static double stage_cost(const struct ppi_chain *c, int kind, int32_t s,
 static double grow_bound(const struct ppi_chain *c, int kind, int32_t s,
                          int32_t i, int32_t j)
 {
-  if (kind == COST_TIME)
+  if (kind == COST_TIME || kind == COST_PERIOD)
     return ppi_ch_work(c, s, i, j) / c->R;
   return (c->fac * (c->pp[j + 1] - c->pp[i]) +
           c->nf[s] * (c->sp[j + 1] - c->sp[i])) /
@@ -163,4 +172,10 @@ pp_status ppi_part_minmem(pp_ctx *ctx, const struct ppi_chain *c,
                           int32_t *first, double *ratio)
 {
   return dp(ctx, c, COST_MEM, 0, first, ratio);
+}
+
+pp_status ppi_part_period(pp_ctx *ctx, const struct ppi_chain *c,
+                          int32_t *first, double *period)
+{
+  return dp(ctx, c, COST_PERIOD, 0, first, period);
 }

@@ -24,6 +24,7 @@ struct pp_plan_builder {
   struct ppi_vec op_end; /* int32: end of stage s in ops */
   struct ppi_vec reps;   /* struct rep */
   struct ppi_vec devs;   /* int32: tp per replica */
+  struct ppi_vec inflight; /* int32 per stage, 0: the schedule's */
   pp_status failed;      /* the first failed call's status, or PP_OK */
 };
 
@@ -155,6 +156,7 @@ pp_status pp_plan_builder_create(pp_ctx *ctx, const pp_plan_params *p,
   ppi_vec_init(&b->op_end, sizeof(int32_t));
   ppi_vec_init(&b->reps, sizeof(struct rep));
   ppi_vec_init(&b->devs, sizeof(int32_t));
+  ppi_vec_init(&b->inflight, sizeof(int32_t));
   if (!(pl->source =
             ppi_arena_name(&pl->arena, ctx, source ? source : "plan"))) {
     pp_plan_builder_destroy(b);
@@ -174,6 +176,7 @@ void pp_plan_builder_destroy(pp_plan_builder *b)
   ppi_vec_free(ctx, &b->op_end);
   ppi_vec_free(ctx, &b->reps);
   ppi_vec_free(ctx, &b->devs);
+  ppi_vec_free(ctx, &b->inflight);
   pp_plan_destroy(b->p);
   ppi_free(ctx, b, sizeof *b);
 }
@@ -213,10 +216,28 @@ pp_status pp_plan_builder_add_stage(pp_plan_builder *b, const int32_t *ops,
       return bfail(b, rc);
   }
   end = (int32_t)b->ops.n;
-  if ((rc = ppi_vec_push(b->ctx, &b->op_end, &end)))
+  if ((rc = ppi_vec_push(b->ctx, &b->op_end, &end)) ||
+      (rc = ppi_vec_push(b->ctx, &b->inflight, &(int32_t){0})))
     return bfail(b, rc);
   if (id)
     *id = s;
+  return PP_OK;
+}
+
+pp_status pp_plan_builder_set_in_flight(pp_plan_builder *b, int32_t s,
+                                        int32_t n)
+{
+  if (!b)
+    return PP_EINVAL;
+  if (s < 0 || s >= (int32_t)b->op_end.n)
+    return bfail(b, ppi_fail_at(b->ctx, PP_EINVAL, b->p->source, 0, 0,
+                                "in-flight count of unknown stage %d", (int)s));
+  if (n < 1)
+    return bfail(b, ppi_fail_at(b->ctx, PP_EINPUT, b->p->source, 0, 0,
+                                "stage %d: in-flight count %d must be at "
+                                "least 1",
+                                (int)s, (int)n));
+  PPI_VEC_AT(&b->inflight, int32_t, s) = n;
   return PP_OK;
 }
 
@@ -362,12 +383,17 @@ pp_status pp_plan_builder_finish(pp_plan_builder *b, pp_plan **out)
   p->rep_off =
       ppi_arena_alloc(&p->arena, ctx, (size_t)p->nstage + 1, sizeof(int32_t));
   p->dev = ppi_arena_alloc(&p->arena, ctx, ndev ? ndev : 1, sizeof(int32_t));
-  if (!p->op_off || !p->ops || !p->rep_off || !p->dev) {
+  p->inflight = ppi_arena_alloc(&p->arena, ctx,
+                                (size_t)(p->nstage ? p->nstage : 1),
+                                sizeof(int32_t));
+  if (!p->op_off || !p->ops || !p->rep_off || !p->dev || !p->inflight) {
     pp_plan_builder_destroy(b);
     return PP_ENOMEM;
   }
-  for (s = 0; s < p->nstage; s++)
+  for (s = 0; s < p->nstage; s++) {
     p->op_off[s + 1] = PPI_VEC_AT(&b->op_end, int32_t, s);
+    p->inflight[s] = PPI_VEC_AT(&b->inflight, int32_t, s);
+  }
   if (nops)
     memcpy(p->ops, b->ops.data, nops * sizeof(int32_t));
   /* Replicas were added in any stage order: group them by stage, keeping
@@ -420,6 +446,11 @@ void pp_plan_get_params(const pp_plan *p, pp_plan_params *out)
 const char *pp_plan_source(const pp_plan *p)
 {
   return p ? p->source : NULL;
+}
+
+int32_t pp_plan_stage_in_flight(const pp_plan *p, int32_t s)
+{
+  return p && s >= 0 && s < p->nstage ? p->inflight[s] : 0;
 }
 
 int32_t pp_plan_nstage(const pp_plan *p)

@@ -265,6 +265,7 @@ struct pp_plan {
   int32_t *op_off, *ops; /* stage s: ops[op_off[s] .. op_off[s+1]-1] */
   int32_t *rep_off;      /* stage s: replicas rep_off[s] .. rep_off[s+1]-1 */
   int32_t *dev;          /* replica q: dev[q*tp .. q*tp+tp-1] */
+  int32_t *inflight;     /* [nstage]: fixed in-flight counts, 0: none */
 };
 
 /* Names of plan enums shared by the io layer. */

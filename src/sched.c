@@ -131,6 +131,18 @@ static pp_status feedable(pp_ctx *ctx, struct ppi_cost *k)
   return PP_OK;
 }
 
+/* Counts the plan fixes (a periodic pattern's, pp_plan_builder_
+** set_in_flight) replace the schedule's, capped at the micro-batches. */
+static void fixed(struct ppi_cost *k)
+{
+  int32_t s;
+  for (s = 0; s < k->S; s++)
+    if (k->p->inflight[s] > 0)
+      k->inflight[s] = (int32_t)(k->p->inflight[s] < k->gas[s]
+                                     ? k->p->inflight[s]
+                                     : k->gas[s]);
+}
+
 pp_status ppi_sched_plan(pp_ctx *ctx, struct ppi_cost *k)
 {
   int32_t S = k->S, s, n = 2 * S - 1, i;
@@ -144,6 +156,7 @@ pp_status ppi_sched_plan(pp_ctx *ctx, struct ppi_cost *k)
       k->inflight[s] = (int32_t)(c < k->gas[s] ? c : k->gas[s]);
       k->group[s] = 0;
     }
+    fixed(k);
     return feedable(ctx, k);
   }
   load = ppi_calloc(ctx, (size_t)n, sizeof *load);
@@ -185,6 +198,7 @@ pp_status ppi_sched_plan(pp_ctx *ctx, struct ppi_cost *k)
     k->inflight[s] = (int32_t)(grp[2 * s] < k->gas[s] ? grp[2 * s] : k->gas[s]);
   }
   k->period_ms = T;
+  fixed(k);
   rc = feedable(ctx, k);
 done:
   ppi_free(ctx, load, (size_t)n * sizeof *load);
