@@ -535,6 +535,15 @@ pp_status pp_plan_builder_add_replica(pp_plan_builder *b, int32_t s,
 ** where replica counts differ until no order can block. */
 pp_status pp_plan_builder_set_in_flight(pp_plan_builder *b, int32_t s,
                                         int32_t n);
+/** \brief Give stage s its place in a periodic pattern of period
+** period_ms (which the plan must set): micro-batch j runs its forward at
+** j x period + sigma[0] and its backward at j x period + sigma[1]; the
+** transfers to the next stage start at j x period + sigma[2]
+** (activation) and sigma[3] (gradient back), NaN when there is none
+** (MadPipe phase 2).  When every stage has one (and one replica), the
+** simulator runs the pattern: nothing starts before its time. */
+pp_status pp_plan_builder_set_pattern(pp_plan_builder *b, int32_t s,
+                                      const double sigma[4]);
 /** \brief Freeze; b is destroyed either way.  Checks what needs no
 ** model or cluster (every stage has operators and replicas, no device
 ** twice in one stage, the batch divides); pp_plan_check does the rest. */
@@ -574,6 +583,8 @@ const int32_t *pp_plan_replica(const pp_plan *p, int32_t s, int32_t r);
 int64_t pp_plan_stage_micro_batches(const pp_plan *p, int32_t s);
 /** \brief The in-flight count fixed for stage s, or 0 (the schedule's). */
 int32_t pp_plan_stage_in_flight(const pp_plan *p, int32_t s);
+/** \brief 1 and the 4 pattern offsets of stage s when it has them. */
+int pp_plan_stage_pattern(const pp_plan *p, int32_t s, double sigma[4]);
 
 /* ====================================================================
 ** Cost model: stage compute, transfers, allreduce, memory, an analytic

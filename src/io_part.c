@@ -52,8 +52,8 @@ static void write_json(FILE *f, const struct ppi_part_view *v)
   if (s->sim_period_ms > 0) {
     fputs(", \"simulated\": {\"period_ms\": ", f);
     ppi_json_num(f, s->sim_period_ms);
-    fprintf(f, ", \"fits\": %s, \"peak_share\": ",
-            s->sim_fits ? "true" : "false");
+    fprintf(f,
+            ", \"fits\": %s, \"peak_share\": ", s->sim_fits ? "true" : "false");
     ppi_json_num(f, s->sim_peak_share);
     fputs("}", f);
   }

@@ -8,6 +8,7 @@
 #include "io_json.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -96,6 +97,27 @@ static pp_status read_stage(struct pread *r, pp_plan_builder *b, size_t si,
     rc = ref(r, w, json_array_get(ops, i), true, &buf[i]);
   if (!rc)
     rc = pp_plan_builder_add_stage(b, buf, (int32_t)json_array_size(ops), &id);
+  if (!rc && json_object_get(st, "pattern_ms")) {
+    const json_t *pa = json_object_get(st, "pattern_ms");
+    double sig[4] = {NAN, NAN, NAN, NAN};
+    size_t n = json_is_array(pa) ? json_array_size(pa) : 0, j;
+    bool good = n == 2 || n == 4;
+    for (j = 0; good && j < n; j++) {
+      const json_t *x = json_array_get(pa, j);
+      if (json_is_number(x))
+        sig[j] = json_number_value(x);
+      else if (!(j >= 2 && json_is_null(x)))
+        good = false;
+    }
+    if (!good)
+      rc = ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
+                       "%s: \"pattern_ms\" must be [forward, backward] or "
+                       "[forward, backward, activation, gradient] in ms (the "
+                       "last two may be null)",
+                       w);
+    else
+      rc = pp_plan_builder_set_pattern(b, id, sig);
+  }
   if (!rc && json_object_get(st, "in_flight")) {
     int64_t n;
     if (!(rc = ppi_jint(r->ctx, r->src, w, st, "in_flight", false, 0, 1,
@@ -272,6 +294,17 @@ static void emit_plan(FILE *f, const void *obj)
     fputc(']', f);
     if (p->inflight[s] > 0)
       fprintf(f, ", \"in_flight\": %d", (int)p->inflight[s]);
+    if (!isnan(p->pat[4 * (size_t)s])) {
+      const double *x = p->pat + 4 * (size_t)s;
+      int j, n = isnan(x[2]) && isnan(x[3]) ? 2 : 4;
+      fputs(", \"pattern_ms\": [", f);
+      for (j = 0; j < n; j++) {
+        if (j)
+          fputs(", ", f);
+        ppi_json_num(f, x[j]); /* null when NaN */
+      }
+      fputc(']', f);
+    }
     fputc('}', f);
   }
   fputs("]}\n", f);

@@ -15,6 +15,7 @@
 #include "part.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -489,7 +490,7 @@ static pp_status simulate(pp_ctx *ctx, struct pp_partition *pt,
   pp_device_type_desc td;
   const char *ref = pp_model_reference_type(m);
   int32_t P = r->P, N = r->N, s, d;
-  int64_t G = 8 * (int64_t)N > 64 ? 8 * (int64_t)N : 64, i, n;
+  int64_t G = 16 * (int64_t)N > 96 ? 16 * (int64_t)N : 96, i, n;
   double *bend = NULL, *bw = NULL;
   pp_status rc;
 
@@ -542,7 +543,8 @@ static pp_status simulate(pp_ctx *ctx, struct pp_partition *pt,
     const int32_t *ops = pp_partition_stage_ops(pt, s, &k);
     if ((rc = pp_plan_builder_add_stage(pb, ops, k, &id)) ||
         (rc = pp_plan_builder_add_replica(pb, id, &r->proc[s])) ||
-        (rc = pp_plan_builder_set_in_flight(pb, id, r->inflight[s])))
+        (rc = pp_plan_builder_set_in_flight(pb, id, r->inflight[s])) ||
+        (r->sig && (rc = pp_plan_builder_set_pattern(pb, id, r->sig + 4 * s))))
       goto done;
   }
   rc = pp_plan_builder_finish(pb, &plan);
@@ -558,14 +560,44 @@ static pp_status simulate(pp_ctx *ctx, struct pp_partition *pt,
     goto done;
   }
   n = pp_sim_nevent(sim);
-  for (i = 0; i < n; i++) {
-    pp_sim_event e;
-    pp_sim_event_get(sim, i, &e);
-    if (e.kind == PP_TASK_BWD && e.stage == 0 && e.micro_batch >= 0 &&
-        e.micro_batch < G)
-      bend[e.micro_batch] = e.end_ms;
+  {
+    double ub0 = 0;
+    for (i = 0; i < n; i++) {
+      pp_sim_event e;
+      pp_sim_event_get(sim, i, &e);
+      if (e.kind == PP_TASK_BWD && e.stage == 0 && e.micro_batch >= 0 &&
+          e.micro_batch < G) {
+        bend[e.micro_batch] = e.end_ms;
+        ub0 = e.end_ms - e.start_ms;
+      }
+    }
+    if (r->sig) {
+      /* With the pattern, the simulator runs every device's operations in
+      ** its order as soon as they can: micro-batch j's last backward must
+      ** end by its pattern time j T + sigma_B0 + u_B0 for the period to
+      ** hold forever.  The measured period is the least T' for which it
+      ** does: max over j of (end_j - sigma_B0 - u_B0) / j.  (A mean over a
+      ** window would overstate it while the run spends the lead it takes
+      ** at the start.) */
+      double base = r->sig[1] + ub0, worst = 0;
+      int64_t last = G - 1, live = N;
+      for (s = 0; s < N; s++)
+        live += r->inflight[s];
+      /* the last micro-batches drain the pipeline, an end a periodic
+      ** pattern does not describe: leave them out */
+      if (last - live > G / 2)
+        last -= live;
+      for (i = 1; i <= last; i++) {
+        double x = (bend[i] - base) / (double)i;
+        worst = x > worst ? x : worst;
+      }
+      pt->sum.sim_period_ms = worst;
+    } else {
+      /* a schedule without a pattern: the steady state in the middle of
+      ** the run, away from the fill and the drain */
+      pt->sum.sim_period_ms = (bend[3 * G / 4] - bend[G / 4]) / (double)(G / 2);
+    }
   }
-  pt->sum.sim_period_ms = (bend[3 * G / 4] - bend[G / 4]) / (double)(G / 2);
   pt->sum.sim_fits = 1;
   for (d = 0; d < P; d++) {
     pp_sim_device sd;
@@ -617,8 +649,8 @@ static pp_status periodic(pp_ctx *ctx, struct pp_partition *pt,
   }
   if (rc)
     return rc;
-  if ((rc = fill(ctx, pt, c, m, v, r.first, r.N, r.proc, r.special,
-                 r.inflight)))
+  if ((rc =
+           fill(ctx, pt, c, m, v, r.first, r.N, r.proc, r.special, r.inflight)))
     return rc;
   pt->sum.nstage = r.N;
   pt->sum.period_ms = r.period;
@@ -632,8 +664,8 @@ static pp_status periodic(pp_ctx *ctx, struct pp_partition *pt,
     return PP_ENOMEM;
   pt->sum.fits = r.fits;
   for (s = 0; s < r.N; s++)
-    load[r.proc[s]] += pt->st[s].memory_bytes -
-                       (load[r.proc[s]] > 0 ? c->reserve : 0);
+    load[r.proc[s]] +=
+        pt->st[s].memory_bytes - (load[r.proc[s]] > 0 ? c->reserve : 0);
   {
     double worst = -1;
     for (s = 0; s < r.N; s++) {
@@ -672,8 +704,7 @@ pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
   ppi_arena_init(&tmp, ppi_ctx_alloc(ctx));
   if ((rc = check_params(ctx, m, pp_model_nop(v), p)))
     goto done;
-  if ((p->objective == PP_OBJ_MADPIPE ||
-       p->method == PP_PART_PIPEDREAM_STAR) &&
+  if ((p->objective == PP_OBJ_MADPIPE || p->method == PP_PART_PIPEDREAM_STAR) &&
       p->devices) {
     rc = ppi_fail(ctx, PP_EINPUT,
                   "partition: madpipe and pipedream-star assume identical "

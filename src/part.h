@@ -146,11 +146,12 @@ struct ppi_madpipe {
   int32_t N, P;
   int32_t *first, *proc, *inflight;
   uint8_t *special;
-  double period;     /* the schedule's period */
-  double dp_period;  /* phase 1's target (MadPipe) */
+  double *sig;         /* phase 2's pattern, 4 per stage (MadPipe), else NULL */
+  double period;       /* the schedule's period */
+  double dp_period;    /* phase 1's target (MadPipe) */
   double alloc_period; /* the load of the most loaded resource */
-  int64_t labels;    /* DP labels kept */
-  int ilp;           /* phase 2: 1 optimal, 2 feasible (limit), 0 none */
+  int64_t labels;      /* DP labels kept */
+  int ilp;             /* phase 2: 1 optimal, 2 feasible (limit), 0 none */
   int fits;
 };
 PP_INTERNAL pp_status ppi_part_madpipe(pp_ctx *ctx, struct ppi_arena *ar,
@@ -161,9 +162,8 @@ PP_INTERNAL pp_status ppi_part_madpipe(pp_ctx *ctx, struct ppi_arena *ar,
 ** period <= T (That = T), with the paper's optimistic count for the
 ** special processor or the pessimistic one? */
 PP_INTERNAL pp_status ppi_madpipe_feasible(pp_ctx *ctx,
-                                           const struct ppi_chain *c,
-                                           int32_t P, double T,
-                                           int pessimistic, int *ok);
+                                           const struct ppi_chain *c, int32_t P,
+                                           double T, int pessimistic, int *ok);
 PP_INTERNAL pp_status ppi_part_pipedream_star(pp_ctx *ctx, struct ppi_arena *ar,
                                               const struct ppi_chain *c,
                                               int32_t P,
@@ -183,7 +183,7 @@ struct ppi_ilp_in {
   int max_nodes;
 };
 PP_INTERNAL pp_status ppi_ilp_pattern(pp_ctx *ctx, const struct ppi_ilp_in *in,
-                                      int32_t *n_out, int *status);
+                                      int32_t *n_out, double *sig, int *status);
 
 /* The period of an allocation (first, proc) of N stages on P processors
 ** in paper 003's model: the most loaded processor or processor pair's

@@ -78,6 +78,8 @@ static int64_t front(struct label *cand, int64_t n, int three)
 {
   int64_t k = 0, a, b;
   double sig_best = INFINITY;
+  if (n == 0)
+    return 0; /* cand may be NULL */
   qsort(cand, (size_t)n, sizeof *cand, cmp_label);
   for (a = 0; a < n; a++) {
     bool dom = false;

@@ -127,8 +127,8 @@ struct mrun {
   const struct ppi_chain *c;
   int32_t P;
   double T, M;
-  int pessimistic; /* special stages keep g, not g - 1 (4.2.1's worst
-                      case, Figure 5a) */
+  int pessimistic;        /* special stages keep g, not g - 1 (4.2.1's worst
+                             case, Figure 5a) */
   struct ppi_vec *bucket; /* [(L+1) * P] candidate labels */
   struct ppi_vec pool;    /* kept labels */
   int64_t kept;
@@ -218,8 +218,7 @@ static pp_status feasible(struct mrun *r, double T, struct mlabel *term,
           {
             double ab = c->sp[l] - c->sp[k];
             y.tP = x.tP + U;
-            y.mP = x.mP + ppi_ch_mem_g(c, k, l - 1,
-                                       r->pessimistic ? g : g - 1);
+            y.mP = x.mP + ppi_ch_mem_g(c, k, l - 1, r->pessimistic ? g : g - 1);
             y.amax = r->pessimistic ? 0 : (ab > x.amax ? ab : x.amax);
           }
           if (y.tP <= T * (1 + EPS) && y.mP + y.amax <= r->M) {
@@ -245,17 +244,16 @@ static pp_status unwind(struct mrun *r, struct ppi_arena *ar,
 {
   int32_t n = 0, s, normal = 0;
   const struct mlabel *x;
-  for (x = term; x; x = x->parent >= 0 ? &PPI_VEC_AT(&r->pool, struct mlabel,
-                                                       x->parent)
-                                         : NULL)
+  for (x = term; x; x = x->parent >= 0
+                            ? &PPI_VEC_AT(&r->pool, struct mlabel, x->parent)
+                            : NULL)
     if (x->lo < r->c->L)
       n++;
   out->N = n;
   out->P = r->P;
   out->first = ppi_arena_alloc(ar, r->ctx, (size_t)n + 1, sizeof *out->first);
   out->proc = ppi_arena_alloc(ar, r->ctx, (size_t)n, sizeof *out->proc);
-  out->inflight = ppi_arena_alloc(ar, r->ctx, (size_t)n,
-                                  sizeof *out->inflight);
+  out->inflight = ppi_arena_alloc(ar, r->ctx, (size_t)n, sizeof *out->inflight);
   out->special = ppi_arena_alloc(ar, r->ctx, (size_t)n, sizeof *out->special);
   if (!out->first || !out->proc || !out->inflight || !out->special)
     return PP_ENOMEM;
@@ -279,8 +277,7 @@ static void star_counts(const struct ppi_chain *c, int32_t N,
   for (s = 0; s < N; s++) {
     load[2 * s] = ppi_ch_work(c, 0, first[s], first[s + 1] - 1);
     if (s + 1 < N)
-      load[2 * s + 1] =
-          proc[s] != proc[s + 1] ? link(c, first[s + 1] - 1) : 0;
+      load[2 * s + 1] = proc[s] != proc[s + 1] ? link(c, first[s + 1] - 1) : 0;
   }
   ppi_sched_groups(load, 2 * N - 1, T, grp);
   for (s = 0; s < N; s++) /* a periodic schedule: no cap by a batch */
@@ -291,22 +288,23 @@ static void star_counts(const struct ppi_chain *c, int32_t N,
 
 /* The ILP at period T: *st its status, n the counts. */
 static pp_status ilp_at(pp_ctx *ctx, struct ppi_ilp_in *in, double T,
-                        int32_t *n, int *st)
+                        int32_t *n, double *sig, int *st)
 {
   in->T = T;
-  return ppi_ilp_pattern(ctx, in, n, st);
+  return ppi_ilp_pattern(ctx, in, n, sig, st);
 }
 
 /* The least period >= the allocation's at which the ILP finds a pattern
 ** that fits memory: from the phase-1 target up by 5 % steps until one
 ** is found (at the latency of one micro-batch through the chain every
 ** count is 1, so the search ends), then 6 bisection steps back down. */
-static pp_status phase2(pp_ctx *ctx, const struct ppi_chain *c,
-                        double time_limit, int max_nodes,
-                        struct ppi_madpipe *out)
+static pp_status phase2(pp_ctx *ctx, struct ppi_arena *ar,
+                        const struct ppi_chain *c, double time_limit,
+                        int max_nodes, struct ppi_madpipe *out)
 {
   int32_t N = out->N, P = out->P, s, *n = NULL;
   double *uf, *ub, *cc, *abar, *room, M = c->mem[0], lat = 0, T, lo, hi;
+  double *sig = ppi_arena_alloc(ar, ctx, 4 * (size_t)N, sizeof *sig);
   struct ppi_ilp_in in;
   int st = 0, it;
   pp_status rc = PP_OK;
@@ -314,7 +312,7 @@ static pp_status phase2(pp_ctx *ctx, const struct ppi_chain *c,
   double *buf = ppi_calloc(ctx, 1, sz);
 
   n = ppi_calloc(ctx, (size_t)N, sizeof *n);
-  if (!buf || !n) {
+  if (!buf || !n || !sig) {
     rc = PP_ENOMEM;
     goto done;
   }
@@ -329,9 +327,8 @@ static pp_status phase2(pp_ctx *ctx, const struct ppi_chain *c,
     int32_t i = out->first[s], j = out->first[s + 1] - 1;
     uf[s] = c->fp[j + 1] - c->fp[i];
     ub[s] = ppi_ch_work(c, 0, i, j) - uf[s];
-    cc[s] = s + 1 < N && out->proc[s] != out->proc[s + 1]
-                ? ppi_ch_comm(c, 0, j)
-                : 0;
+    cc[s] = s + 1 < N && out->proc[s] != out->proc[s + 1] ? ppi_ch_comm(c, 0, j)
+                                                          : 0;
     abar[s] = c->sp[j + 1] - c->sp[i];
     room[out->proc[s]] -= ppi_ch_mem_g(c, i, j, 0) - c->reserve;
     lat += uf[s] + ub[s] + 2 * cc[s];
@@ -356,7 +353,7 @@ static pp_status phase2(pp_ctx *ctx, const struct ppi_chain *c,
   T = out->period;
   lo = T;
   for (;;) {
-    if ((rc = ilp_at(ctx, &in, T, n, &st)))
+    if ((rc = ilp_at(ctx, &in, T, n, sig, &st)))
       goto done;
     if (st > 0)
       break;
@@ -370,13 +367,19 @@ static pp_status phase2(pp_ctx *ctx, const struct ppi_chain *c,
   hi = T;
   memcpy(out->inflight, n, (size_t)N * sizeof *n);
   out->ilp = st;
+  if (!(out->sig = ppi_arena_alloc(ar, ctx, 4 * (size_t)N, sizeof *sig))) {
+    rc = PP_ENOMEM;
+    goto done;
+  }
+  memcpy(out->sig, sig, 4 * (size_t)N * sizeof *sig);
   for (it = 0; it < 6 && hi > lo * (1 + 1e-4); it++) {
     double mid = (lo + hi) / 2;
-    if ((rc = ilp_at(ctx, &in, mid, n, &st)))
+    if ((rc = ilp_at(ctx, &in, mid, n, sig, &st)))
       goto done;
     if (st > 0) {
       hi = mid;
       memcpy(out->inflight, n, (size_t)N * sizeof *n);
+      memcpy(out->sig, sig, 4 * (size_t)N * sizeof *sig);
       out->ilp = st;
     } else {
       lo = mid;
@@ -391,8 +394,8 @@ done:
 }
 
 /* Phase 1 in one memory mode, then phase 2. */
-static pp_status attempt(struct mrun *r, struct ppi_arena *ar, int32_t iterations,
-                         double time_limit, int max_nodes,
+static pp_status attempt(struct mrun *r, struct ppi_arena *ar,
+                         int32_t iterations, double time_limit, int max_nodes,
                          struct ppi_madpipe *out)
 {
   pp_ctx *ctx = r->ctx;
@@ -463,13 +466,13 @@ static pp_status attempt(struct mrun *r, struct ppi_arena *ar, int32_t iteration
     ppi_free(ctx, scratch, sz);
     ppi_free(ctx, grp, (size_t)2 * out->N * sizeof *grp);
   }
-  return phase2(ctx, c, time_limit, max_nodes, out);
+  return phase2(ctx, ar, c, time_limit, max_nodes, out);
 }
 
 pp_status ppi_part_madpipe(pp_ctx *ctx, struct ppi_arena *ar,
                            const struct ppi_chain *c, int32_t P,
-                           int32_t iterations, double time_limit,
-                           int max_nodes, struct ppi_madpipe *out)
+                           int32_t iterations, double time_limit, int max_nodes,
+                           struct ppi_madpipe *out)
 {
   struct mrun r;
   int32_t l;
@@ -534,7 +537,8 @@ pp_status ppi_madpipe_feasible(pp_ctx *ctx, const struct ppi_chain *c,
   return rc;
 }
 
-/* ---- PipeDream + 1F1B* ---------------------------------------------------- */
+/* ---- PipeDream + 1F1B* ----------------------------------------------------
+ */
 
 static int cmp_d(const void *x, const void *y)
 {
@@ -543,16 +547,19 @@ static int cmp_d(const void *x, const void *y)
 }
 
 pp_status ppi_part_pipedream_star(pp_ctx *ctx, struct ppi_arena *ar,
-                                  const struct ppi_chain *c, int32_t P,
+                                  const struct ppi_chain *c0, int32_t P0,
                                   struct ppi_madpipe *out)
 {
-  int32_t n = 2 * P - 1, s, a, b, nc = 0, *grp;
+  /* one stage per processor, as many as there are layers */
+  struct ppi_chain cs = *c0, *c = &cs;
+  int32_t P = P0 < c0->L ? P0 : c0->L, n = 2 * P - 1, s, a, b, nc = 0, *grp;
   double T0, *load, *cand;
   pp_status rc;
 
+  cs.S = P;
   memset(out, 0, sizeof *out);
   out->N = P;
-  out->P = P;
+  out->P = P0;
   out->first = ppi_arena_alloc(ar, ctx, (size_t)P + 1, sizeof *out->first);
   out->proc = ppi_arena_alloc(ar, ctx, (size_t)P, sizeof *out->proc);
   out->inflight = ppi_arena_alloc(ar, ctx, (size_t)P, sizeof *out->inflight);
@@ -588,8 +595,7 @@ pp_status ppi_part_pipedream_star(pp_ctx *ctx, struct ppi_arena *ar,
     bool fit = true;
     if (a > 0 && cand[a] == cand[a - 1])
       continue;
-    star_counts(c, P, out->first, out->proc, cand[a], load, grp,
-                out->inflight);
+    star_counts(c, P, out->first, out->proc, cand[a], load, grp, out->inflight);
     for (s = 0; s < P && fit; s++)
       fit = ppi_ch_mem_g(c, out->first[s], out->first[s + 1] - 1,
                          out->inflight[s]) <= c->mem[0];

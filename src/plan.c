@@ -20,12 +20,13 @@
 struct pp_plan_builder {
   pp_ctx *ctx;
   struct pp_plan *p;
-  struct ppi_vec ops;    /* int32: every stage's operators, in order */
-  struct ppi_vec op_end; /* int32: end of stage s in ops */
-  struct ppi_vec reps;   /* struct rep */
-  struct ppi_vec devs;   /* int32: tp per replica */
+  struct ppi_vec ops;      /* int32: every stage's operators, in order */
+  struct ppi_vec op_end;   /* int32: end of stage s in ops */
+  struct ppi_vec reps;     /* struct rep */
+  struct ppi_vec devs;     /* int32: tp per replica */
   struct ppi_vec inflight; /* int32 per stage, 0: the schedule's */
-  pp_status failed;      /* the first failed call's status, or PP_OK */
+  struct ppi_vec pat;      /* 4 doubles per stage, NaN: none */
+  pp_status failed;        /* the first failed call's status, or PP_OK */
 };
 
 struct rep {
@@ -157,6 +158,7 @@ pp_status pp_plan_builder_create(pp_ctx *ctx, const pp_plan_params *p,
   ppi_vec_init(&b->reps, sizeof(struct rep));
   ppi_vec_init(&b->devs, sizeof(int32_t));
   ppi_vec_init(&b->inflight, sizeof(int32_t));
+  ppi_vec_init(&b->pat, 4 * sizeof(double));
   if (!(pl->source =
             ppi_arena_name(&pl->arena, ctx, source ? source : "plan"))) {
     pp_plan_builder_destroy(b);
@@ -177,6 +179,7 @@ void pp_plan_builder_destroy(pp_plan_builder *b)
   ppi_vec_free(ctx, &b->reps);
   ppi_vec_free(ctx, &b->devs);
   ppi_vec_free(ctx, &b->inflight);
+  ppi_vec_free(ctx, &b->pat);
   pp_plan_destroy(b->p);
   ppi_free(ctx, b, sizeof *b);
 }
@@ -217,7 +220,8 @@ pp_status pp_plan_builder_add_stage(pp_plan_builder *b, const int32_t *ops,
   }
   end = (int32_t)b->ops.n;
   if ((rc = ppi_vec_push(b->ctx, &b->op_end, &end)) ||
-      (rc = ppi_vec_push(b->ctx, &b->inflight, &(int32_t){0})))
+      (rc = ppi_vec_push(b->ctx, &b->inflight, &(int32_t){0})) ||
+      (rc = ppi_vec_push(b->ctx, &b->pat, (double[4]){NAN, NAN, NAN, NAN})))
     return bfail(b, rc);
   if (id)
     *id = s;
@@ -238,6 +242,34 @@ pp_status pp_plan_builder_set_in_flight(pp_plan_builder *b, int32_t s,
                                 "least 1",
                                 (int)s, (int)n));
   PPI_VEC_AT(&b->inflight, int32_t, s) = n;
+  return PP_OK;
+}
+
+pp_status pp_plan_builder_set_pattern(pp_plan_builder *b, int32_t s,
+                                      const double sigma[4])
+{
+  int k;
+  if (!b)
+    return PP_EINVAL;
+  if (!sigma)
+    return bfail(b, ppi_fail(b->ctx, PP_EINVAL,
+                             "pp_plan_builder_set_pattern: NULL offsets"));
+  if (s < 0 || s >= (int32_t)b->op_end.n)
+    return bfail(b, ppi_fail_at(b->ctx, PP_EINVAL, b->p->source, 0, 0,
+                                "pattern of unknown stage %d", (int)s));
+  for (k = 0; k < 4; k++)
+    if ((k < 2 || !isnan(sigma[k])) && (!isfinite(sigma[k]) || sigma[k] < 0))
+      return bfail(b, ppi_fail_at(b->ctx, PP_EINPUT, b->p->source, 0, 0,
+                                  "stage %d: pattern offset %d is %g; offsets "
+                                  "are finite and >= 0 (the transfers' may "
+                                  "be null)",
+                                  (int)s, k, sigma[k]));
+  if (sigma[1] < sigma[0])
+    return bfail(b, ppi_fail_at(b->ctx, PP_EINPUT, b->p->source, 0, 0,
+                                "stage %d: the pattern's backward (%g ms) "
+                                "comes before its forward (%g ms)",
+                                (int)s, sigma[1], sigma[0]));
+  memcpy((double *)b->pat.data + 4 * (size_t)s, sigma, 4 * sizeof(double));
   return PP_OK;
 }
 
@@ -291,6 +323,29 @@ static pp_status check_frozen(pp_ctx *ctx, struct pp_plan *p)
   if (p->nstage == 0)
     return ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
                        "the plan has no stages");
+  {
+    /* a periodic pattern: on every stage or none, with a period and one
+    ** replica per stage */
+    int32_t with = 0;
+    for (s = 0; s < p->nstage; s++)
+      with += !isnan(p->pat[4 * (size_t)s]);
+    if (with > 0 && with < p->nstage)
+      return ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
+                         "%d of %d stages have a pattern; give every stage "
+                         "one, or none",
+                         (int)with, (int)p->nstage);
+    if (with > 0 && !(p->p.period_ms > 0))
+      return ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
+                         "the stages have a pattern but the plan no "
+                         "period_ms");
+    for (s = 0; with > 0 && s < p->nstage; s++)
+      if (p->rep_off[s + 1] - p->rep_off[s] != 1)
+        return ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
+                           "stage %d: a pattern needs one replica per stage, "
+                           "not %d",
+                           (int)s, (int)(p->rep_off[s + 1] - p->rep_off[s]));
+    p->pattern = with > 0;
+  }
   for (s = 0; s < p->nstage; s++) {
     int32_t nrep = p->rep_off[s + 1] - p->rep_off[s];
     if (nrep == 0)
@@ -383,16 +438,20 @@ pp_status pp_plan_builder_finish(pp_plan_builder *b, pp_plan **out)
   p->rep_off =
       ppi_arena_alloc(&p->arena, ctx, (size_t)p->nstage + 1, sizeof(int32_t));
   p->dev = ppi_arena_alloc(&p->arena, ctx, ndev ? ndev : 1, sizeof(int32_t));
-  p->inflight = ppi_arena_alloc(&p->arena, ctx,
-                                (size_t)(p->nstage ? p->nstage : 1),
-                                sizeof(int32_t));
-  if (!p->op_off || !p->ops || !p->rep_off || !p->dev || !p->inflight) {
+  p->inflight = ppi_arena_alloc(
+      &p->arena, ctx, (size_t)(p->nstage ? p->nstage : 1), sizeof(int32_t));
+  p->pat = ppi_arena_alloc(
+      &p->arena, ctx, 4 * (size_t)(p->nstage ? p->nstage : 1), sizeof(double));
+  if (!p->op_off || !p->ops || !p->rep_off || !p->dev || !p->inflight ||
+      !p->pat) {
     pp_plan_builder_destroy(b);
     return PP_ENOMEM;
   }
   for (s = 0; s < p->nstage; s++) {
     p->op_off[s + 1] = PPI_VEC_AT(&b->op_end, int32_t, s);
     p->inflight[s] = PPI_VEC_AT(&b->inflight, int32_t, s);
+    memcpy(p->pat + 4 * (size_t)s, (double *)b->pat.data + 4 * (size_t)s,
+           4 * sizeof(double));
   }
   if (nops)
     memcpy(p->ops, b->ops.data, nops * sizeof(int32_t));
@@ -446,6 +505,15 @@ void pp_plan_get_params(const pp_plan *p, pp_plan_params *out)
 const char *pp_plan_source(const pp_plan *p)
 {
   return p ? p->source : NULL;
+}
+
+int pp_plan_stage_pattern(const pp_plan *p, int32_t s, double sigma[4])
+{
+  if (!p || s < 0 || s >= p->nstage || isnan(p->pat[4 * (size_t)s]))
+    return 0;
+  if (sigma)
+    memcpy(sigma, p->pat + 4 * (size_t)s, 4 * sizeof(double));
+  return 1;
 }
 
 int32_t pp_plan_stage_in_flight(const pp_plan *p, int32_t s)

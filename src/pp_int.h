@@ -266,6 +266,9 @@ struct pp_plan {
   int32_t *rep_off;      /* stage s: replicas rep_off[s] .. rep_off[s+1]-1 */
   int32_t *dev;          /* replica q: dev[q*tp .. q*tp+tp-1] */
   int32_t *inflight;     /* [nstage]: fixed in-flight counts, 0: none */
+  double *pat;           /* [4 nstage]: sigma of F, B, activation out,
+                            gradient in; NaN: none */
+  bool pattern;          /* every stage has one: the simulator follows it */
 };
 
 /* Names of plan enums shared by the io layer. */

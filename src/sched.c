@@ -138,9 +138,9 @@ static void fixed(struct ppi_cost *k)
   int32_t s;
   for (s = 0; s < k->S; s++)
     if (k->p->inflight[s] > 0)
-      k->inflight[s] = (int32_t)(k->p->inflight[s] < k->gas[s]
-                                     ? k->p->inflight[s]
-                                     : k->gas[s]);
+      k->inflight[s] =
+          (int32_t)(k->p->inflight[s] < k->gas[s] ? k->p->inflight[s]
+                                                  : k->gas[s]);
 }
 
 pp_status ppi_sched_plan(pp_ctx *ctx, struct ppi_cost *k)

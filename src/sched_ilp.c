@@ -25,6 +25,10 @@
 **     Proposition 1);
 **   memory: sum over the stages of processor p of abar_i n_i <= room_p.
 **
+** The pattern comes back as sigma of F_i, B_i, CF_i and CB_i for every
+** stage (batch j starts F_i at j T + sigma_F_i): the simulator runs it
+** with those start times (sim.c).
+**
 ** Invariant: a returned pattern satisfies every row above; with the
 ** allocation contiguous, the optimum equals 1F1B*'s counts (the tests
 ** check Proposition 1 this way).
@@ -74,11 +78,11 @@ static void apart(struct ilp *x, const int *t, int a, int b, double ua,
 }
 
 pp_status ppi_ilp_pattern(pp_ctx *ctx, const struct ppi_ilp_in *in,
-                          int32_t *n_out, int *status)
+                          int32_t *n_out, double *sig, int *status)
 {
   int32_t N = in->N, P = in->P, i, j, k;
-  int nop = 4 * N - 2, *t, *h, *n, H = 2 * N + P + 2;
-  double *dur;
+  int nop = 4 * N - 2, *t, *h, *n, H = 2 * N + P + 2, *mcol;
+  double *dur, *mco;
   int32_t *res; /* resource of each operation: processor, P + link, -1 */
   struct ilp x;
   pp_status rc = PP_OK;
@@ -89,7 +93,9 @@ pp_status ppi_ilp_pattern(pp_ctx *ctx, const struct ppi_ilp_in *in,
   n = ppi_calloc(ctx, (size_t)N, sizeof *n);
   dur = ppi_calloc(ctx, (size_t)nop, sizeof *dur);
   res = ppi_calloc(ctx, (size_t)nop, sizeof *res);
-  if (!t || !h || !n || !dur || !res) {
+  mcol = ppi_calloc(ctx, (size_t)N, sizeof *mcol);
+  mco = ppi_calloc(ctx, (size_t)N, sizeof *mco);
+  if (!t || !h || !n || !dur || !res || !mcol || !mco) {
     rc = PP_ENOMEM;
     goto done;
   }
@@ -141,8 +147,8 @@ pp_status ppi_ilp_pattern(pp_ctx *ctx, const struct ppi_ilp_in *in,
     Cbc_setObjCoeff(x.m, n[i], in->abar[i] / in->scale);
   }
   for (i = 0; i + 1 < N; i++) {
-    after(&x, t, h, i, 2 * N + i, dur[i]);                   /* F_i, CF_i */
-    after(&x, t, h, 2 * N + i, i + 1, dur[2 * N + i]);       /* CF_i, F */
+    after(&x, t, h, i, 2 * N + i, dur[i]);                     /* F_i, CF_i */
+    after(&x, t, h, 2 * N + i, i + 1, dur[2 * N + i]);         /* CF_i, F */
     after(&x, t, h, N + i + 1, 3 * N - 1 + i, dur[N + i + 1]); /* B, CB_i */
     after(&x, t, h, 3 * N - 1 + i, N + i, dur[3 * N - 1 + i]); /* CB_i, B_i */
   }
@@ -161,20 +167,32 @@ pp_status ppi_ilp_pattern(pp_ctx *ctx, const struct ppi_ilp_in *in,
     int cnt = 0;
     for (i = 0; i < N; i++)
       if (in->proc[i] == k) {
-        t[cnt] = n[i]; /* t and dur are done with: reuse them */
-        dur[cnt++] = in->abar[i] / in->scale;
+        mcol[cnt] = n[i];
+        mco[cnt++] = in->abar[i] / in->scale;
       }
     if (cnt > 0)
-      Cbc_addRow(x.m, "", cnt, t, dur, 'L', in->room[k] / in->scale);
+      Cbc_addRow(x.m, "", cnt, mcol, mco, 'L', in->room[k] / in->scale);
   }
   Cbc_setMaximumSeconds(x.m, in->time_limit);
   Cbc_setMaximumNodes(x.m, in->max_nodes);
-  Cbc_setParameter(x.m, "threads", "1");
   Cbc_solve(x.m);
   if (Cbc_bestSolution(x.m) && !Cbc_isProvenInfeasible(x.m)) {
     const double *sol = Cbc_bestSolution(x.m);
-    for (i = 0; i < N; i++)
+    for (i = 0; i < N; i++) {
       n_out[i] = (int32_t)llround(sol[n[i]]);
+      if (!sig)
+        continue;
+      /* sigma of F_i, B_i, CF_i, CB_i (NaN: no cut after the last) */
+      for (j = 0; j < 4; j++) {
+        int o = j == 0   ? i
+                : j == 1 ? N + i
+                : j == 2 ? 2 * N + i
+                         : 3 * N - 1 + i;
+        double y =
+            j >= 2 && i + 1 >= N ? NAN : llround(sol[h[o]]) * in->T + sol[t[o]];
+        sig[4 * i + j] = y < 0 && y > -1e-6 ? 0 : y; /* solver tolerance */
+      }
+    }
     *status = Cbc_isProvenOptimal(x.m) ? 1 : 2;
   } else if (!Cbc_isProvenInfeasible(x.m)) {
     *status = -1; /* a limit stopped it before any pattern */
@@ -186,5 +204,7 @@ done:
   ppi_free(ctx, n, (size_t)N * sizeof *n);
   ppi_free(ctx, dur, (size_t)nop * sizeof *dur);
   ppi_free(ctx, res, (size_t)nop * sizeof *res);
+  ppi_free(ctx, mcol, (size_t)N * sizeof *mcol);
+  ppi_free(ctx, mco, (size_t)N * sizeof *mco);
   return rc;
 }

@@ -52,7 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EV_COMP, EV_XFER, EV_FLOW, EV_FLOWSTART };
+enum { EV_COMP, EV_XFER, EV_FLOW, EV_FLOWSTART, EV_WAKE, EV_RELEASE };
 enum { X_ACT, X_GRAD, X_RING };
 
 struct hev {
@@ -148,6 +148,12 @@ struct run {
   int64_t stampno;
   int32_t rescap;
   struct ppi_vec active; /* int64 transfer ids */
+
+  /* a periodic pattern (plan pattern_ms): each device runs its operations
+  ** in the order of their pattern times j T + sigma */
+  bool pat;
+  double T;
+  double *wake; /* per replica: the time of its pending wake-up, or -1 */
 
   /* output */
   struct ppi_vec ev, pred, mem;
@@ -429,31 +435,12 @@ static pp_status route_of(struct run *r, struct xfer *x)
   return PP_OK;
 }
 
-static pp_status send(struct run *r, int32_t kind, int32_t src, int32_t dst,
-                      double bytes, int32_t q, int32_t member, int64_t idx,
-                      int64_t pred)
+/* Put transfer id on the network (after its release time, if any). */
+static pp_status dispatch(struct run *r, int64_t id)
 {
-  struct xfer x;
-  int64_t id = (int64_t)r->xf.n;
+  const struct xfer *x = &PPI_VEC_AT(&r->xf, struct xfer, id);
+  int32_t src = x->src, dst = x->dst;
   pp_status rc;
-
-  memset(&x, 0, sizeof x);
-  x.src = src;
-  x.dst = dst;
-  x.bytes = bytes;
-  x.kind = kind;
-  x.q = q;
-  x.member = member;
-  x.idx = idx;
-  x.pred = pred;
-  x.rec = pred; /* a same-device hand-over: what produced it */
-  x.next = -1;
-  if (src != dst && r->k->cp.network == PP_NET_LINKS && (rc = route_of(r, &x)))
-    return rc;
-  if ((rc = ppi_vec_push(r->ctx, &r->xf, &x)))
-    return rc;
-  if (src == dst || bytes <= 0)
-    return deliver(r, id);
   if (r->k->cp.network == PP_NET_LINKS) {
     double lat = r->k->c->latency_us / 1000;
     if (lat > 0)
@@ -480,6 +467,37 @@ static pp_status send(struct run *r, int32_t kind, int32_t src, int32_t dst,
   }
 }
 
+/* A transfer; release >= 0: not before that time (a pattern's). */
+static pp_status send(struct run *r, int32_t kind, int32_t src, int32_t dst,
+                      double bytes, int32_t q, int32_t member, int64_t idx,
+                      int64_t pred, double release)
+{
+  struct xfer x;
+  int64_t id = (int64_t)r->xf.n;
+  pp_status rc;
+
+  memset(&x, 0, sizeof x);
+  x.src = src;
+  x.dst = dst;
+  x.bytes = bytes;
+  x.kind = kind;
+  x.q = q;
+  x.member = member;
+  x.idx = idx;
+  x.pred = pred;
+  x.rec = pred; /* a same-device hand-over: what produced it */
+  x.next = -1;
+  if (src != dst && r->k->cp.network == PP_NET_LINKS && (rc = route_of(r, &x)))
+    return rc;
+  if ((rc = ppi_vec_push(r->ctx, &r->xf, &x)))
+    return rc;
+  if (src == dst || bytes <= 0)
+    return deliver(r, id);
+  if (release > r->now)
+    return push(r, release, EV_RELEASE, id, 0);
+  return dispatch(r, id);
+}
+
 /* ---- rings ------------------------------------------------------------ */
 
 static pp_status ring_try(struct run *r, int32_t g)
@@ -493,7 +511,7 @@ static pp_status ring_try(struct run *r, int32_t g)
   r->sent[g]++;
   return send(r, X_RING, PPI_VEC_AT(&r->slot_dev, int32_t, g),
               PPI_VEC_AT(&r->slot_dev, int32_t, succ), R->chunk,
-              PPI_VEC_AT(&r->slot_q, int32_t, g), g, k, r->slot_last[g]);
+              PPI_VEC_AT(&r->slot_q, int32_t, g), g, k, r->slot_last[g], -1);
 }
 
 static pp_status slot_ready(struct run *r, int32_t g, int64_t why)
@@ -555,6 +573,40 @@ static pp_status rec_group(struct run *r, pp_task_kind kind, int32_t q,
   return PP_OK;
 }
 
+/* The pattern time of replica q's next operation (INFINITY: only its
+** update is left). */
+static double next_key(const struct run *r, int32_t q)
+{
+  int32_t s = r->rs[q];
+  const pp_sched_op *op;
+  if (r->pos[q] >= r->len[s])
+    return INFINITY;
+  op = &r->order[s][r->pos[q]];
+  return (double)op->micro_batch * r->T +
+         r->k->p->pat[4 * (size_t)s + (op->kind == PP_TASK_FWD ? 0 : 1)];
+}
+
+/* In pattern mode, may q start its next operation: is it the earliest in
+** pattern time among the replicas sharing any of q's devices? */
+static bool is_head(const struct run *r, int32_t q)
+{
+  double key = next_key(r, q);
+  int32_t t, i;
+  for (t = 0; t < r->tp; t++) {
+    int32_t d = r->k->p->dev[(size_t)q * r->tp + t];
+    for (i = r->dq_off[d]; i < r->dq_off[d + 1]; i++) {
+      int32_t o = r->dq[i];
+      double ko;
+      if (o == q || r->upd_done[o])
+        continue;
+      ko = next_key(r, o);
+      if (ko < key || (ko == key && o < q && ko < INFINITY))
+        return false;
+    }
+  }
+  return true;
+}
+
 static pp_status try_start(struct run *r, int32_t q)
 {
   int32_t s = r->rs[q], t, kind;
@@ -565,6 +617,19 @@ static pp_status try_start(struct run *r, int32_t q)
 
   if (r->running[q] || r->upd_done[q])
     return PP_OK;
+  if (r->pat) {
+    /* a pattern: the device's turn, and not before the pattern's time */
+    double key = next_key(r, q);
+    if (!is_head(r, q))
+      return PP_OK;
+    if (key < INFINITY && key > r->now) {
+      if (r->wake[q] != key) {
+        r->wake[q] = key;
+        return push(r, key, EV_WAKE, q, 0);
+      }
+      return PP_OK;
+    }
+  }
   if (r->pos[q] < r->len[s]) {
     const pp_sched_op *op = &r->order[s][r->pos[q]];
     j = op->micro_batch;
@@ -646,6 +711,18 @@ static pp_status kick(struct run *r, int32_t d)
   return PP_OK;
 }
 
+/* The pattern time of the transfer of micro-batch m after stage a: its
+** activation (k = 2) or the gradient coming back (k = 3); -1 without a
+** pattern. */
+static double release(const struct run *r, int32_t a, int k, int64_t m)
+{
+  double x;
+  if (!r->pat)
+    return -1;
+  x = r->k->p->pat[4 * (size_t)a + k];
+  return isnan(x) ? -1 : (double)m * r->T + x;
+}
+
 static pp_status comp_done(struct run *r, int32_t q)
 {
   int32_t s = r->rs[q], rr = q - r->k->p->rep_off[s], t, i;
@@ -667,8 +744,9 @@ static pp_status comp_done(struct run *r, int32_t q)
       int32_t Rb = ppi_cost_nrep(r->k, e->b);
       int32_t qb = r->k->p->rep_off[e->b] + (int32_t)(m % Rb);
       for (t = 0; t < r->tp; t++)
-        if ((rc = send(r, X_ACT, rep_dev(r, q, t), rep_dev(r, qb, t),
-                       e->bytes / r->tp, qb, -1, m, me)))
+        if ((rc =
+                 send(r, X_ACT, rep_dev(r, q, t), rep_dev(r, qb, t),
+                      e->bytes / r->tp, qb, -1, m, me, release(r, e->a, 2, m))))
           return rc;
     }
   } else if (kind == PP_TASK_BWD) {
@@ -683,8 +761,9 @@ static pp_status comp_done(struct run *r, int32_t q)
       int32_t Ra = ppi_cost_nrep(r->k, e->a);
       int32_t qa = r->k->p->rep_off[e->a] + (int32_t)(m % Ra);
       for (t = 0; t < r->tp; t++)
-        if ((rc = send(r, X_GRAD, rep_dev(r, q, t), rep_dev(r, qa, t),
-                       e->bytes / r->tp, qa, -1, m, me)))
+        if ((rc =
+                 send(r, X_GRAD, rep_dev(r, q, t), rep_dev(r, qa, t),
+                      e->bytes / r->tp, qa, -1, m, me, release(r, e->a, 3, m))))
           return rc;
     }
     if (++r->bdone[q] == r->k->gas[s]) {
@@ -872,12 +951,34 @@ static pp_status setup(struct run *r)
       !NEWA(r->busy_ms, k->ndev) || !NEWA(r->fb_ms, k->ndev) ||
       !NEWA(r->comm_ms, k->ndev) || !NEWA(r->first_slot, (size_t)r->R * r->tp))
     return PP_ENOMEM;
+  r->pat = k->p->pattern;
+  r->T = k->p->p.period_ms;
+  if (!NEWA(r->wake, r->R))
+    return PP_ENOMEM;
+  for (q = 0; q < r->R; q++)
+    r->wake[q] = -1;
   for (s = 0; s < r->S; s++) {
     r->len[s] = 2 * k->gas[s];
     if (!NEWA(r->order[s], r->len[s]))
       return PP_ENOMEM;
-    ppi_sched_order(k->p->p.schedule, k->gas[s], k->inflight[s], r->order[s],
-                    r->len[s]);
+    if (r->pat) {
+      /* the pattern's order: forwards and backwards by j T + sigma */
+      double sf = k->p->pat[4 * (size_t)s], sb = k->p->pat[4 * (size_t)s + 1];
+      int64_t jf = 0, jb = 0, n = 0;
+      while (n < r->len[s]) {
+        bool fwd =
+            jf < k->gas[s] && (jb >= k->gas[s] || jf <= jb ||
+                               (double)jf * r->T + sf < (double)jb * r->T + sb);
+        if (jf <= jb && jf < k->gas[s])
+          fwd = true; /* a backward never before its own forward */
+        r->order[s][n].kind = fwd ? PP_TASK_FWD : PP_TASK_BWD;
+        r->order[s][n].micro_batch = (int32_t)(fwd ? jf++ : jb++);
+        n++;
+      }
+    } else {
+      ppi_sched_order(k->p->p.schedule, k->gas[s], k->inflight[s], r->order[s],
+                      r->len[s]);
+    }
     for (q = k->p->rep_off[s]; q < k->p->rep_off[s + 1]; q++) {
       r->rs[q] = s;
       r->mb_off[q] = slots;
@@ -986,6 +1087,12 @@ static pp_status run_loop(struct run *r)
       ch->busy = false;
       ch->last_rec = PPI_VEC_AT(&r->xf, struct xfer, e.id).rec;
       if ((rc = deliver(r, e.id)) || (rc = chan_start(r, e.ver)))
+        return rc;
+    } else if (e.type == EV_WAKE) {
+      if ((rc = try_start(r, (int32_t)e.id)))
+        return rc;
+    } else if (e.type == EV_RELEASE) {
+      if ((rc = dispatch(r, e.id)))
         return rc;
     } else if (e.type == EV_FLOWSTART) {
       if ((rc = link_activate(r, e.id)))

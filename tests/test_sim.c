@@ -395,32 +395,6 @@ static void t_inflight(void **state)
 
 /* ---- 1F1B* groups -------------------------------------------------------- */
 
-/* Paper 003 4.1, computed another way: prefix sums from the end, and for
-** each group the farthest start whose sum still fits, by binary search. */
-static void groups_ref(const double *load, int n, double T, int *g)
-{
-  double pre[2 * MAXOP + 1];
-  int i, end = n, gi = 1;
-  pre[0] = 0;
-  for (i = 0; i < n; i++)
-    pre[i + 1] = pre[i] + load[i];
-  while (end > 0) {
-    /* smallest lo < end with pre[end] - pre[lo] <= T; at least one */
-    int lo = 0, hi = end - 1;
-    while (lo < hi) {
-      int mid = (lo + hi) / 2;
-      if (pre[end] - pre[mid] <= T * (1 + 1e-12))
-        hi = mid;
-      else
-        lo = mid + 1;
-    }
-    for (i = lo; i < end; i++)
-      g[i] = gi;
-    gi++;
-    end = lo;
-  }
-}
-
 static void t_star_groups(void **state)
 {
   struct tu_alloc a;
@@ -457,7 +431,7 @@ static void t_star_groups(void **state)
       worst = load[i] > worst ? load[i] : worst;
     /* the bottleneck's period, or a longer one */
     T = iter % 3 == 0 ? 0 : worst * (1 + tu_rand(&rng, 40) / 10.0);
-    groups_ref(load, 2 * S - 1, T > 0 ? T : worst, g);
+    tu_star_groups(load, 2 * S - 1, T > 0 ? T : worst, g);
     /* the two defining properties of the greedy grouping */
     for (i = 0; i < 2 * S - 1; i = j) {
       double sum = 0;

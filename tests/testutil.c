@@ -173,3 +173,29 @@ bool tu_next_perm(int *p, int n)
   }
   return true;
 }
+
+void tu_star_groups(const double *load, int n, double T, int *g)
+{
+  double *pre = malloc(sizeof *pre * (size_t)(n + 1));
+  int i, end = n, gi = 1;
+  assert_non_null(pre);
+  pre[0] = 0;
+  for (i = 0; i < n; i++)
+    pre[i + 1] = pre[i] + load[i];
+  while (end > 0) {
+    /* smallest lo < end with pre[end] - pre[lo] <= T; at least one */
+    int lo = 0, hi = end - 1;
+    while (lo < hi) {
+      int mid = (lo + hi) / 2;
+      if (pre[end] - pre[mid] <= T * (1 + 1e-12))
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    for (i = lo; i < end; i++)
+      g[i] = gi;
+    gi++;
+    end = lo;
+  }
+  free(pre);
+}
