@@ -21,6 +21,8 @@
 #include <time.h>
 
 static const char *const obj_names[] = {"minmax", "amp", "madpipe"};
+
+#define MADPIPE_MAX_LAYERS 512
 static const char *const meth_names[] = {"optimal",        "uniform-layers",
                                          "uniform-params", "pipedream",
                                          "pipedream-star", "amp-original"};
@@ -710,6 +712,14 @@ pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
                   "partition: madpipe and pipedream-star assume identical "
                   "processors on a flat network (paper 003, 3); give "
                   "--bandwidth and --memory-gb instead of --devices");
+    goto done;
+  }
+  if (p->objective == PP_OBJ_MADPIPE && pp_model_nop(v) > MADPIPE_MAX_LAYERS) {
+    rc = ppi_fail(ctx, PP_ELIMIT,
+                  "partition: MadPipe takes chains of at most %d layers; the "
+                  "chain view of '%s' has %d (its DP and ILP grow with the "
+                  "layers; paper 003 used 40 to 80)",
+                  MADPIPE_MAX_LAYERS, pp_model_name(m), (int)pp_model_nop(v));
     goto done;
   }
   if (p->objective == PP_OBJ_MADPIPE && p->method != PP_PART_OPTIMAL &&

@@ -181,6 +181,8 @@ struct ppi_ilp_in {
   const double *uf, *ub, *c, *abar, *room;
   double T, scale, time_limit;
   int max_nodes;
+  int minimize; /* 1: the least memory; 0: any pattern that fits (faster:
+                   no optimality proof) */
 };
 PP_INTERNAL pp_status ppi_ilp_pattern(pp_ctx *ctx, const struct ppi_ilp_in *in,
                                       int32_t *n_out, double *sig, int *status);

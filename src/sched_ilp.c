@@ -144,7 +144,8 @@ pp_status ppi_ilp_pattern(pp_ctx *ctx, const struct ppi_ilp_in *in,
   }
   for (i = 0; i < N; i++) {
     n[i] = col(&x, 1, H + 1, 1);
-    Cbc_setObjCoeff(x.m, n[i], in->abar[i] / in->scale);
+    if (in->minimize)
+      Cbc_setObjCoeff(x.m, n[i], in->abar[i] / in->scale);
   }
   for (i = 0; i + 1 < N; i++) {
     after(&x, t, h, i, 2 * N + i, dur[i]);                     /* F_i, CF_i */

@@ -586,21 +586,36 @@ static double next_key(const struct run *r, int32_t q)
          r->k->p->pat[4 * (size_t)s + (op->kind == PP_TASK_FWD ? 0 : 1)];
 }
 
+/* Is replica a's next operation before b's in the pattern?  Times equal
+** up to rounding (a zero-length backward and a forward due at the same
+** moment) go backward first, which frees memory, then lower replica. */
+static bool pat_before(const struct run *r, int32_t a, int32_t b)
+{
+  double ka = next_key(r, a), kb = next_key(r, b), eps = 1e-9 * r->T;
+  bool ba, bb;
+  if (ka == INFINITY || kb == INFINITY)
+    return ka < kb || (ka == kb && a < b);
+  if (ka < kb - eps || ka > kb + eps)
+    return ka < kb;
+  ba = r->order[r->rs[a]][r->pos[a]].kind == PP_TASK_BWD;
+  bb = r->order[r->rs[b]][r->pos[b]].kind == PP_TASK_BWD;
+  if (ba != bb)
+    return ba;
+  return a < b;
+}
+
 /* In pattern mode, may q start its next operation: is it the earliest in
 ** pattern time among the replicas sharing any of q's devices? */
 static bool is_head(const struct run *r, int32_t q)
 {
-  double key = next_key(r, q);
   int32_t t, i;
   for (t = 0; t < r->tp; t++) {
     int32_t d = r->k->p->dev[(size_t)q * r->tp + t];
     for (i = r->dq_off[d]; i < r->dq_off[d + 1]; i++) {
       int32_t o = r->dq[i];
-      double ko;
       if (o == q || r->upd_done[o])
         continue;
-      ko = next_key(r, o);
-      if (ko < key || (ko == key && o < q && ko < INFINITY))
+      if (pat_before(r, o, q))
         return false;
     }
   }
@@ -966,9 +981,10 @@ static pp_status setup(struct run *r)
       double sf = k->p->pat[4 * (size_t)s], sb = k->p->pat[4 * (size_t)s + 1];
       int64_t jf = 0, jb = 0, n = 0;
       while (n < r->len[s]) {
-        bool fwd =
-            jf < k->gas[s] && (jb >= k->gas[s] || jf <= jb ||
-                               (double)jf * r->T + sf < (double)jb * r->T + sb);
+        /* equal times up to rounding: the backward first (pat_before) */
+        bool fwd = jf < k->gas[s] && (jb >= k->gas[s] || jf <= jb ||
+                                      (double)jf * r->T + sf <
+                                          (double)jb * r->T + sb - 1e-9 * r->T);
         if (jf <= jb && jf < k->gas[s])
           fwd = true; /* a backward never before its own forward */
         r->order[s][n].kind = fwd ? PP_TASK_FWD : PP_TASK_BWD;
