@@ -114,11 +114,19 @@ static void write_text(FILE *f, const struct ppi_part_view *v)
       fprintf(f, ", latency %g us", v->latency_us);
     fputc('\n', f);
   }
-  fprintf(f,
-          "  %d replicas per stage, micro-batch %d, %lld micro-batches per "
-          "replica, %s memory, optimizer %s\n",
-          (int)v->replicas, (int)v->micro_batch, (long long)v->gas,
-          pp_schedule_name(v->schedule), pp_optimizer_name(v->optimizer));
+  if (s->period_ms > 0)
+    fprintf(f,
+            "  %d processors (one special, marked *, may hold several "
+            "stages), micro-batch %d, a periodic 1F1B* pattern, optimizer "
+            "%s\n",
+            (int)s->nproc, (int)v->micro_batch,
+            pp_optimizer_name(v->optimizer));
+  else
+    fprintf(f,
+            "  %d replicas per stage, micro-batch %d, %lld micro-batches per "
+            "replica, %s memory, optimizer %s\n",
+            (int)v->replicas, (int)v->micro_batch, (long long)v->gas,
+            pp_schedule_name(v->schedule), pp_optimizer_name(v->optimizer));
   fprintf(f, "objective %.3f ms%s", s->objective_ms,
           s->exact ? " (optimal)" : "");
   if (s->period_ms > 0)

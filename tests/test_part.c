@@ -530,12 +530,177 @@ static void t_baselines(void **state)
   assert_int_equal(a.live, 0);
 }
 
+
+/* ---- the command line ---------------------------------------------------- */
+
+static int run_tool(const char *args, char **out, char **err)
+{
+  return tu_run(args, out, err);
+}
+
+static json_t *parse(const char *text)
+{
+  json_error_t e;
+  json_t *j = json_loads(text, 0, &e);
+  if (!j)
+    fail_msg("not JSON (%s): %s", e.text, text);
+  return j;
+}
+
+static void t_cli(void **state)
+{
+  char *out, *err, args[1024];
+  json_t *j, *st, *sg;
+  size_t i, k, n = 0;
+  int rc;
+  FILE *f;
+  (void)state;
+  /* --json: objective, stages as operator lists covering every operator
+  ** once, in order, per-stage costs; -o writes the stage graph */
+  snprintf(args, sizeof args,
+           "partition --model gpt2-amp --stages 4 --json -o %s",
+           tu_tmp("sg.json"));
+  rc = run_tool(args, &out, &err);
+  if (rc != 0)
+    fail_msg("exit %d: %s", rc, err);
+  j = parse(out);
+  assert_true(json_is_number(json_object_get(j, "objective")));
+  assert_true(json_is_true(json_object_get(j, "exact")));
+  st = json_object_get(j, "stages");
+  assert_int_equal(json_array_size(st), 4);
+  for (i = 0; i < 4; i++)
+    for (k = 0; k < json_array_size(json_array_get(st, i)); k++)
+      assert_int_equal(json_integer_value(
+                           json_array_get(json_array_get(st, i), k)),
+                       (json_int_t)n++);
+  assert_int_equal(n, 30);
+  assert_int_equal(json_array_size(json_object_get(j, "stage_costs")), 4);
+  assert_true(json_is_number(json_object_get(
+      json_array_get(json_object_get(j, "stage_costs"), 0), "memory_bytes")));
+  json_decref(j);
+  {
+    char *text = tu_slurp(tu_tmp("sg.json"), NULL);
+    assert_non_null(text);
+    sg = parse(text);
+    free(text);
+    assert_int_equal(json_array_size(json_object_get(sg, "stages")), 4);
+    assert_int_equal(json_array_size(json_object_get(sg, "edges")), 3);
+    assert_true(json_is_number(json_object_get(
+        json_array_get(json_object_get(sg, "stages"), 0), "compute_ms")));
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_array_get(json_object_get(sg, "edges"), 2),
+                         "from")),
+                     2);
+    json_decref(sg);
+  }
+  /* the same inputs give the same stage graph, byte for byte */
+  {
+    char *a = tu_slurp(tu_tmp("sg.json"), NULL), *b;
+    snprintf(args, sizeof args,
+             "partition --model gpt2-amp --stages 4 -o %s",
+             tu_tmp("sg.json"));
+    assert_int_equal(run_tool(args, &out, &err), 0);
+    b = tu_slurp(tu_tmp("sg.json"), NULL);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+  }
+  /* devices by name on AMP's mixed cluster, AMP's objective */
+  rc = run_tool("partition --model gpt2-amp --stages 4 --objective amp "
+                "--gas 8 --cluster amp-het-cluster --devices n0g0,n1g0,4,"
+                "n3g0 --json",
+                &out, &err);
+  if (rc != 0)
+    fail_msg("exit %d: %s", rc, err);
+  j = parse(out);
+  assert_int_equal(json_integer_value(json_array_get(
+                       json_object_get(j, "devices"), 3)),
+                   12);
+  json_decref(j);
+  /* nothing fits: exit 3, the stage, its need and the limit */
+  rc = run_tool("partition --model gpt2-amp --stages 2 --memory-gb 0.5", &out,
+                &err);
+  assert_int_equal(rc, 3);
+  if (!strstr(out, "does not fit") || !strstr(out, "stage") ||
+      !strstr(out, "512.00 MiB"))
+    fail_msg("the report must name the stage, its need and the limit:\n%s",
+             out);
+  /* MadPipe on a PipeDream profile: the simulator's confirmation */
+  snprintf(args, sizeof args,
+           "partition --model %s --stages 3 --objective madpipe --memory-gb "
+           "8 --bandwidth 12 --optimizer 2bw --json",
+           tu_path("data/pipedream/resnet50/graph.txt"));
+  rc = run_tool(args, &out, &err);
+  if (rc != 0)
+    fail_msg("exit %d: %s", rc, err);
+  j = parse(out);
+  {
+    json_t *sim = json_object_get(j, "simulated");
+    double T = json_number_value(json_object_get(j, "period_ms"));
+    assert_non_null(sim);
+    assert_true(json_is_true(json_object_get(sim, "fits")));
+    assert_true(json_number_value(json_object_get(sim, "period_ms")) <=
+                T * (1 + 1e-6));
+  }
+  json_decref(j);
+  /* bad arguments: clear messages, exit 1 */
+  {
+    static const struct {
+      const char *args, *msg;
+    } bad[] = {
+        {"partition --model gpt2-amp", "--stages"},
+        {"partition --stages 4", "--model"},
+        {"partition --model gpt2-amp --stages 31", "31 stages"},
+        {"partition --model gpt2-amp --stages 0", "--stages"},
+        {"partition --model gpt2-amp --stages 2 --objective best",
+         "--objective"},
+        {"partition --model gpt2-amp --stages 2 --bandwidth -3",
+         "--bandwidth"},
+        {"partition --model gpt2-amp --stages 2 --bandwidth nan",
+         "--bandwidth"},
+        {"partition --model gpt2-amp --stages 2 --devices 0,1", "--cluster"},
+        {"partition --model gpt2-amp --stages 2 --cluster amp-het-cluster "
+         "--devices 0",
+         "1 devices for 2 stages"},
+        {"partition --model gpt2-amp --stages 2 --cluster amp-het-cluster "
+         "--devices 0,99",
+         "out of range"},
+        {"partition --model gpt2-amp --stages 2 --cluster amp-het-cluster "
+         "--devices 0,nope",
+         "'nope'"},
+        {"partition --model gpt2-amp --stages 2 --schedule 1f1b-star",
+         "1f1b-star"},
+        {"partition --model gpt2-amp --stages 2 --objective madpipe "
+         "--cluster amp-het-cluster --devices 0,1",
+         "flat network"},
+        {"partition --model gpt2-amp --stages 2 --objective madpipe "
+         "--method uniform-layers",
+         "uniform-layers"},
+        {"partition --model no/such/file.json --stages 2", "no/such"},
+    };
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+      rc = run_tool(bad[i].args, &out, &err);
+      if (rc != 1 || !strstr(err, bad[i].msg))
+        fail_msg("'%s': exit %d, stderr: %s", bad[i].args, rc, err);
+    }
+  }
+  /* a failed run leaves no stage graph behind */
+  remove(tu_tmp("none.json"));
+  snprintf(args, sizeof args,
+           "partition --model gpt2-amp --stages 40 -o %s",
+           tu_tmp("none.json"));
+  assert_int_equal(run_tool(args, &out, &err), 1);
+  f = fopen(tu_tmp("none.json"), "r");
+  assert_null(f);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_minmax_flat), cmocka_unit_test(t_minmax_hetero),
       cmocka_unit_test(t_amp_flat),    cmocka_unit_test(t_amp_hetero),
       cmocka_unit_test(t_baselines),
+      cmocka_unit_test(t_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
