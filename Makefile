@@ -14,6 +14,7 @@ bench:
 	cmake --build build -j >/dev/null
 	./build/bench/bench_load
 	./build/bench/bench_sim
+	./build/bench/bench_part
 format:
 	clang-format -i src/*.c src/*.h include/*.h tools/*.c tests/*.c tests/*.h bench/*.c
 clean:
