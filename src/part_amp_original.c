@@ -34,12 +34,6 @@
 
 #define MAX_ENTRIES ((size_t)1 << 26)
 
-static int cmp_d(const void *x, const void *y)
-{
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
-
 /* Segment sums are always formed the same way, left to right, so that a
 ** value and its entry in "possible" are the same double. */
 static double seg_sum(const double *e, int32_t a, int32_t b)
@@ -89,7 +83,7 @@ pp_status ppi_part_amp_original(pp_ctx *ctx, const double *e, const double *cc,
       segv[(size_t)a * L + b] = seg_sum(e, a, b);
       poss[P++] = segv[(size_t)a * L + b];
     }
-  qsort(poss, P, sizeof *poss, cmp_d);
+  qsort(poss, P, sizeof *poss, ppi_cmp_double);
   {
     size_t u = 1, x;
     for (x = 1; x < P; x++)

@@ -549,12 +549,6 @@ pp_status ppi_madpipe_feasible(pp_ctx *ctx, const struct ppi_chain *c,
 /* ---- PipeDream + 1F1B* ----------------------------------------------------
  */
 
-static int cmp_d(const void *x, const void *y)
-{
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
-
 pp_status ppi_part_pipedream_star(pp_ctx *ctx, struct ppi_arena *ar,
                                   const struct ppi_chain *c0, int32_t P0,
                                   struct ppi_madpipe *out)
@@ -599,7 +593,7 @@ pp_status ppi_part_pipedream_star(pp_ctx *ctx, struct ppi_arena *ar,
         cand[nc++] = sum;
     }
   }
-  qsort(cand, (size_t)nc, sizeof *cand, cmp_d);
+  qsort(cand, (size_t)nc, sizeof *cand, ppi_cmp_double);
   for (a = 0; a < nc; a++) {
     bool fit = true;
     if (a > 0 && cand[a] == cand[a - 1])

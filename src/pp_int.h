@@ -82,6 +82,13 @@ PP_INTERNAL const char *ppi_name_problem(const char *s);
 ** the terminating NUL). */
 PP_INTERNAL size_t ppi_utf8_seq(const unsigned char *p);
 
+/* qsort order of doubles, ascending. */
+static inline int ppi_cmp_double(const void *x, const void *y)
+{
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
 /* n * size without overflow into *out; false when it would overflow. */
 PP_INTERNAL bool ppi_mul_ok(size_t n, size_t size, size_t *out);
 

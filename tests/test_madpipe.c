@@ -292,26 +292,18 @@ static void t_phase1_exact(void **state)
 
 static pp_model *random_model(pp_ctx *ctx, uint64_t *rng, int L)
 {
-  pp_model_builder *b;
-  pp_model *m = NULL;
+  struct tu_op ops[32];
   int i;
-  assert_int_equal(pp_model_builder_create(ctx, "net", NULL, &b), PP_OK);
+  assert_true(L <= 32);
   for (i = 0; i < L; i++) {
-    pp_op_desc d;
-    char name[16];
-    pp_op_desc_init(&d);
-    snprintf(name, sizeof name, "l%d", i);
-    d.name = name;
-    d.fwd_ms = 1 + tu_rand(rng, 20);
-    d.bwd_ms = 1 + tu_rand(rng, 40);
-    d.param_bytes = (int64_t)tu_rand(rng, 50) * 1000000;
-    d.saved_bytes = (int64_t)(1 + tu_rand(rng, 400)) * 1000000;
-    d.out_bytes = (int64_t)tu_rand(rng, 100) * 1000000;
-    assert_int_equal(pp_model_builder_add_op(b, &d, NULL), PP_OK);
+    ops[i].f = 1 + tu_rand(rng, 20);
+    ops[i].b = 1 + tu_rand(rng, 40);
+    ops[i].u = 0;
+    ops[i].param = (int64_t)tu_rand(rng, 50) * 1000000;
+    ops[i].saved = (int64_t)(1 + tu_rand(rng, 400)) * 1000000;
+    ops[i].out = (int64_t)tu_rand(rng, 100) * 1000000;
   }
-  if (pp_model_builder_finish(b, &m) != PP_OK)
-    fail_msg("%s", pp_ctx_errmsg(ctx));
-  return m;
+  return tu_model_ops(ctx, L, ops, NULL, 0);
 }
 
 static pp_partition *run(pp_ctx *ctx, const pp_model *m, int P, double mem,

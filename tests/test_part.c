@@ -44,26 +44,17 @@ struct inst {
 
 static pp_model *inst_model(pp_ctx *ctx, const struct inst *x)
 {
-  pp_model_builder *b;
-  pp_model *m = NULL;
+  struct tu_op ops[MAXL];
   int i;
-  assert_int_equal(pp_model_builder_create(ctx, "chain", NULL, &b), PP_OK);
   for (i = 0; i < x->L; i++) {
-    pp_op_desc d;
-    char name[16];
-    pp_op_desc_init(&d);
-    snprintf(name, sizeof name, "l%d", i);
-    d.name = name;
-    d.fwd_ms = x->f[i];
-    d.bwd_ms = x->b[i];
-    d.param_bytes = (int64_t)x->param[i];
-    d.saved_bytes = (int64_t)x->saved[i];
-    d.out_bytes = (int64_t)x->out[i];
-    assert_int_equal(pp_model_builder_add_op(b, &d, NULL), PP_OK);
+    ops[i].f = x->f[i];
+    ops[i].b = x->b[i];
+    ops[i].u = 0;
+    ops[i].param = (int64_t)x->param[i];
+    ops[i].saved = (int64_t)x->saved[i];
+    ops[i].out = (int64_t)x->out[i];
   }
-  if (pp_model_builder_finish(b, &m) != PP_OK)
-    fail_msg("%s", pp_ctx_errmsg(ctx));
-  return m;
+  return tu_model_ops(ctx, x->L, ops, NULL, 0);
 }
 
 static pp_cluster *inst_cluster(pp_ctx *ctx, const struct inst *x)
@@ -530,7 +521,6 @@ static void t_baselines(void **state)
   assert_int_equal(a.live, 0);
 }
 
-
 /* ---- the command line ---------------------------------------------------- */
 
 static int run_tool(const char *args, char **out, char **err)
@@ -570,9 +560,9 @@ static void t_cli(void **state)
   assert_int_equal(json_array_size(st), 4);
   for (i = 0; i < 4; i++)
     for (k = 0; k < json_array_size(json_array_get(st, i)); k++)
-      assert_int_equal(json_integer_value(
-                           json_array_get(json_array_get(st, i), k)),
-                       (json_int_t)n++);
+      assert_int_equal(
+          json_integer_value(json_array_get(json_array_get(st, i), k)),
+          (json_int_t)n++);
   assert_int_equal(n, 30);
   assert_int_equal(json_array_size(json_object_get(j, "stage_costs")), 4);
   assert_true(json_is_number(json_object_get(
@@ -587,17 +577,16 @@ static void t_cli(void **state)
     assert_int_equal(json_array_size(json_object_get(sg, "edges")), 3);
     assert_true(json_is_number(json_object_get(
         json_array_get(json_object_get(sg, "stages"), 0), "compute_ms")));
-    assert_int_equal(json_integer_value(json_object_get(
-                         json_array_get(json_object_get(sg, "edges"), 2),
-                         "from")),
-                     2);
+    assert_int_equal(
+        json_integer_value(json_object_get(
+            json_array_get(json_object_get(sg, "edges"), 2), "from")),
+        2);
     json_decref(sg);
   }
   /* the same inputs give the same stage graph, byte for byte */
   {
     char *a = tu_slurp(tu_tmp("sg.json"), NULL), *b;
-    snprintf(args, sizeof args,
-             "partition --model gpt2-amp --stages 4 -o %s",
+    snprintf(args, sizeof args, "partition --model gpt2-amp --stages 4 -o %s",
              tu_tmp("sg.json"));
     assert_int_equal(run_tool(args, &out, &err), 0);
     b = tu_slurp(tu_tmp("sg.json"), NULL);
@@ -613,9 +602,8 @@ static void t_cli(void **state)
   if (rc != 0)
     fail_msg("exit %d: %s", rc, err);
   j = parse(out);
-  assert_int_equal(json_integer_value(json_array_get(
-                       json_object_get(j, "devices"), 3)),
-                   12);
+  assert_int_equal(
+      json_integer_value(json_array_get(json_object_get(j, "devices"), 3)), 12);
   json_decref(j);
   /* nothing fits: exit 3, the stage, its need and the limit */
   rc = run_tool("partition --model gpt2-amp --stages 2 --memory-gb 0.5", &out,
@@ -654,8 +642,7 @@ static void t_cli(void **state)
         {"partition --model gpt2-amp --stages 0", "--stages"},
         {"partition --model gpt2-amp --stages 2 --objective best",
          "--objective"},
-        {"partition --model gpt2-amp --stages 2 --bandwidth -3",
-         "--bandwidth"},
+        {"partition --model gpt2-amp --stages 2 --bandwidth -3", "--bandwidth"},
         {"partition --model gpt2-amp --stages 2 --bandwidth nan",
          "--bandwidth"},
         {"partition --model gpt2-amp --stages 2 --devices 0,1", "--cluster"},
@@ -686,8 +673,7 @@ static void t_cli(void **state)
   }
   /* a failed run leaves no stage graph behind */
   remove(tu_tmp("none.json"));
-  snprintf(args, sizeof args,
-           "partition --model gpt2-amp --stages 40 -o %s",
+  snprintf(args, sizeof args, "partition --model gpt2-amp --stages 40 -o %s",
            tu_tmp("none.json"));
   assert_int_equal(run_tool(args, &out, &err), 1);
   f = fopen(tu_tmp("none.json"), "r");
@@ -699,8 +685,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_minmax_flat), cmocka_unit_test(t_minmax_hetero),
       cmocka_unit_test(t_amp_flat),    cmocka_unit_test(t_amp_hetero),
-      cmocka_unit_test(t_baselines),
-      cmocka_unit_test(t_cli),
+      cmocka_unit_test(t_baselines),   cmocka_unit_test(t_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

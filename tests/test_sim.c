@@ -45,46 +45,6 @@ static void near(double got, double want, const char *what)
 
 /* ---- builders ---------------------------------------------------------- */
 
-struct op {
-  double f, b, u;
-  int64_t param, out, saved;
-};
-
-/* A model of n operators; edges: a chain, plus the extra (from, to)
-** pairs given (from < to), each carrying the source's output. */
-static pp_model *mk_model(pp_ctx *ctx, int n, const struct op *ops,
-                          const int (*extra)[2], int nextra)
-{
-  pp_model_builder *b;
-  pp_model *m = NULL;
-  int i;
-  assert_int_equal(pp_model_builder_create(ctx, "t", NULL, &b), PP_OK);
-  for (i = 0; i < n; i++) {
-    pp_op_desc d;
-    char name[16];
-    pp_op_desc_init(&d);
-    snprintf(name, sizeof name, "o%d", i);
-    d.name = name;
-    d.fwd_ms = ops[i].f;
-    d.bwd_ms = ops[i].b;
-    d.update_ms = ops[i].u;
-    d.param_bytes = ops[i].param;
-    d.out_bytes = ops[i].out;
-    d.saved_bytes = ops[i].saved;
-    assert_int_equal(pp_model_builder_add_op(b, &d, NULL), PP_OK);
-  }
-  if (nextra > 0) {
-    for (i = 0; i + 1 < n; i++)
-      assert_int_equal(pp_model_builder_add_edge(b, i, i + 1, -1), PP_OK);
-    for (i = 0; i < nextra; i++)
-      assert_int_equal(
-          pp_model_builder_add_edge(b, extra[i][0], extra[i][1], -1), PP_OK);
-  }
-  if (pp_model_builder_finish(b, &m) != PP_OK)
-    fail_msg("model: %s", pp_ctx_errmsg(ctx));
-  return m;
-}
-
 /* ndev devices; type[d] indexes speeds[] (types "t0", "t1", ...), node[d]
 ** their nodes (NULL: one node each); bw a full matrix or NULL for a
 ** uniform gbps. */
@@ -243,7 +203,7 @@ static void t_balanced(void **state)
         int R = 1 + (int)tu_rand(&rng, 2), tp = 1 + (int)tu_rand(&rng, 2);
         int per = 1 + (int)tu_rand(&rng, 3), gas = 1 + (int)tu_rand(&rng, 12);
         int nop = S * per, s, i, d;
-        struct op ops[MAXOP];
+        struct tu_op ops[MAXOP];
         struct pspec x;
         pp_model *m;
         pp_cluster *c;
@@ -266,7 +226,7 @@ static void t_balanced(void **state)
             ops[s * per + i].f = fs[(i + s) % per];
             ops[s * per + i].b = bs[(i + s) % per];
           }
-        m = mk_model(ctx, nop, ops, NULL, 0);
+        m = tu_model_ops(ctx, nop, ops, NULL, 0);
         c = mk_cluster(ctx, S * R * tp, NULL, (double[]){1}, 1, NULL, NULL, 10,
                        0, 16);
         memset(&x, 0, sizeof x);
@@ -340,7 +300,7 @@ static void t_inflight(void **state)
   for (S = 1; S <= 8; S++)
     for (gas = 1; gas <= 10; gas++)
       for (sc = 0; sc < 2; sc++) {
-        struct op ops[MAXOP];
+        struct tu_op ops[MAXOP];
         struct pspec x;
         pp_model *m;
         pp_cluster *c;
@@ -348,8 +308,8 @@ static void t_inflight(void **state)
         pp_eval *e;
         int s;
         for (s = 0; s < S; s++)
-          ops[s] = (struct op){1 + s % 3, 2, 0, 100, 10, 50};
-        m = mk_model(ctx, S, ops, NULL, 0);
+          ops[s] = (struct tu_op){1 + s % 3, 2, 0, 100, 10, 50};
+        m = tu_model_ops(ctx, S, ops, NULL, 0);
         c = mk_cluster(ctx, S, NULL, (double[]){1}, 1, NULL, NULL, 10, 0, 16);
         memset(&x, 0, sizeof x);
         x.S = S;
@@ -406,7 +366,7 @@ static void t_star_groups(void **state)
     int S = 1 + (int)tu_rand(&rng, 10), gas = 1 + (int)tu_rand(&rng, 12);
     double gbps = 1 + tu_rand(&rng, 4), load[2 * MAXOP], T, worst = 0;
     int g[2 * MAXOP], s, i, j;
-    struct op ops[MAXOP];
+    struct tu_op ops[MAXOP];
     struct pspec x;
     pp_model *m;
     pp_cluster *c;
@@ -441,7 +401,7 @@ static void t_star_groups(void **state)
       if (i > 0)
         assert_true(sum + load[i - 1] > (T > 0 ? T : worst) * (1 - 1e-9));
     }
-    m = mk_model(ctx, S, ops, NULL, 0);
+    m = tu_model_ops(ctx, S, ops, NULL, 0);
     c = mk_cluster(ctx, S, NULL, (double[]){1}, 1, NULL, NULL, gbps, 0, 16);
     memset(&x, 0, sizeof x);
     x.S = S;
@@ -500,7 +460,7 @@ static void t_star_period_too_short(void **state)
 {
   struct tu_alloc a;
   pp_ctx *ctx = tu_ctx(&a);
-  struct op ops[2] = {{2, 4, 0, 0, 0, 0}, {1, 1, 0, 0, 0, 0}};
+  struct tu_op ops[2] = {{2, 4, 0, 0, 0, 0}, {1, 1, 0, 0, 0, 0}};
   struct pspec x;
   pp_model *m;
   pp_cluster *c;
@@ -508,7 +468,7 @@ static void t_star_period_too_short(void **state)
   pp_eval *e = NULL;
   pp_cost_params cp;
   (void)state;
-  m = mk_model(ctx, 2, ops, NULL, 0);
+  m = tu_model_ops(ctx, 2, ops, NULL, 0);
   c = mk_cluster(ctx, 2, NULL, (double[]){1}, 1, NULL, NULL, 10, 0, 16);
   memset(&x, 0, sizeof x);
   x.S = 2;
@@ -548,7 +508,7 @@ static void t_p2p(void **state)
     int tp = 1 + (int)tu_rand(&rng, 2), t;
     double lat = iter % 2 ? 0 : 1 + tu_rand(&rng, 50);
     double bw[MAXDEV * MAXDEV], want = 0, f0, b0, f1, b1;
-    struct op ops[2];
+    struct tu_op ops[2];
     struct pspec x;
     pp_model *m;
     pp_cluster *c;
@@ -561,11 +521,11 @@ static void t_p2p(void **state)
     for (i = 0; i < n; i++)
       for (j = i; j < n; j++)
         bw[i * n + j] = bw[j * n + i] = 1 + tu_rand(&rng, 20);
-    ops[0] = (struct op){
+    ops[0] = (struct tu_op){
         f0 = 1 + tu_rand(&rng, 5), b0 = 1 + tu_rand(&rng, 5), 0, 0, bytes, 10};
-    ops[1] = (struct op){
+    ops[1] = (struct tu_op){
         f1 = 1 + tu_rand(&rng, 5), b1 = 1 + tu_rand(&rng, 5), 0, 0, 7, 10};
-    m = mk_model(ctx, 2, ops, NULL, 0);
+    m = tu_model_ops(ctx, 2, ops, NULL, 0);
     c = mk_cluster(ctx, n, NULL, (double[]){1}, 1, NULL, bw, 0, lat, 16);
     memset(&x, 0, sizeof x);
     x.S = 2;
@@ -617,7 +577,7 @@ static void t_shared_link(void **state)
   pp_cluster_builder *cb;
   pp_cluster *c = NULL;
   pp_device_type_desc t;
-  struct op ops[2] = {{1, 2, 0, 0, 40000000, 10}, {3, 4, 0, 0, 5, 10}};
+  struct tu_op ops[2] = {{1, 2, 0, 0, 40000000, 10}, {3, 4, 0, 0, 5, 10}};
   struct pspec x;
   pp_model *m;
   pp_plan *p;
@@ -625,7 +585,7 @@ static void t_shared_link(void **state)
   int i;
   double xfer = 40000000 / (10 * 1e6); /* 4 ms over the 10 GB/s trunk */
   (void)state;
-  m = mk_model(ctx, 2, ops, NULL, 0);
+  m = tu_model_ops(ctx, 2, ops, NULL, 0);
   assert_int_equal(pp_cluster_builder_create(ctx, "two-switch", NULL, &cb),
                    PP_OK);
   pp_device_type_desc_init(&t);
@@ -694,7 +654,7 @@ static void t_ring(void **state)
            b = 1 + tu_rand(&rng, 4), u = tu_rand(&rng, 3);
     int64_t P = (1 + (int64_t)tu_rand(&rng, 50)) * 2000000;
     int gas = 1 + (int)tu_rand(&rng, 4);
-    struct op ops[1];
+    struct tu_op ops[1];
     struct pspec x;
     pp_model *m;
     pp_cluster *c;
@@ -713,8 +673,8 @@ static void t_ring(void **state)
       j = (int)tu_rand(&rng, (uint32_t)i + 1);
       r = perm[i], perm[i] = perm[j], perm[j] = r;
     }
-    ops[0] = (struct op){f, b, u, P * tp, 0, 10};
-    m = mk_model(ctx, 1, ops, NULL, 0);
+    ops[0] = (struct tu_op){f, b, u, P * tp, 0, 10};
+    m = tu_model_ops(ctx, 1, ops, NULL, 0);
     c = mk_cluster(ctx, n, NULL, (double[]){1}, 1, NULL, bw, 0, lat, 16);
     memset(&x, 0, sizeof x);
     x.S = 1;
@@ -766,7 +726,7 @@ static void t_hier(void **state)
     double lat = iter % 2 ? 0 : tu_rand(&rng, 20), bw[MAXDEV * MAXDEV];
     double f = 1, b = 2, hier, ring;
     int64_t P = (1 + (int64_t)tu_rand(&rng, 50)) * 4000000;
-    struct op ops[1];
+    struct tu_op ops[1];
     struct pspec x;
     pp_model *m;
     pp_cluster *c;
@@ -781,8 +741,8 @@ static void t_hier(void **state)
     for (i = 0; i < R; i++)
       for (j = 0; j < R; j++)
         bw[i * R + j] = node[i] == node[j] ? bin : bx;
-    ops[0] = (struct op){f, b, 0, P, 0, 10};
-    m = mk_model(ctx, 1, ops, NULL, 0);
+    ops[0] = (struct tu_op){f, b, 0, P, 0, 10};
+    m = tu_model_ops(ctx, 1, ops, NULL, 0);
     c = mk_cluster(ctx, R, NULL, (double[]){1}, 1, node, bw, 0, lat, 16);
     memset(&x, 0, sizeof x);
     x.S = 1;
@@ -859,7 +819,7 @@ static void random_inst(pp_ctx *ctx, uint64_t *rng, int allow_shared,
                         struct inst *in)
 {
   int nop = 1 + (int)tu_rand(rng, 14), S, s, i, j, nextra = 0, ndev, tp, R;
-  struct op ops[MAXOP];
+  struct tu_op ops[MAXOP];
   int extra[16][2], type[MAXDEV], node[MAXDEV];
   double bw[MAXDEV * MAXDEV];
   struct pspec x;
@@ -880,7 +840,7 @@ static void random_inst(pp_ctx *ctx, uint64_t *rng, int allow_shared,
       extra[nextra][1] = i + 2 + (int)tu_rand(rng, (uint32_t)(nop - i - 2));
       nextra++;
     }
-  in->m = mk_model(ctx, nop, ops, (const int(*)[2])extra, nextra);
+  in->m = tu_model_ops(ctx, nop, ops, (const int(*)[2])extra, nextra);
   ndev = 2 + (int)tu_rand(rng, 7);
   for (i = 0; i < ndev; i++) {
     type[i] = (int)tu_rand(rng, 2);
@@ -1138,7 +1098,7 @@ static void t_straggler(void **state)
 {
   struct tu_alloc a;
   pp_ctx *ctx = tu_ctx(&a);
-  struct op ops[2] = {{2, 4, 0, 0, 0, 10}, {1, 3, 0, 0, 0, 10}};
+  struct tu_op ops[2] = {{2, 4, 0, 0, 0, 10}, {1, 3, 0, 0, 0, 10}};
   int type[4] = {0, 1, 0, 0};
   struct pspec x;
   pp_model *m;
@@ -1148,7 +1108,7 @@ static void t_straggler(void **state)
   pp_sim *s;
   pp_stage_cost st;
   (void)state;
-  m = mk_model(ctx, 2, ops, NULL, 0);
+  m = tu_model_ops(ctx, 2, ops, NULL, 0);
   c = mk_cluster(ctx, 4, type, (double[]){2, 0.5}, 2, NULL, NULL, 10, 0, 16);
   memset(&x, 0, sizeof x);
   x.S = 1;
@@ -1195,8 +1155,8 @@ static void t_does_not_fit(void **state)
 {
   struct tu_alloc a;
   pp_ctx *ctx = tu_ctx(&a);
-  struct op ops[2] = {{1, 2, 0, (int64_t)1 << 30, 1000, 1 << 20},
-                      {1, 2, 0, 1000, 1000, 1000}};
+  struct tu_op ops[2] = {{1, 2, 0, (int64_t)1 << 30, 1000, 1 << 20},
+                         {1, 2, 0, 1000, 1000, 1000}};
   struct pspec x;
   pp_model *m;
   pp_cluster *c;
@@ -1210,7 +1170,7 @@ static void t_does_not_fit(void **state)
   size_t len = 0;
   FILE *f;
   (void)state;
-  m = mk_model(ctx, 2, ops, NULL, 0);
+  m = tu_model_ops(ctx, 2, ops, NULL, 0);
   /* 4 GiB devices; stage 0 holds 1 GiB of parameters x 8 (adam-mixed) */
   c = mk_cluster(ctx, 2, NULL, (double[]){1}, 1, NULL, NULL, 10, 0, 4);
   memset(&x, 0, sizeof x);

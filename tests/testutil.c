@@ -199,3 +199,36 @@ void tu_star_groups(const double *load, int n, double T, int *g)
   }
   free(pre);
 }
+
+pp_model *tu_model_ops(pp_ctx *ctx, int n, const struct tu_op *ops,
+                       const int (*extra)[2], int nextra)
+{
+  pp_model_builder *b;
+  pp_model *m = NULL;
+  int i;
+  assert_int_equal(pp_model_builder_create(ctx, "t", NULL, &b), PP_OK);
+  for (i = 0; i < n; i++) {
+    pp_op_desc d;
+    char name[16];
+    pp_op_desc_init(&d);
+    snprintf(name, sizeof name, "o%d", i);
+    d.name = name;
+    d.fwd_ms = ops[i].f;
+    d.bwd_ms = ops[i].b;
+    d.update_ms = ops[i].u;
+    d.param_bytes = ops[i].param;
+    d.out_bytes = ops[i].out;
+    d.saved_bytes = ops[i].saved;
+    assert_int_equal(pp_model_builder_add_op(b, &d, NULL), PP_OK);
+  }
+  if (nextra > 0) {
+    for (i = 0; i + 1 < n; i++)
+      assert_int_equal(pp_model_builder_add_edge(b, i, i + 1, -1), PP_OK);
+    for (i = 0; i < nextra; i++)
+      assert_int_equal(
+          pp_model_builder_add_edge(b, extra[i][0], extra[i][1], -1), PP_OK);
+  }
+  if (pp_model_builder_finish(b, &m) != PP_OK)
+    fail_msg("model: %s", pp_ctx_errmsg(ctx));
+  return m;
+}

@@ -33,6 +33,17 @@ void tu_reset(struct tu_alloc *a, long fail_at);
 pp_status tu_model_json(pp_ctx *ctx, const char *json, pp_model **out);
 pp_status tu_cluster_json(pp_ctx *ctx, const char *json, pp_cluster **out);
 
+/* One operator for tu_model_ops. */
+struct tu_op {
+  double f, b, u; /* forward, backward, update ms */
+  int64_t param, out, saved;
+};
+/* A model of n operators o0, o1, ...: a chain (edges implied), or, with
+** nextra > 0, the chain plus the extra (from, to) edges, each carrying
+** the source's output.  Fails the test on error. */
+pp_model *tu_model_ops(pp_ctx *ctx, int n, const struct tu_op *ops,
+                       const int (*extra)[2], int nextra);
+
 /* A path under the source tree (static buffer). */
 const char *tu_path(const char *rel);
 /* A fresh temporary directory path + name (static buffer). */
