@@ -819,13 +819,25 @@ typedef struct pp_part_params {
   int allreduce;                  /* amp: add the slowest stage's gradient
                                      allreduce over the R replicas */
   double allreduce_gbps;          /* its ring's bandwidth; 0: bandwidth_gbps */
-  int32_t iterations;             /* madpipe: K of Algorithm 1; default 10 */
-  int32_t grid_t, grid_m, grid_v; /* madpipe: values of t_P, m_P and V
-                                     (default 101, 11, 51: paper 003 5.1) */
+  int32_t iterations;             /* madpipe: bisection steps on the period
+                                     (Algorithm 1's K); default 10 */
   double time_limit_s;            /* madpipe phase 2, per ILP; default 60 */
   int32_t max_nodes;              /* madpipe phase 2: CBC's branch-and-bound
                                      nodes per ILP (a limit that keeps the
                                      result deterministic); default 20000 */
+  /* Operator DAGs (not chains) under the minmax objective on a flat
+  ** network are partitioned at the operator level (Parmesan phase 1):
+  ** clustering, the DP over fronted subgraphs, refinement. */
+  int layer_level;     /* 1: partition the chain view instead; default 0 */
+  int32_t clusters;    /* K hyper-operators before the DP; 0 (default):
+                          min(operators, max(16 S, 256)) */
+  double alpha;        /* weight of communication in the clustering
+                          cost c_u(u) + c_u(v) - alpha c_m(u, v); 1 */
+  int32_t refine_steps; /* refinement moves at most; default 1000 */
+  int exact;           /* 1: the DP over every down-set of the whole
+                          graph, no clustering (refused beyond 2^20
+                          down-sets); default 0: exact when there are at
+                          most 4096 */
 } pp_part_params;
 void pp_part_params_init(pp_part_params *p);
 
@@ -857,6 +869,16 @@ typedef struct pp_part_summary {
   double sim_peak_share; /* its largest peak / capacity */
   int64_t work;          /* labels (amp), DP states (madpipe) */
   double seconds;        /* wall time of the algorithm */
+  int32_t dag_ops;       /* operator-level: operators, hyper-operators the
+                            DP saw, refinement moves; 0 for chains */
+  int32_t dag_clusters, dag_moves;
+  int dag_downsets;      /* the DP ran over every down-set (else over the
+                            prefixes of one topological order) */
+  int dag_layer_start;   /* refinement started from the layer-level
+                            partition, which beat the DP's */
+  double dag_layer_ms;   /* the layer-level partition (the chain view's
+                            exact min-max) priced with the operator-level
+                            formula; 0 when there is none */
 } pp_part_summary;
 pp_status pp_partition_summary(const pp_partition *pt, pp_part_summary *out);
 

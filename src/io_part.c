@@ -76,6 +76,15 @@ static void write_json(FILE *f, const struct ppi_part_view *v)
   fputs(", \"latency_us\": ", f);
   ppi_json_num(f, v->latency_us);
   fprintf(f, ", \"worst_stage\": %d", (int)s->worst_stage);
+  if (s->dag_ops > 0)
+    fprintf(f,
+            ",\n \"operator_level\": {\"operators\": %d, \"clusters\": %d, "
+            "\"dp\": \"%s\", \"from_layer_level\": %s, \"refine_moves\": %d, "
+            "\"layer_level_ms\": %.17g}",
+            (int)s->dag_ops, (int)s->dag_clusters,
+            s->dag_downsets ? "down-sets" : "prefixes",
+            s->dag_layer_start ? "true" : "false", (int)s->dag_moves,
+            s->dag_layer_ms);
   fputs(",\n \"stages\": [", f);
   for (i = 0; i < v->S; i++) {
     fputs(i ? ",\n  [" : "\n  [", f);
@@ -100,9 +109,19 @@ static void write_text(FILE *f, const struct ppi_part_view *v)
   char b1[32], b2[32];
   int32_t i;
 
-  fprintf(f, "partition of %s: %d layers into %d stages (%s objective, %s)\n",
-          v->model_name, (int)s->nlayer, (int)s->nstage,
-          pp_part_objective_name(s->objective), pp_part_method_name(s->method));
+  fprintf(f, "partition of %s: %d %s into %d stages (%s objective, %s)\n",
+          v->model_name, (int)s->nlayer, s->dag_ops ? "operators" : "layers",
+          (int)s->nstage, pp_part_objective_name(s->objective),
+          pp_part_method_name(s->method));
+  if (s->dag_ops)
+    fprintf(f,
+            "  operator level: %d hyper-operators, DP over %s%s, %d "
+            "refinement moves\n",
+            (int)s->dag_clusters,
+            s->dag_downsets ? "every fronted subgraph (down-set)"
+                            : "the prefixes of one topological order",
+            s->dag_clusters < s->dag_ops ? " after clustering" : "",
+            (int)s->dag_moves);
   if (v->dev) {
     fputs("  positions:", f);
     for (i = 0; i < s->nproc; i++)
@@ -162,8 +181,11 @@ static void write_text(FILE *f, const struct ppi_part_view *v)
   for (i = 0; i < v->S; i++) {
     const pp_part_stage *x = &v->st[i];
     char lay[32];
-    snprintf(lay, sizeof lay, "%d..%d", (int)x->first_layer,
-             (int)(x->first_layer + x->nlayer - 1));
+    if (x->first_layer < 0)
+      snprintf(lay, sizeof lay, "%d ops", (int)x->nlayer);
+    else
+      snprintf(lay, sizeof lay, "%d..%d", (int)x->first_layer,
+               (int)(x->first_layer + x->nlayer - 1));
     ppi_fmt_bytes(b1, sizeof b1, x->memory_bytes);
     if (isfinite(x->memory_limit_bytes))
       ppi_fmt_bytes(b2, sizeof b2, x->memory_limit_bytes);

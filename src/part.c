@@ -72,11 +72,10 @@ void pp_part_params_init(pp_part_params *p)
   p->schedule = PP_SCHED_1F1B;
   p->optimizer = PP_OPT_ADAM_MIXED;
   p->iterations = 10;
-  p->grid_t = 101;
-  p->grid_m = 11;
-  p->grid_v = 51;
   p->time_limit_s = 60;
   p->max_nodes = 20000;
+  p->alpha = 1;
+  p->refine_steps = 1000;
 }
 
 /* ---- the result ------------------------------------------------------- */
@@ -180,7 +179,10 @@ static pp_status check_params(pp_ctx *ctx, const pp_model *m, int32_t L,
     return ppi_fail(ctx, PP_EINVAL, "partition: unknown objective or method");
   if (P < 1)
     return ppi_fail(ctx, PP_EINPUT, "partition: %d stages; at least 1", (int)P);
-  if (p->objective != PP_OBJ_MADPIPE && P > L)
+  if (p->objective != PP_OBJ_MADPIPE && P > L &&
+      !(p->objective == PP_OBJ_MINMAX && p->method == PP_PART_OPTIMAL &&
+        !p->devices && !p->layer_level && !pp_model_is_chain(m) &&
+        P <= pp_model_nop(m)))
     return ppi_fail(ctx, PP_EINPUT,
                     "partition: %d stages for the %d layers of model '%s' "
                     "(its chain view); at most one stage per layer",
@@ -232,12 +234,14 @@ static pp_status check_params(pp_ctx *ctx, const pp_model *m, int32_t L,
                         "range: cluster '%s' has %d devices",
                         (int)p->devices[s], (int)s, pp_cluster_name(p->cluster),
                         (int)pp_cluster_ndev(p->cluster));
-  if (p->iterations < 1 || p->iterations > 1000 || p->grid_t < 2 ||
-      p->grid_m < 2 || p->grid_v < 2 || p->grid_t > 100000 ||
-      p->grid_m > 100000 || p->grid_v > 100000)
+  if (p->iterations < 1 || p->iterations > 1000)
+    return ppi_fail(ctx, PP_EINPUT, "partition: madpipe needs 1..1000 "
+                                    "iterations");
+  if (p->clusters < 0 || !(p->alpha >= 0) || !isfinite(p->alpha) ||
+      p->refine_steps < 0)
     return ppi_fail(ctx, PP_EINPUT,
-                    "partition: madpipe needs 1..1000 iterations and 2..100000 "
-                    "grid values");
+                    "partition: clusters, alpha and refinement steps must be "
+                    ">= 0 (alpha finite)");
   if (!(p->time_limit_s > 0))
     return ppi_fail(ctx, PP_EINPUT, "partition: time limit must be positive");
   return PP_OK;
@@ -686,6 +690,305 @@ static pp_status periodic(pp_ctx *ctx, struct pp_partition *pt,
   return PP_OK;
 }
 
+/* ---- operator DAGs ------------------------------------------------------ */
+
+/* Fill pt from an operator-level staging of model m. */
+static pp_status fill_dag(pp_ctx *ctx, struct pp_partition *pt,
+                          const struct ppi_dag *g, const pp_model *m,
+                          const int32_t *stage_of, int32_t mbs)
+{
+  struct ppi_arena *ar = &pt->arena;
+  int32_t S = g->S, n = g->n, s, i, e, *fill_at;
+  const int32_t *topo = pp_model_topo_order(m);
+  double *t, *mem;
+  pp_status rc;
+
+  pt->S = S;
+  if (!ANEW(pt->st, S) || !ANEW(pt->op_off, S + 1) || !ANEW(pt->ops, n) ||
+      !ANEW(pt->sg_compute, S) || !ANEW(pt->sg_param, S) || !ANEW(t, S) ||
+      !ANEW(mem, S) || !ANEW(fill_at, S))
+    return PP_ENOMEM;
+  ppi_dag_eval(g, stage_of, t, mem);
+  for (i = 0; i < n; i++)
+    pt->op_off[stage_of[i] + 1]++;
+  for (s = 0; s < S; s++)
+    pt->op_off[s + 1] += pt->op_off[s];
+  for (i = 0; i < n; i++) { /* each stage in topological order */
+    int32_t v = topo[i], st = stage_of[v];
+    pt->ops[pt->op_off[st] + fill_at[st]++] = v;
+  }
+  for (s = 0; s < S; s++) {
+    pp_part_stage *x = &pt->st[s];
+    x->first_layer = -1; /* operators, not layers */
+    x->nlayer = pt->op_off[s + 1] - pt->op_off[s];
+    x->proc = s;
+    x->time_ms = t[s];
+    x->memory_bytes = mem[s];
+    x->memory_limit_bytes = g->mem[s];
+    x->in_flight = (int32_t)g->nf[s];
+  }
+  for (i = 0; i < n; i++) {
+    pp_part_stage *x = &pt->st[stage_of[i]];
+    x->compute_ms += g->w[i];
+    x->param_bytes += g->param[i];
+  }
+  for (e = 0; e < g->ne; e++) {
+    int32_t a = stage_of[g->esrc[e]], b = stage_of[g->edst[e]];
+    if (a != b) {
+      pt->st[a].comm_ms += g->ec[e];
+      pt->st[b].comm_ms += g->ec[e];
+    }
+  }
+  for (s = 0; s < S; s++) {
+    pt->sg_compute[s] = pt->st[s].compute_ms;
+    pt->sg_param[s] = pt->st[s].param_bytes;
+  }
+  {
+    struct ppi_sedge *se;
+    rc = ppi_stage_edges(ctx, m, stage_of,
+                         (double)mbs / pp_model_micro_batch(m), &se, &pt->ne);
+    if (rc)
+      return rc;
+    if (ANEW(pt->e, pt->ne))
+      memcpy(pt->e, se, (size_t)pt->ne * sizeof *se);
+    else
+      rc = PP_ENOMEM;
+    ppi_stage_edges_free(ctx, m, se);
+    if (rc)
+      return rc;
+  }
+  {
+    double worst = -1;
+    for (s = 0; s < S; s++) {
+      double r = mem[s] / g->mem[s];
+      if (r > 1)
+        pt->sum.fits = 0;
+      if (r > worst) {
+        worst = r;
+        pt->sum.worst_stage = s;
+      }
+    }
+  }
+  pt->sum.nstage = S;
+  pt->sum.nlayer = n;
+  {
+    double tot = 0, big = 0;
+    for (i = 0; i < n; i++) {
+      tot += g->w[i];
+      big = g->w[i] > big ? g->w[i] : big;
+    }
+    pt->sum.lower_bound_ms = (tot / S > big ? tot / S : big) / g->R;
+  }
+  if (!pt->sum.fits)
+    pt->sum.exact = 0;
+  return PP_OK;
+}
+
+
+
+#define DOWNSET_AUTO 4096
+#define DOWNSET_EXACT ((int64_t)1 << 20)
+
+/* The operator graph of m for the DP (nodes = operators). */
+static pp_status build_dag(pp_ctx *ctx, struct ppi_arena *ar, const pp_model *m,
+                           const pp_part_params *p, int32_t mbs,
+                           const struct ppi_chain *c, struct ppi_dag *g,
+                           unsigned *est)
+{
+  int32_t n = pp_model_nop(m), v, e;
+  double scale = (double)mbs / pp_model_micro_batch(m);
+  pp_type_key key = {NULL, 1, 0};
+  pp_status rc;
+
+  memset(g, 0, sizeof *g);
+  g->n = n;
+  g->ne = pp_model_nedge(m);
+  g->S = p->stages;
+  g->R = p->replicas;
+  g->fac = c->fac;
+  g->reserve = c->reserve;
+  g->mem = c->mem;
+  g->nf = c->nf;
+  if (!(g->w = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof *g->w)) ||
+      !(g->param = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof *g->param)) ||
+      !(g->saved = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof *g->saved)) ||
+      !(g->esrc = ppi_arena_alloc(ar, ctx, (size_t)(g->ne ? g->ne : 1),
+                                  sizeof *g->esrc)) ||
+      !(g->edst = ppi_arena_alloc(ar, ctx, (size_t)(g->ne ? g->ne : 1),
+                                  sizeof *g->edst)) ||
+      !(g->ec = ppi_arena_alloc(ar, ctx, (size_t)(g->ne ? g->ne : 1),
+                                sizeof *g->ec)) ||
+      !(g->eb = ppi_arena_alloc(ar, ctx, (size_t)(g->ne ? g->ne : 1),
+                                sizeof *g->eb)))
+    return PP_ENOMEM;
+  for (v = 0; v < n; v++) {
+    pp_op_time t;
+    pp_op_sizes z;
+    if ((rc = pp_model_op_time(m, v, &key, 1, mbs, &t)) ||
+        (rc = pp_model_op_sizes(m, v, 1, mbs, &z)))
+      return rc;
+    *est |= t.est | z.est;
+    g->w[v] = t.fwd_ms + t.bwd_ms;
+    g->param[v] = z.param_bytes;
+    g->saved[v] = z.saved_bytes;
+  }
+  for (e = 0; e < g->ne; e++) {
+    int64_t bytes;
+    pp_model_edge(m, e, &g->esrc[e], &g->edst[e], &bytes);
+    g->eb[e] = (double)bytes * scale;
+    g->ec[e] = g->eb[e] > 0 ? c->lat_ms + g->eb[e] / (c->bw[0] * 1e6) : 0;
+  }
+  return ppi_dag_index(ctx, ar, g);
+}
+
+/* Cluster, DP, refine (Parmesan phase 1); fills pt. */
+/* The layer-level partition (the chain view's exact min-max) as an
+** operator staging, if it fits: a candidate the operator-level flow must
+** beat, since every layer-level partition is a fronted staging. */
+static pp_status layer_candidate(pp_ctx *ctx, struct ppi_arena *tmp,
+                                 const struct ppi_chain *c, const pp_model *v,
+                                 bool mem, int32_t *stage_of, bool *ok)
+{
+  int32_t *first, s, l, k, n;
+  double obj;
+  pp_status rc;
+  *ok = false;
+  if (c->S > c->L)
+    return PP_OK;
+  if (!(first = ppi_arena_alloc(tmp, ctx, (size_t)c->S + 1, sizeof *first)))
+    return PP_ENOMEM;
+  rc = ppi_part_minmax(ctx, c, mem, first, &obj);
+  if (rc == PP_EINPUT)
+    return PP_OK;
+  if (rc)
+    return rc;
+  for (s = 0; s < c->S; s++)
+    for (l = first[s]; l < first[s + 1]; l++) {
+      const int32_t *mb = pp_model_layer_members(v, l, &n);
+      for (k = 0; k < n; k++)
+        stage_of[mb[k]] = s;
+    }
+  *ok = true;
+  return PP_OK;
+}
+
+static pp_status dagflow(pp_ctx *ctx, struct pp_partition *pt,
+                         const pp_model *m, const pp_model *view,
+                         const pp_part_params *p, const struct ppi_chain *c,
+                         int32_t mbs, struct ppi_arena *tmp)
+{
+  struct ppi_dag g, h;
+  int32_t n = pp_model_nop(m), S = p->stages, K, k, v, s, *of, *hstage,
+          *stage_of, moves = 0;
+  double obj, t0 = now_s(), *scr;
+  bool mem = false, done = false, clustered;
+  pp_status rc;
+
+  if ((rc = build_dag(ctx, tmp, m, p, mbs, c, &g, &pt->est)))
+    return rc;
+  for (s = 0; s < S; s++)
+    mem = mem || isfinite(c->mem[s]);
+  K = p->clusters > 0 ? p->clusters : (16 * S > 256 ? 16 * S : 256);
+  if (K < S)
+    K = S;
+  if (!(of = ppi_arena_alloc(tmp, ctx, (size_t)n, sizeof *of)) ||
+      !(stage_of = ppi_arena_alloc(tmp, ctx, (size_t)n, sizeof *stage_of)) ||
+      !(scr = ppi_arena_alloc(tmp, ctx, (size_t)S, sizeof *scr)))
+    return PP_ENOMEM;
+  clustered = !p->exact && n > K;
+  if (clustered) {
+    double nfmax = 0, lim = INFINITY;
+    for (s = 0; s < S; s++) {
+      nfmax = c->nf[s] > nfmax ? c->nf[s] : nfmax;
+      lim = c->mem[s] < lim ? c->mem[s] : lim;
+    }
+    if ((rc = ppi_dag_cluster(ctx, &g, K, p->alpha, lim, nfmax, of, &k)) ||
+        (rc = ppi_dag_contract(ctx, tmp, &g, of, k, &h)))
+      return rc;
+  } else {
+    for (v = 0; v < n; v++)
+      of[v] = v;
+    h = g;
+    k = n;
+  }
+  if (k < S)
+    return ppi_fail(ctx, PP_EINPUT,
+                    "partition: %d stages for %d operators of '%s'; at most "
+                    "one stage per operator",
+                    (int)S, (int)k, pp_model_name(m));
+  if (!(hstage = ppi_arena_alloc(tmp, ctx, (size_t)k, sizeof *hstage)))
+    return PP_ENOMEM;
+  rc = ppi_dag_dp_ideals(ctx, &h, p->exact ? DOWNSET_EXACT : DOWNSET_AUTO,
+                         mem, hstage, &obj, &done);
+  if (rc == PP_EINPUT && mem) { /* nothing fits: the best without limits */
+    pt->sum.fits = 0;
+    rc = ppi_dag_dp_ideals(ctx, &h, p->exact ? DOWNSET_EXACT : DOWNSET_AUTO,
+                           0, hstage, &obj, &done);
+    mem = false;
+  }
+  if (rc)
+    return rc;
+  if (!done) {
+    int32_t *order;
+    if (p->exact)
+      return ppi_fail(ctx, PP_ELIMIT,
+                      "partition: model '%s' has more than %lld fronted "
+                      "subgraphs (down-sets); the exact DP is out of reach, "
+                      "drop --exact for clustering and the DP over one "
+                      "topological order",
+                      pp_model_name(m), (long long)DOWNSET_EXACT);
+    if (!(order = ppi_arena_alloc(tmp, ctx, (size_t)k, sizeof *order)))
+      return PP_ENOMEM;
+    if ((rc = ppi_dag_order(ctx, &h, order)))
+      return rc;
+    rc = ppi_dag_dp_prefix(ctx, &h, order, mem, hstage, &obj);
+    if (rc == PP_EINPUT && mem) {
+      rc = ppi_dag_dp_prefix(ctx, &h, order, 0, hstage, &obj);
+      mem = false;
+    }
+    if (rc)
+      return rc;
+  }
+  for (v = 0; v < n; v++)
+    stage_of[v] = hstage[of[v]];
+  {
+    /* the layer-level partition, when it is better and fits */
+    int32_t *alt;
+    bool ok;
+    if (!(alt = ppi_arena_alloc(tmp, ctx, (size_t)n, sizeof *alt)))
+      return PP_ENOMEM;
+    if ((rc = layer_candidate(ctx, tmp, c, view, mem, alt, &ok)))
+      return rc;
+    if (ok) {
+      double *ta, *ma;
+      bool fits = true;
+      if (!(ta = ppi_arena_alloc(tmp, ctx, (size_t)S, sizeof *ta)) ||
+          !(ma = ppi_arena_alloc(tmp, ctx, (size_t)S, sizeof *ma)))
+        return PP_ENOMEM;
+      ppi_dag_eval(&g, alt, ta, ma);
+      for (s = 0; s < S && mem; s++)
+        fits = fits && ma[s] <= c->mem[s];
+      pt->sum.dag_layer_ms = ppi_dag_objective(&g, alt, scr);
+      if (fits && ppi_dag_objective(&g, alt, scr) <
+                      ppi_dag_objective(&g, stage_of, scr)) {
+        memcpy(stage_of, alt, (size_t)n * sizeof *alt);
+        pt->sum.dag_layer_start = 1;
+      }
+    }
+  }
+  if (p->refine_steps > 0 &&
+      (rc = ppi_dag_refine(ctx, &g, p->refine_steps, mem, stage_of, &moves)))
+    return rc;
+  pt->sum.seconds = now_s() - t0;
+  pt->sum.dag_ops = n;
+  pt->sum.dag_clusters = k;
+  pt->sum.dag_moves = moves;
+  pt->sum.dag_downsets = done;
+  pt->sum.exact = done && !clustered;
+  pt->sum.objective_ms = ppi_dag_objective(&g, stage_of, scr);
+  return fill_dag(ctx, pt, &g, m, stage_of, mbs);
+}
+
 pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
                              const pp_part_params *p, pp_partition **out)
 {
@@ -777,6 +1080,12 @@ pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
   pt->sum.nlayer = c.L;
   if (p->objective == PP_OBJ_MADPIPE || p->method == PP_PART_PIPEDREAM_STAR) {
     rc = periodic(ctx, pt, &c, m, v, p, &tmp);
+    goto periodic_done;
+  }
+  if (p->objective == PP_OBJ_MINMAX && p->method == PP_PART_OPTIMAL &&
+      !p->devices && !p->layer_level && !pp_model_is_chain(m)) {
+    pt->sum.fits = 1;
+    rc = dagflow(ctx, pt, m, v, p, &c, mbs, &tmp);
     goto periodic_done;
   }
   t0 = now_s();

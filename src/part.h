@@ -195,4 +195,66 @@ PP_INTERNAL double ppi_alloc_period(const struct ppi_chain *c, int32_t N,
                                     int32_t P, const int32_t *first,
                                     const int32_t *proc, double *scratch);
 
+/* ---- operator graphs (part_dag.c, part_cluster.c, part_refine.c) ---- */
+
+/* A DAG to partition into S stages of R replicas on a flat network: its
+** nodes are operators or hyper-operators (clusters), its edges carry
+** their transfer time (ec, one transfer, latency included) and bytes. */
+struct ppi_dag {
+  int32_t n, ne;
+  double *w, *param, *saved;  /* [n]: fwd + bwd, parameter, saved bytes */
+  int32_t *esrc, *edst;       /* [ne] */
+  double *ec, *eb;            /* [ne] */
+  int32_t *out_off, *out_e;   /* CSR of edge indices by source */
+  int32_t *in_off, *in_e;     /* and by destination */
+  int32_t S, R;
+  double fac, reserve;
+  const double *mem, *nf;     /* [S]: limit, in-flight of stage s */
+};
+
+/* t[s] (the objective's stage times) and mem[s] (may be NULL) of a
+** staging; the objective; scratch holds S doubles. */
+PP_INTERNAL void ppi_dag_eval(const struct ppi_dag *g, const int32_t *stage_of,
+                              double *t, double *mem);
+PP_INTERNAL double ppi_dag_objective(const struct ppi_dag *g,
+                                     const int32_t *stage_of, double *scratch);
+/* A topological order whose prefixes cut little transfer time. */
+PP_INTERNAL pp_status ppi_dag_order(pp_ctx *ctx, const struct ppi_dag *g,
+                                    int32_t *order);
+/* The min-max DP over the prefixes of order (PP_EINPUT: nothing fits). */
+PP_INTERNAL pp_status ppi_dag_dp_prefix(pp_ctx *ctx, const struct ppi_dag *g,
+                                        const int32_t *order, int mem,
+                                        int32_t *stage_of, double *obj);
+/* The min-max DP over every down-set; *done = false when there are more
+** than limit of them (nothing else is set then). */
+PP_INTERNAL pp_status ppi_dag_dp_ideals(pp_ctx *ctx, const struct ppi_dag *g,
+                                        int64_t limit, int mem,
+                                        int32_t *stage_of, double *obj,
+                                        bool *done);
+
+/* Build the CSR arrays of g (n, ne, esrc, edst set) in ar. */
+PP_INTERNAL pp_status ppi_dag_index(pp_ctx *ctx, struct ppi_arena *ar,
+                                    struct ppi_dag *g);
+/* Clustering (part_cluster.c): of[v] = the hyper-operator of v, numbered
+** 0..*nclusters-1 in a topological order of the hyper-operator graph;
+** mlimit bounds fac x parameters + nfmax x saved of a cluster (INFINITY:
+** none). */
+PP_INTERNAL pp_status ppi_dag_cluster(pp_ctx *ctx, const struct ppi_dag *g,
+                                      int32_t K, double alpha, double mlimit,
+                                      double nfmax, int32_t *of,
+                                      int32_t *nclusters);
+/* The hyper-operator graph of a clustering: summed nodes, edges between
+** clusters with summed transfer times and bytes. */
+PP_INTERNAL pp_status ppi_dag_contract(pp_ctx *ctx, struct ppi_arena *ar,
+                                       const struct ppi_dag *g,
+                                       const int32_t *of, int32_t K,
+                                       struct ppi_dag *h);
+/* Refinement (part_refine.c): moves of single operators between
+** neighbouring stages that strictly lower (max t, stages at max, sum
+** t^2), keeping every prefix down-closed and memory within limits; at
+** most steps moves.  *moves gets how many were made. */
+PP_INTERNAL pp_status ppi_dag_refine(pp_ctx *ctx, const struct ppi_dag *g,
+                                     int32_t steps, int mem,
+                                     int32_t *stage_of, int32_t *moves);
+
 #endif /* PP_PART_H */

@@ -76,6 +76,13 @@ static const char *usage_text =
     "  --allreduce-term  (amp) add the slowest stage's gradient allreduce\n"
     "                over the replicas; --allreduce-gbps its bandwidth\n"
     "  --iterations K, --time-limit S   (madpipe) Algorithm 1, phase 2\n"
+    "operator DAGs (minmax, flat network): clustering, the DP over fronted\n"
+    "subgraphs, refinement (docs/PARTITION.md):\n"
+    "  --clusters K  hyper-operators before the DP (default max(16 S, 256))\n"
+    "  --alpha A     weight of communication when clustering (default 1)\n"
+    "  --refine-steps I  refinement moves at most (default 1000)\n"
+    "  --exact       the DP over every down-set, no clustering\n"
+    "  --layer-level partition the chain view instead\n"
     "  -h, --help    this text;  --version  the version\n"
     "\n"
     "exit status: 0 success, 1 bad input or usage, 2 internal error,\n"
@@ -159,6 +166,18 @@ static int parse_part(struct opts *o, const char *a, const char *v)
     if (inum(a, v, 1, 1 << 30, &n))
       return 1;
     p->micro_batch = (int32_t)n;
+  } else if (!strcmp(a, "--clusters")) {
+    if (inum(a, v, 1, 1 << 30, &n))
+      return 1;
+    p->clusters = (int32_t)n;
+  } else if (!strcmp(a, "--refine-steps")) {
+    if (inum(a, v, 0, 1 << 30, &n))
+      return 1;
+    p->refine_steps = (int32_t)n;
+  } else if (!strcmp(a, "--alpha")) {
+    if (num(a, v, 0, 1e9, &x))
+      return 1;
+    p->alpha = x;
   } else if (!strcmp(a, "--iterations")) {
     if (inum(a, v, 1, 1000, &n))
       return 1;
@@ -283,6 +302,9 @@ static int parse(int argc, char **argv, struct opts *o)
                                             "--schedule",
                                             "--optimizer",
                                             "--devices",
+                                            "--clusters",
+                                            "--refine-steps",
+                                            "--alpha",
                                             NULL};
   int kp;
   int i, k, ret;
@@ -313,6 +335,10 @@ static int parse(int argc, char **argv, struct opts *o)
       o->list = 1;
     else if (!strcmp(a, "--allreduce-term"))
       o->pp.allreduce = 1;
+    else if (!strcmp(a, "--exact"))
+      o->pp.exact = 1;
+    else if (!strcmp(a, "--layer-level"))
+      o->pp.layer_level = 1;
     else if (part_valued[kp]) {
       if (i + 1 >= argc)
         return usage_error("%s needs a value", a);
