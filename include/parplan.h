@@ -798,46 +798,46 @@ const char *pp_part_method_name(pp_part_method m);
 pp_status pp_part_method_parse(const char *name, pp_part_method *out);
 
 typedef struct pp_part_params {
-  pp_part_objective objective;    /* default PP_OBJ_MINMAX */
-  pp_part_method method;          /* default PP_PART_OPTIMAL */
-  int32_t stages;                 /* S (madpipe: processors P); required */
-  int32_t replicas;               /* R replicas of every stage; default 1 */
-  double bandwidth_gbps;          /* flat network (no devices); default 10 */
-  double latency_us;              /* flat network; default 0 */
-  const pp_cluster *cluster;      /* with devices: the positions */
-  const int32_t *devices;         /* stages indices into the cluster, or NULL */
-  int32_t micro_batch;            /* 0 (default): the model's reference */
-  int64_t gas;                    /* micro-batches per replica; default 1 */
-  double memory_bytes;            /* limit per device, 0 (default): none;
-                                     with devices, also their capacity */
-  pp_schedule schedule;           /* in-flight counts of the memory model:
-                                     PP_SCHED_GPIPE or PP_SCHED_1F1B
-                                     (default); madpipe uses 1F1B* */
-  pp_optimizer optimizer;         /* default PP_OPT_ADAM_MIXED; madpipe's
-                                     paper uses PP_OPT_2BW */
-  int64_t reserve_bytes;          /* per device; default 0 */
-  int allreduce;                  /* amp: add the slowest stage's gradient
-                                     allreduce over the R replicas */
-  double allreduce_gbps;          /* its ring's bandwidth; 0: bandwidth_gbps */
-  int32_t iterations;             /* madpipe: bisection steps on the period
-                                     (Algorithm 1's K); default 10 */
-  double time_limit_s;            /* madpipe phase 2, per ILP; default 60 */
-  int32_t max_nodes;              /* madpipe phase 2: CBC's branch-and-bound
-                                     nodes per ILP (a limit that keeps the
-                                     result deterministic); default 20000 */
+  pp_part_objective objective; /* default PP_OBJ_MINMAX */
+  pp_part_method method;       /* default PP_PART_OPTIMAL */
+  int32_t stages;              /* S (madpipe: processors P); required */
+  int32_t replicas;            /* R replicas of every stage; default 1 */
+  double bandwidth_gbps;       /* flat network (no devices); default 10 */
+  double latency_us;           /* flat network; default 0 */
+  const pp_cluster *cluster;   /* with devices: the positions */
+  const int32_t *devices;      /* stages indices into the cluster, or NULL */
+  int32_t micro_batch;         /* 0 (default): the model's reference */
+  int64_t gas;                 /* micro-batches per replica; default 1 */
+  double memory_bytes;         /* limit per device, 0 (default): none;
+                                  with devices, also their capacity */
+  pp_schedule schedule;        /* in-flight counts of the memory model:
+                                  PP_SCHED_GPIPE or PP_SCHED_1F1B
+                                  (default); madpipe uses 1F1B* */
+  pp_optimizer optimizer;      /* default PP_OPT_ADAM_MIXED; madpipe's
+                                  paper uses PP_OPT_2BW */
+  int64_t reserve_bytes;       /* per device; default 0 */
+  int allreduce;               /* amp: add the slowest stage's gradient
+                                  allreduce over the R replicas */
+  double allreduce_gbps;       /* its ring's bandwidth; 0: bandwidth_gbps */
+  int32_t iterations;          /* madpipe: bisection steps on the period
+                                  (Algorithm 1's K); default 10 */
+  double time_limit_s;         /* madpipe phase 2, per ILP; default 60 */
+  int32_t max_nodes;           /* madpipe phase 2: CBC's branch-and-bound
+                                  nodes per ILP (a limit that keeps the
+                                  result deterministic); default 20000 */
   /* Operator DAGs (not chains) under the minmax objective on a flat
   ** network are partitioned at the operator level (Parmesan phase 1):
   ** clustering, the DP over fronted subgraphs, refinement. */
-  int layer_level;     /* 1: partition the chain view instead; default 0 */
-  int32_t clusters;    /* K hyper-operators before the DP; 0 (default):
-                          min(operators, max(16 S, 256)) */
-  double alpha;        /* weight of communication in the clustering
-                          cost c_u(u) + c_u(v) - alpha c_m(u, v); 1 */
+  int layer_level;      /* 1: partition the chain view instead; default 0 */
+  int32_t clusters;     /* K hyper-operators before the DP; 0 (default):
+                           min(operators, max(16 S, 256)) */
+  double alpha;         /* weight of communication in the clustering
+                           cost c_u(u) + c_u(v) - alpha c_m(u, v); 1 */
   int32_t refine_steps; /* refinement moves at most; default 1000 */
-  int exact;           /* 1: the DP over every down-set of the whole
-                          graph, no clustering (refused beyond 2^20
-                          down-sets); default 0: exact when there are at
-                          most 4096 */
+  int exact;            /* 1: the DP over every down-set of the whole
+                           graph, no clustering (refused beyond 2^20
+                           down-sets); default 0: exact when there are at
+                           most 4096 */
 } pp_part_params;
 void pp_part_params_init(pp_part_params *p);
 
@@ -872,13 +872,13 @@ typedef struct pp_part_summary {
   int32_t dag_ops;       /* operator-level: operators, hyper-operators the
                             DP saw, refinement moves; 0 for chains */
   int32_t dag_clusters, dag_moves;
-  int dag_downsets;      /* the DP ran over every down-set (else over the
-                            prefixes of one topological order) */
-  int dag_layer_start;   /* refinement started from the layer-level
-                            partition, which beat the DP's */
-  double dag_layer_ms;   /* the layer-level partition (the chain view's
-                            exact min-max) priced with the operator-level
-                            formula; 0 when there is none */
+  int dag_downsets;    /* the DP ran over every down-set (else over the
+                          prefixes of one topological order) */
+  int dag_layer_start; /* refinement started from the layer-level
+                          partition, which beat the DP's */
+  double dag_layer_ms; /* the layer-level partition (the chain view's
+                          exact min-max) priced with the operator-level
+                          formula; 0 when there is none */
 } pp_part_summary;
 pp_status pp_partition_summary(const pp_partition *pt, pp_part_summary *out);
 

@@ -417,6 +417,68 @@ static pp_status model_arg(struct spec_run *s, void *ud, int pos,
   }
 }
 
+static pp_status opnet_arg(struct spec_run *s, void *ud, int pos,
+                           const char *key, const char *v)
+{
+  struct ppi_opnet_params *p = ud;
+  int64_t k = 0;
+  pp_status rc;
+  (void)pos;
+  if (!key)
+    return sfail(s, "unexpected argument '%s' (options are key=value)", v);
+  if (!strcmp(key, "gpu")) {
+    p->type = v;
+    return PP_OK;
+  }
+  if (!strcmp(key, "eff")) {
+    if ((rc = parse_double(s, key, v, 0, &p->efficiency)))
+      return rc;
+    return p->efficiency <= 1 ? PP_OK
+                              : sfail(s, "eff must be at most 1, not '%s'", v);
+  }
+  if (!strcmp(key, "stages")) { /* a-b-c-d blocks per Swin stage */
+    int st;
+    const char *q = v;
+    for (st = 0; st < 4; st++) {
+      char *end;
+      long x = strtol(q, &end, 10);
+      if (end == q || x < 1 || x > 500 || (st < 3 && *end != '-') ||
+          (st == 3 && *end))
+        return sfail(s,
+                     "stages is four block counts a-b-c-d (1..500), not "
+                     "'%s'",
+                     v);
+      p->stages[st] = (int32_t)x;
+      q = end + 1;
+    }
+    return PP_OK;
+  }
+  {
+    int32_t *dst = !strcmp(key, "batch")      ? &p->batch
+                   : !strcmp(key, "image")    ? &p->image
+                   : !strcmp(key, "depth")    ? &p->depth
+                   : !strcmp(key, "layers")   ? &p->layers
+                   : !strcmp(key, "hidden")   ? &p->hidden
+                   : !strcmp(key, "heads")    ? &p->heads
+                   : !strcmp(key, "seq")      ? &p->seq
+                   : !strcmp(key, "vocab")    ? &p->vocab
+                   : !strcmp(key, "embed")    ? &p->embed
+                   : !strcmp(key, "window")   ? &p->window
+                   : !strcmp(key, "channels") ? &p->channels
+                                              : NULL;
+    if (!dst)
+      return sfail(s,
+                   "unknown option '%s' (options: batch, image, depth, "
+                   "layers, hidden, heads, seq, vocab, embed, window, "
+                   "stages, channels, gpu, eff)",
+                   key);
+    if ((rc = parse_int(s, key, v, 1, 1 << 30, &k)))
+      return rc;
+    *dst = (int32_t)k;
+    return PP_OK;
+  }
+}
+
 static bool is_pipedream(const char *text, size_t len)
 {
   size_t i = 0;
@@ -466,6 +528,32 @@ pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out)
         return rc;
     }
     return ppi_model_transformer(ctx, &p, spec, out);
+  }
+  {
+    static const char *const kinds[] = {"resnet", "bert", "swin", "fpn"};
+    int i;
+    for (i = 0; i < 4; i++) {
+      size_t kl = strlen(kinds[i]);
+      if (strncmp(spec, kinds[i], kl) == 0 &&
+          (spec[kl] == ':' || spec[kl] == '\0')) {
+        struct spec_run s;
+        struct ppi_opnet_params p;
+        s.ctx = ctx;
+        s.spec = spec;
+        s.what = "model spec";
+        if (strlen(spec) >= sizeof buf)
+          return sfail(&s, "longer than %zu bytes", sizeof buf - 1);
+        strcpy(buf, spec);
+        ppi_opnet_params_init(&p, kinds[i]);
+        if (spec[kl] == ':') {
+          if (!spec[kl + 1])
+            return sfail(&s, "nothing after ':'");
+          if ((rc = each_arg(&s, buf + kl + 1, opnet_arg, &p)))
+            return rc;
+        }
+        return ppi_model_opnet(ctx, &p, spec, out);
+      }
+    }
   }
   if (looks_like_path(spec))
     return ppi_fail_at(ctx, PP_EIO, spec, 0, 0,

@@ -235,8 +235,9 @@ static pp_status check_params(pp_ctx *ctx, const pp_model *m, int32_t L,
                         (int)p->devices[s], (int)s, pp_cluster_name(p->cluster),
                         (int)pp_cluster_ndev(p->cluster));
   if (p->iterations < 1 || p->iterations > 1000)
-    return ppi_fail(ctx, PP_EINPUT, "partition: madpipe needs 1..1000 "
-                                    "iterations");
+    return ppi_fail(ctx, PP_EINPUT,
+                    "partition: madpipe needs 1..1000 "
+                    "iterations");
   if (p->clusters < 0 || !(p->alpha >= 0) || !isfinite(p->alpha) ||
       p->refine_steps < 0)
     return ppi_fail(ctx, PP_EINPUT,
@@ -784,8 +785,6 @@ static pp_status fill_dag(pp_ctx *ctx, struct pp_partition *pt,
   return PP_OK;
 }
 
-
-
 #define DOWNSET_AUTO 4096
 #define DOWNSET_EXACT ((int64_t)1 << 20)
 
@@ -918,12 +917,12 @@ static pp_status dagflow(pp_ctx *ctx, struct pp_partition *pt,
                     (int)S, (int)k, pp_model_name(m));
   if (!(hstage = ppi_arena_alloc(tmp, ctx, (size_t)k, sizeof *hstage)))
     return PP_ENOMEM;
-  rc = ppi_dag_dp_ideals(ctx, &h, p->exact ? DOWNSET_EXACT : DOWNSET_AUTO,
-                         mem, hstage, &obj, &done);
+  rc = ppi_dag_dp_ideals(ctx, &h, p->exact ? DOWNSET_EXACT : DOWNSET_AUTO, mem,
+                         hstage, &obj, &done);
   if (rc == PP_EINPUT && mem) { /* nothing fits: the best without limits */
     pt->sum.fits = 0;
-    rc = ppi_dag_dp_ideals(ctx, &h, p->exact ? DOWNSET_EXACT : DOWNSET_AUTO,
-                           0, hstage, &obj, &done);
+    rc = ppi_dag_dp_ideals(ctx, &h, p->exact ? DOWNSET_EXACT : DOWNSET_AUTO, 0,
+                           hstage, &obj, &done);
     mem = false;
   }
   if (rc)

@@ -202,14 +202,14 @@ PP_INTERNAL double ppi_alloc_period(const struct ppi_chain *c, int32_t N,
 ** their transfer time (ec, one transfer, latency included) and bytes. */
 struct ppi_dag {
   int32_t n, ne;
-  double *w, *param, *saved;  /* [n]: fwd + bwd, parameter, saved bytes */
-  int32_t *esrc, *edst;       /* [ne] */
-  double *ec, *eb;            /* [ne] */
-  int32_t *out_off, *out_e;   /* CSR of edge indices by source */
-  int32_t *in_off, *in_e;     /* and by destination */
+  double *w, *param, *saved; /* [n]: fwd + bwd, parameter, saved bytes */
+  int32_t *esrc, *edst;      /* [ne] */
+  double *ec, *eb;           /* [ne] */
+  int32_t *out_off, *out_e;  /* CSR of edge indices by source */
+  int32_t *in_off, *in_e;    /* and by destination */
   int32_t S, R;
   double fac, reserve;
-  const double *mem, *nf;     /* [S]: limit, in-flight of stage s */
+  const double *mem, *nf; /* [S]: limit, in-flight of stage s */
 };
 
 /* t[s] (the objective's stage times) and mem[s] (may be NULL) of a
@@ -254,7 +254,7 @@ PP_INTERNAL pp_status ppi_dag_contract(pp_ctx *ctx, struct ppi_arena *ar,
 ** t^2), keeping every prefix down-closed and memory within limits; at
 ** most steps moves.  *moves gets how many were made. */
 PP_INTERNAL pp_status ppi_dag_refine(pp_ctx *ctx, const struct ppi_dag *g,
-                                     int32_t steps, int mem,
-                                     int32_t *stage_of, int32_t *moves);
+                                     int32_t steps, int mem, int32_t *stage_of,
+                                     int32_t *moves);
 
 #endif /* PP_PART_H */

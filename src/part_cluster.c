@@ -54,7 +54,7 @@ struct crun {
   int32_t *parent; /* union-find */
   uint32_t *ver;
   double *w, *param, *saved;
-  int32_t *pos; /* topological position of a live representative */
+  int32_t *pos;             /* topological position of a live representative */
   struct ppi_vec *out, *in; /* struct adj per node */
   struct pair *heap;
   int64_t nheap, capheap;
@@ -352,8 +352,8 @@ pp_status ppi_dag_cluster(pp_ctx *ctx, const struct ppi_dag *g, int32_t K,
   r.fw = ppi_alloc(ctx, (size_t)n * sizeof *r.fw);
   r.bw = ppi_alloc(ctx, (size_t)n * sizeof *r.bw);
   order = ppi_alloc(ctx, (size_t)n * sizeof *order);
-  if (!r.parent || !r.ver || !r.w || !r.param || !r.saved || !r.pos ||
-      !r.out || !r.in || !r.stack || !r.mark || !r.fw || !r.bw || !order) {
+  if (!r.parent || !r.ver || !r.w || !r.param || !r.saved || !r.pos || !r.out ||
+      !r.in || !r.stack || !r.mark || !r.fw || !r.bw || !order) {
     rc = PP_ENOMEM;
     goto done;
   }
@@ -392,11 +392,10 @@ pp_status ppi_dag_cluster(pp_ctx *ctx, const struct ppi_dag *g, int32_t K,
   while (alive > K && r.nheap > 0) {
     struct pair p = hpop(&r);
     int32_t nf, nb;
-    if (r.parent[p.u] != p.u || r.parent[p.v] != p.v ||
-        r.ver[p.u] != p.vu || r.ver[p.v] != p.vv)
+    if (r.parent[p.u] != p.u || r.parent[p.v] != p.v || r.ver[p.u] != p.vu ||
+        r.ver[p.v] != p.vv)
       continue; /* stale */
-    if (r.mlimit < INFINITY &&
-        mem_of(&r, p.u) + mem_of(&r, p.v) > r.mlimit)
+    if (r.mlimit < INFINITY && mem_of(&r, p.u) + mem_of(&r, p.v) > r.mlimit)
       continue; /* fails forever: memory only grows */
     if (forward(&r, p.u, p.v, &nf))
       continue; /* not convex, forever */

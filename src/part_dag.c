@@ -35,8 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ppi_dag_eval(const struct ppi_dag *g, const int32_t *stage_of,
-                  double *t, double *mem)
+void ppi_dag_eval(const struct ppi_dag *g, const int32_t *stage_of, double *t,
+                  double *mem)
 {
   int32_t v, e, s;
   for (s = 0; s < g->S; s++) {
@@ -256,8 +256,8 @@ done:
 struct ideals {
   int32_t words;
   int64_t n, cap;
-  uint64_t *bits;   /* n x words */
-  int64_t *hslot;   /* hash table of indices, -1 empty */
+  uint64_t *bits; /* n x words */
+  int64_t *hslot; /* hash table of indices, -1 empty */
   int64_t hcap;
 };
 
@@ -306,9 +306,9 @@ static pp_status ideal_add(pp_ctx *ctx, struct ideals *d, const uint64_t *b,
       return PP_OK;
   if (d->n == d->cap) {
     int64_t cap = d->cap ? 2 * d->cap : 256;
-    uint64_t *nb = ppi_raw_realloc(
-        ppi_ctx_alloc(ctx), d->bits, (size_t)d->cap * d->words * sizeof *nb,
-        (size_t)cap * d->words * sizeof *nb);
+    uint64_t *nb = ppi_raw_realloc(ppi_ctx_alloc(ctx), d->bits,
+                                   (size_t)d->cap * d->words * sizeof *nb,
+                                   (size_t)cap * d->words * sizeof *nb);
     if (!nb)
       return ppi_nomem(ctx);
     d->bits = nb;
@@ -322,9 +322,8 @@ static pp_status ideal_add(pp_ctx *ctx, struct ideals *d, const uint64_t *b,
 
 #define BIT(b, v) (((b)[(v) >> 6] >> ((v)&63)) & 1)
 
-pp_status ppi_dag_dp_ideals(pp_ctx *ctx, const struct ppi_dag *g,
-                            int64_t limit, int mem, int32_t *stage_of,
-                            double *obj, bool *done)
+pp_status ppi_dag_dp_ideals(pp_ctx *ctx, const struct ppi_dag *g, int64_t limit,
+                            int mem, int32_t *stage_of, double *obj, bool *done)
 {
   struct ideals d;
   int32_t n = g->n, S = g->S, words = (n + 63) / 64, v, k, s;
@@ -469,7 +468,8 @@ out:
 pp_status ppi_dag_index(pp_ctx *ctx, struct ppi_arena *ar, struct ppi_dag *g)
 {
   int32_t n = g->n, e, *fo, *fi;
-  if (!(g->out_off = ppi_arena_alloc(ar, ctx, (size_t)n + 1, sizeof(int32_t))) ||
+  if (!(g->out_off =
+            ppi_arena_alloc(ar, ctx, (size_t)n + 1, sizeof(int32_t))) ||
       !(g->in_off = ppi_arena_alloc(ar, ctx, (size_t)n + 1, sizeof(int32_t))) ||
       !(g->out_e = ppi_arena_alloc(ar, ctx, (size_t)(g->ne ? g->ne : 1),
                                    sizeof(int32_t))) ||

@@ -97,10 +97,8 @@ pp_status ppi_dag_refine(pp_ctx *ctx, const struct ppi_dag *g, int32_t steps,
         bool ok = to >= 0 && to < S, boundary = false;
         double dt_from = -g->w[v], dt_to = g->w[v], dcut = 0;
         double dm_from = -(g->fac * g->param[v] + g->nf[from] * g->saved[v]);
-        double dm_to = g->fac * g->param[v] + g->nf[to < 0 || to >= S
-                                                       ? from
-                                                       : to] *
-                                                  g->saved[v];
+        double dm_to = g->fac * g->param[v] +
+                       g->nf[to < 0 || to >= S ? from : to] * g->saved[v];
         struct phi after;
         if (!ok)
           continue;
@@ -152,8 +150,8 @@ pp_status ppi_dag_refine(pp_ctx *ctx, const struct ppi_dag *g, int32_t steps,
         }
         if (!ok || !boundary)
           continue;
-        if (mem && (m[from] + dm_from > g->mem[from] ||
-                    m[to] + dm_to > g->mem[to]))
+        if (mem &&
+            (m[from] + dm_from > g->mem[from] || m[to] + dm_to > g->mem[to]))
           continue;
         memcpy(tt, t, (size_t)S * sizeof *tt);
         tt[from] += dt_from;

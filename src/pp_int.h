@@ -330,6 +330,23 @@ PP_INTERNAL pp_status
 ppi_model_transformer(pp_ctx *ctx, const struct ppi_transformer_params *p,
                       const char *source, pp_model **out);
 
+/* Operator-level generators (model_opnet.c): kind "resnet", "bert",
+** "swin" or "fpn"; each uses the fields it needs. */
+struct ppi_opnet_params {
+  const char *kind;
+  const char *type; /* reference GPU (catalog name) */
+  double efficiency;
+  int32_t batch, image, depth;               /* CNNs */
+  int32_t layers, hidden, heads, seq, vocab; /* BERT */
+  int32_t embed, window, stages[4];          /* Swin */
+  int32_t channels;                          /* FPN */
+};
+PP_INTERNAL void ppi_opnet_params_init(struct ppi_opnet_params *p,
+                                       const char *kind);
+PP_INTERNAL pp_status ppi_model_opnet(pp_ctx *ctx,
+                                      const struct ppi_opnet_params *p,
+                                      const char *source, pp_model **out);
+
 /* A known accelerator: name, memory as nvidia-smi reports it, speed
 ** relative to V100, dense fp16 peak (gpu_catalog.c). */
 struct ppi_gpu {
