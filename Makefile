@@ -15,6 +15,7 @@ bench:
 	./build/bench/bench_load
 	./build/bench/bench_sim
 	./build/bench/bench_part
+	./build/bench/bench_dag
 format:
 	clang-format -i src/*.c src/*.h include/*.h tools/*.c tests/*.c tests/*.h bench/*.c
 clean:

@@ -370,6 +370,26 @@ pp_status pp_cluster_load(pp_ctx *ctx, const char *spec, pp_cluster **out)
 
 /* ---- models ----------------------------------------------------------- */
 
+/* gpu=TYPE and eff=E, which every model generator takes: true when key
+** is one of them (*rc the outcome). */
+static bool common_arg(struct spec_run *s, const char *key, const char *v,
+                       const char **type, double *eff, pp_status *rc)
+{
+  *rc = PP_OK;
+  if (!strcmp(key, "gpu")) {
+    *type = v;
+    return true;
+  }
+  if (!strcmp(key, "eff")) {
+    if ((*rc = parse_double(s, key, v, 0, eff)))
+      return true;
+    if (*eff > 1)
+      *rc = sfail(s, "eff must be at most 1, not '%s'", v);
+    return true;
+  }
+  return false;
+}
+
 static pp_status model_arg(struct spec_run *s, void *ud, int pos,
                            const char *key, const char *v)
 {
@@ -378,16 +398,8 @@ static pp_status model_arg(struct spec_run *s, void *ud, int pos,
   pp_status rc;
   if (!key)
     return sfail(s, "unexpected argument '%s' (options are key=value)", v);
-  if (!strcmp(key, "gpu")) {
-    p->type = v;
-    return PP_OK;
-  }
-  if (!strcmp(key, "eff")) {
-    if ((rc = parse_double(s, key, v, 0, &p->efficiency)))
-      return rc;
-    return p->efficiency <= 1 ? PP_OK
-                              : sfail(s, "eff must be at most 1, not '%s'", v);
-  }
+  if (common_arg(s, key, v, &p->type, &p->efficiency, &rc))
+    return rc;
   if (!strcmp(key, "tie")) {
     if (strcmp(v, "0") && strcmp(v, "1"))
       return sfail(s, "tie is 0 or 1, not '%s'", v);
@@ -426,16 +438,8 @@ static pp_status opnet_arg(struct spec_run *s, void *ud, int pos,
   (void)pos;
   if (!key)
     return sfail(s, "unexpected argument '%s' (options are key=value)", v);
-  if (!strcmp(key, "gpu")) {
-    p->type = v;
-    return PP_OK;
-  }
-  if (!strcmp(key, "eff")) {
-    if ((rc = parse_double(s, key, v, 0, &p->efficiency)))
-      return rc;
-    return p->efficiency <= 1 ? PP_OK
-                              : sfail(s, "eff must be at most 1, not '%s'", v);
-  }
+  if (common_arg(s, key, v, &p->type, &p->efficiency, &rc))
+    return rc;
   if (!strcmp(key, "stages")) { /* a-b-c-d blocks per Swin stage */
     int st;
     const char *q = v;

@@ -63,6 +63,36 @@ static bool phi_less(struct phi a, struct phi b)
   return a.sq < b.sq * (1 - REL);
 }
 
+/* The change a move of one operator from stage `from' to `to' makes to
+** the two stages' times (x R), memory, and the bytes crossing stages. */
+struct delta {
+  double t_from, t_to, m_from, m_to, cut;
+};
+
+/* Edge e to an operator in stage q: crossing before iff q != from, after
+** iff q != to. */
+static void edge_delta(const struct ppi_dag *g, int32_t e, int32_t q,
+                       int32_t from, int32_t to, struct delta *d)
+{
+  double c = g->ec[e], b = g->eb[e];
+  if (q != from) {
+    d->t_from -= c;
+    d->m_from -= 2 * b;
+    d->cut -= b;
+  } else {
+    d->t_from += c;
+    d->m_from += 2 * b;
+  }
+  if (q != to) {
+    d->t_to += c;
+    d->m_to += 2 * b;
+    d->cut += b;
+  } else {
+    d->t_to -= c;
+    d->m_to -= 2 * b;
+  }
+}
+
 pp_status ppi_dag_refine(pp_ctx *ctx, const struct ppi_dag *g, int32_t steps,
                          int mem, int32_t *stage_of, int32_t *moves)
 {
@@ -95,78 +125,49 @@ pp_status ppi_dag_refine(pp_ctx *ctx, const struct ppi_dag *g, int32_t steps,
       for (dir = -1; dir <= 1; dir += 2) {
         int32_t to = from + dir;
         bool ok = to >= 0 && to < S, boundary = false;
-        double dt_from = -g->w[v], dt_to = g->w[v], dcut = 0;
-        double dm_from = -(g->fac * g->param[v] + g->nf[from] * g->saved[v]);
-        double dm_to = g->fac * g->param[v] +
-                       g->nf[to < 0 || to >= S ? from : to] * g->saved[v];
+        struct delta d;
         struct phi after;
         if (!ok)
           continue;
+        d.t_from = -g->w[v];
+        d.t_to = g->w[v];
+        d.cut = 0;
+        d.m_from = -(g->fac * g->param[v] + g->nf[from] * g->saved[v]);
+        d.m_to = g->fac * g->param[v] + g->nf[to] * g->saved[v];
         /* legality and the change of the two stages' crossing edges */
         for (k = g->out_off[v]; k < g->out_off[v + 1] && ok; k++) {
           int32_t e = g->out_e[k], q = stage_of[g->edst[e]];
           if (dir > 0 && q < to)
             ok = false;
           boundary = boundary || q != from;
-          /* before: crossing iff q != from; after: iff q != to */
-          if (q != from) {
-            dt_from -= g->ec[e];
-            dm_from -= 2 * g->eb[e];
-            dcut -= g->eb[e];
-          } else {
-            dt_from += g->ec[e];
-            dm_from += 2 * g->eb[e];
-          }
-          if (q != to) {
-            dt_to += g->ec[e];
-            dm_to += 2 * g->eb[e];
-            dcut += g->eb[e];
-          } else {
-            dt_to -= g->ec[e];
-            dm_to -= 2 * g->eb[e];
-          }
+          edge_delta(g, e, q, from, to, &d);
         }
         for (k = g->in_off[v]; k < g->in_off[v + 1] && ok; k++) {
           int32_t e = g->in_e[k], q = stage_of[g->esrc[e]];
           if (dir < 0 && q > to)
             ok = false;
           boundary = boundary || q != from;
-          if (q != from) {
-            dt_from -= g->ec[e];
-            dm_from -= 2 * g->eb[e];
-            dcut -= g->eb[e];
-          } else {
-            dt_from += g->ec[e];
-            dm_from += 2 * g->eb[e];
-          }
-          if (q != to) {
-            dt_to += g->ec[e];
-            dm_to += 2 * g->eb[e];
-            dcut += g->eb[e];
-          } else {
-            dt_to -= g->ec[e];
-            dm_to -= 2 * g->eb[e];
-          }
+          edge_delta(g, e, q, from, to, &d);
         }
         if (!ok || !boundary)
           continue;
-        if (mem &&
-            (m[from] + dm_from > g->mem[from] || m[to] + dm_to > g->mem[to]))
+        if (mem && (m[from] + d.m_from > g->mem[from] ||
+                    m[to] + d.m_to > g->mem[to]))
           continue;
         memcpy(tt, t, (size_t)S * sizeof *tt);
-        tt[from] += dt_from;
-        tt[to] += dt_to;
+        tt[from] += d.t_from;
+        tt[to] += d.t_to;
         after = phi_of(tt, S);
         if (phi_less(after, best) ||
-            (bv >= 0 && !phi_less(best, after) && dcut < bcut)) {
+            (bv >= 0 && !phi_less(best, after) && d.cut < bcut)) {
           best = after;
           bv = v;
           bto = to;
-          bcut = dcut;
-          bdt[0] = dt_from;
-          bdt[1] = dt_to;
-          bdm[0] = dm_from;
-          bdm[1] = dm_to;
+          bcut = d.cut;
+          bdt[0] = d.t_from;
+          bdt[1] = d.t_to;
+          bdm[0] = d.m_from;
+          bdm[1] = d.m_to;
         }
       }
     }

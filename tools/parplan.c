@@ -370,7 +370,13 @@ static int list_models(void)
   printf("generator:\n  transformer:layers=L,hidden=H,heads=A,seq=S,vocab=V"
          "[,ffn=F][,mbs=B][,gpu=TYPE][,eff=E][,bytes=2][,tie=1]\n"
          "                 a GPT-style decoder from its sizes; times from "
-         "FLOPs\n");
+         "FLOPs\n"
+         "  resnet:depth=50|101|152[,batch=B][,image=I]\n"
+         "  bert:layers=L,hidden=H,heads=A,seq=S[,batch=B]\n"
+         "  swin:embed=C,stages=a-b-c-d,window=W[,image=I][,batch=B]\n"
+         "  fpn:depth=50[,image=I][,channels=C][,batch=B]\n"
+         "                 operator-level DAGs (docs/FORMATS.md); common "
+         "options gpu=TYPE, eff=E\n");
   return 0;
 }
 
