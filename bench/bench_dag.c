@@ -12,7 +12,8 @@
 ** and (b) the lower bound max(total / S, heaviest operator).  Then the
 ** two speed targets: a 20,000-operator graph (BERT with 1,180 layers)
 ** under 5 s, and raw Inception-v3 and NASNet-A-Large (where PipeDream's
-** optimizer does not finish) under 1 s.
+** optimizer does not finish) under 1 s; and the flow on 100,000
+** operators (BERT with 5,900 layers).
 **
 ** usage: bench_dag [RUNS]   (default 3)
 */
@@ -114,6 +115,11 @@ int main(int argc, char **argv)
     return 2;
   for (k = 0; k < 4; k++)
     one(ctx, "bert:layers=1180 (20k ops)", m, Ss[k], runs, 5);
+  pp_model_destroy(m);
+  /* clustering at 100,000 operators */
+  if (pp_model_load(ctx, "bert:layers=5900", &m))
+    return 2;
+  one(ctx, "bert:layers=5900 (100k ops)", m, 32, 1, 0);
   pp_model_destroy(m);
   for (i = 0; i < 2; i++) {
     const char *name = i ? "nasnetalarge" : "inception_v3";

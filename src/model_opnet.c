@@ -467,12 +467,12 @@ pp_status ppi_model_opnet(pp_ctx *ctx, const struct ppi_opnet_params *p,
     return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
                        "efficiency must be in (0, 1], not %g", p->efficiency);
   if (p->batch < 1 || p->image < 32 || p->image > 8192 || p->layers < 1 ||
-      p->layers > 2000 || p->hidden < 1 || p->heads < 1 || p->seq < 1 ||
+      p->layers > 10000 || p->hidden < 1 || p->heads < 1 || p->seq < 1 ||
       p->seq > 65536 || p->embed < 32 || p->window < 1 || p->channels < 1 ||
       p->vocab < 1)
     return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
                        "sizes out of range (batch >= 1, image 32..8192, "
-                       "layers 1..2000, seq 1..65536, embed >= 32)");
+                       "layers 1..10000, seq 1..65536, embed >= 32)");
   if (!strcmp(p->kind, "resnet") || !strcmp(p->kind, "fpn")) {
     if (p->depth != 50 && p->depth != 101 && p->depth != 152)
       return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,

@@ -281,7 +281,7 @@ static void t_dp_exact(void **state)
 struct gbuf {
   struct ppi_dag g;
   struct ppi_arena ar;
-  double mem[MAXS], nf[MAXS];
+  double mem[8], nf[8];
 };
 
 /* A random DAG of n nodes: node i has 1-3 predecessors among the 6
@@ -291,6 +291,7 @@ static void random_graph(pp_ctx *ctx, uint64_t *rng, int n, int S,
 {
   struct ppi_dag *g = &b->g;
   int i, s, cap = 3 * n + 1;
+  assert_true(S <= 8);
   ppi_arena_init(&b->ar, ppi_ctx_alloc(ctx));
   memset(g, 0, sizeof *g);
   g->n = n;
