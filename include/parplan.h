@@ -906,6 +906,82 @@ pp_status pp_partition_write(pp_ctx *ctx, const pp_partition *pt, int json,
 pp_status pp_partition_write_stage_graph(pp_ctx *ctx, const pp_partition *pt,
                                          const char *path, FILE *f);
 
+/* ====================================================================
+** Device mapping (paper 001 5; docs/MAPPING.md): place the R replicas of
+** every stage of a stage graph on distinct devices of a cluster of any
+** topology.
+*/
+typedef struct pp_stage_graph pp_stage_graph;
+
+/** \brief Read a stage graph (DESIGN.md, "Stage graph"). */
+pp_status pp_stage_graph_load(pp_ctx *ctx, const char *path,
+                              pp_stage_graph **out);
+pp_status pp_stage_graph_read_json(pp_ctx *ctx, const char *text, size_t len,
+                                   const char *source, pp_stage_graph **out);
+/** \brief The stage graph of a partition. */
+pp_status pp_partition_stage_graph(pp_ctx *ctx, const pp_partition *pt,
+                                   pp_stage_graph **out);
+void pp_stage_graph_destroy(pp_stage_graph *g);
+int32_t pp_stage_graph_nstage(const pp_stage_graph *g);
+
+typedef enum pp_map_objective {
+  PP_MAP_P2P = 0,       /* compute + transfers to neighbour stages (Eq. 6) */
+  PP_MAP_ALLREDUCE = 1, /* compute + the ring's slowest link (Eq. 7) */
+  PP_MAP_FULL = 2,      /* compute + transfers + allreduce */
+  PP_MAP_AUTO = 3       /* the paper's rule: allreduce when its bytes
+                           exceed the transfers' */
+} pp_map_objective;
+
+typedef enum pp_map_algorithm {
+  PP_MAP_EXACT = 0,    /* bisection + pruned backtracking, proven optimal
+                          within the time limit */
+  PP_MAP_CS = 1,       /* consecutive: replica r's stages on devices
+                          r S .. r S + S - 1 */
+  PP_MAP_MEGATRON = 2, /* Megatron's rank order: replicas (data
+                          parallel) inside, then stages */
+  PP_MAP_RANDOM = 3,   /* the best of `samples' random mappings */
+  PP_MAP_ANNEAL = 4,   /* simulated annealing with swap moves */
+  PP_MAP_SCOTCH = 5    /* Scotch's static mapping of the graph */
+} pp_map_algorithm;
+
+const char *pp_map_objective_name(pp_map_objective o);
+pp_status pp_map_objective_parse(const char *name, pp_map_objective *out);
+const char *pp_map_algorithm_name(pp_map_algorithm a);
+pp_status pp_map_algorithm_parse(const char *name, pp_map_algorithm *out);
+
+typedef struct pp_map_params {
+  pp_map_objective objective; /* default PP_MAP_AUTO */
+  pp_map_algorithm algorithm; /* default PP_MAP_EXACT */
+  int32_t replicas;           /* R; default 1 */
+  double time_limit_s;        /* exact search; default 10 */
+  int32_t threads;            /* exact search; default 2 */
+  int64_t samples;            /* random: mappings; anneal: steps; 10000 */
+} pp_map_params;
+void pp_map_params_init(pp_map_params *p);
+
+typedef struct pp_mapping pp_mapping;
+pp_status pp_map(pp_ctx *ctx, const pp_stage_graph *g, const pp_cluster *c,
+                 const pp_map_params *p, pp_mapping **out);
+void pp_mapping_destroy(pp_mapping *m);
+
+typedef struct pp_map_summary {
+  pp_map_objective objective; /* the one used (auto resolved) */
+  pp_map_algorithm algorithm;
+  double objective_ms;   /* the mapping's value */
+  double lower_bound_ms; /* no mapping is better */
+  int optimal;           /* proven */
+  int timed_out;
+  int64_t nodes; /* search nodes (exact) */
+  double seconds;
+  int32_t stages, replicas, devices;
+} pp_map_summary;
+pp_status pp_mapping_summary(const pp_mapping *m, pp_map_summary *out);
+/** \brief The device of replica r of stage s (-1 out of range). */
+int32_t pp_mapping_device(const pp_mapping *m, int32_t s, int32_t r);
+/** \brief The time of replica r of stage s under the objective. */
+double pp_mapping_time(const pp_mapping *m, int32_t s, int32_t r);
+pp_status pp_mapping_write(pp_ctx *ctx, const pp_mapping *m, int json, FILE *f);
+
 #ifdef __cplusplus
 }
 #endif

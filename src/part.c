@@ -12,6 +12,7 @@
 ** much against how much.
 */
 #include "cost.h"
+#include "map.h"
 #include "part.h"
 
 #include <math.h>
@@ -1164,4 +1165,46 @@ done:
   ppi_arena_free(&tmp);
   pp_model_destroy(v);
   return rc;
+}
+
+pp_status pp_partition_stage_graph(pp_ctx *ctx, const pp_partition *pt,
+                                   pp_stage_graph **out)
+{
+  struct pp_stage_graph *g;
+  struct ppi_arena *ar;
+  int32_t s, e;
+  if (!ctx || !pt || !out)
+    return ctx ? ppi_fail(ctx, PP_EINVAL, "pp_partition_stage_graph: NULL")
+               : PP_EINVAL;
+  *out = NULL;
+  if (!(g = ppi_calloc(ctx, 1, sizeof *g)))
+    return PP_ENOMEM;
+  ppi_arena_init(&g->arena, ppi_ctx_alloc(ctx));
+  ar = &g->arena;
+  g->S = pt->S;
+  g->ne = pt->ne;
+  if (!(g->source = ppi_arena_strdup(ar, ctx, pt->model_name)) ||
+      !ANEW(g->name, g->S) || !ANEW(g->compute, g->S) ||
+      !ANEW(g->param, g->S) || !ANEW(g->from, g->ne) || !ANEW(g->to, g->ne) ||
+      !ANEW(g->bytes, g->ne)) {
+    pp_stage_graph_destroy(g);
+    return PP_ENOMEM;
+  }
+  for (s = 0; s < g->S; s++) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "stage%d", (int)s);
+    if (!(g->name[s] = ppi_arena_strdup(ar, ctx, buf))) {
+      pp_stage_graph_destroy(g);
+      return PP_ENOMEM;
+    }
+    g->compute[s] = pt->sg_compute[s];
+    g->param[s] = pt->sg_param[s];
+  }
+  for (e = 0; e < g->ne; e++) {
+    g->from[e] = pt->e[e].a;
+    g->to[e] = pt->e[e].b;
+    g->bytes[e] = pt->e[e].bytes;
+  }
+  *out = g;
+  return PP_OK;
 }

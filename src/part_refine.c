@@ -151,8 +151,8 @@ pp_status ppi_dag_refine(pp_ctx *ctx, const struct ppi_dag *g, int32_t steps,
         }
         if (!ok || !boundary)
           continue;
-        if (mem && (m[from] + d.m_from > g->mem[from] ||
-                    m[to] + d.m_to > g->mem[to]))
+        if (mem &&
+            (m[from] + d.m_from > g->mem[from] || m[to] + d.m_to > g->mem[to]))
           continue;
         memcpy(tt, t, (size_t)S * sizeof *tt);
         tt[from] += d.t_from;

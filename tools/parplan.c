@@ -10,6 +10,7 @@
 #include "parplan.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,12 @@ static const char *usage_text =
     "            [--objective minmax|amp|madpipe] [--method NAME]\n"
     "            [--bandwidth GBPS | --cluster C --devices i,j,...]\n"
     "            [--gas G] [--memory-gb X] [-o stages.json]\n"
-    "               split the model's layer chain into pipeline stages\n"
+    "               split the model into pipeline stages\n"
+    "  map --stages SG.json --replicas R --cluster C\n"
+    "      [--objective p2p|allreduce|full|auto]\n"
+    "      [--algorithm exact|cs|megatron|random|anneal|scotch]\n"
+    "      [--time-limit S] [--threads N] [--samples N]\n"
+    "               place every stage replica on a device (optimal search)\n"
     "\n"
     "options:\n"
     "  --json        print the description or the result as JSON\n"
@@ -95,6 +101,8 @@ struct opts {
   unsigned long long seed;
   pp_cost_params cp;
   pp_part_params pp;
+  pp_map_params mp;
+  const char *stages_file;
   double memory_gb;
 };
 
@@ -150,7 +158,28 @@ static int parse_part(struct opts *o, const char *a, const char *v)
   double x;
   long long n;
   pp_part_params *p = &o->pp;
-  if (!strcmp(a, "--stages")) {
+  bool map = o->cmd && !strcmp(o->cmd, "map");
+  if (map && !strcmp(a, "--stages")) {
+    o->stages_file = v; /* map: a stage-graph file */
+  } else if (map && !strcmp(a, "--objective")) {
+    if (pp_map_objective_parse(v, &o->mp.objective))
+      return usage_error("--objective is p2p, allreduce, full or auto, not "
+                         "'%s'",
+                         v);
+  } else if (!strcmp(a, "--algorithm")) {
+    if (pp_map_algorithm_parse(v, &o->mp.algorithm))
+      return usage_error("--algorithm is exact, cs, megatron, random, anneal "
+                         "or scotch, not '%s'",
+                         v);
+  } else if (!strcmp(a, "--threads")) {
+    if (inum(a, v, 1, 16, &n))
+      return 1;
+    o->mp.threads = (int32_t)n;
+  } else if (!strcmp(a, "--samples")) {
+    if (inum(a, v, 1, 1LL << 40, &n))
+      return 1;
+    o->mp.samples = n;
+  } else if (!strcmp(a, "--stages")) {
     if (inum(a, v, 1, 1 << 20, &n))
       return 1;
     p->stages = (int32_t)n;
@@ -158,6 +187,7 @@ static int parse_part(struct opts *o, const char *a, const char *v)
     if (inum(a, v, 1, PP_MAX_DEVICES, &n))
       return 1;
     p->replicas = (int32_t)n;
+    o->mp.replicas = (int32_t)n;
   } else if (!strcmp(a, "--gas")) {
     if (inum(a, v, 1, 1LL << 40, &n))
       return 1;
@@ -202,6 +232,7 @@ static int parse_part(struct opts *o, const char *a, const char *v)
     if (num(a, v, 1e-3, 1e6, &x))
       return 1;
     p->time_limit_s = x;
+    o->mp.time_limit_s = x;
   } else if (!strcmp(a, "--objective")) {
     if (pp_part_objective_parse(v, &p->objective))
       return usage_error("--objective is minmax, amp or madpipe, not '%s'", v);
@@ -305,6 +336,9 @@ static int parse(int argc, char **argv, struct opts *o)
                                             "--clusters",
                                             "--refine-steps",
                                             "--alpha",
+                                            "--algorithm",
+                                            "--threads",
+                                            "--samples",
                                             NULL};
   int kp;
   int i, k, ret;
@@ -313,6 +347,7 @@ static int parse(int argc, char **argv, struct opts *o)
   o->gantt = 100;
   pp_cost_params_init(&o->cp);
   pp_part_params_init(&o->pp);
+  pp_map_params_init(&o->mp);
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
     for (k = 0; valued[k] && strcmp(a, valued[k]); k++)
@@ -630,6 +665,28 @@ done:
   return ret;
 }
 
+static int cmd_map(pp_ctx *ctx, const struct opts *o)
+{
+  pp_stage_graph *g = NULL;
+  pp_cluster *c = NULL;
+  pp_mapping *m = NULL;
+  pp_status rc;
+  int ret = 0;
+  if (!o->stages_file || !o->cluster)
+    return usage_error("%s", "map needs --stages SG.json and --cluster C");
+  if (o->spec)
+    return usage_error("map takes no argument '%s'", o->spec);
+  if ((rc = pp_stage_graph_load(ctx, o->stages_file, &g)) ||
+      (rc = pp_cluster_load(ctx, o->cluster, &c)) ||
+      (rc = pp_map(ctx, g, c, &o->mp, &m)) ||
+      (rc = pp_mapping_write(ctx, m, o->json, stdout)))
+    ret = fail(ctx, rc);
+  pp_mapping_destroy(m);
+  pp_cluster_destroy(c);
+  pp_stage_graph_destroy(g);
+  return ret;
+}
+
 /* The default job: describe the default model and cluster and how the
 ** model's profiles apply to each device type. */
 static int cmd_default(pp_ctx *ctx, const struct opts *o)
@@ -712,6 +769,8 @@ int main(int argc, char **argv)
     ret = cmd_simulate(ctx, &o);
   else if (!strcmp(o.cmd, "partition"))
     ret = cmd_partition(ctx, &o);
+  else if (!strcmp(o.cmd, "map"))
+    ret = cmd_map(ctx, &o);
   else
     ret = usage_error("unknown command '%s'", o.cmd);
   pp_ctx_destroy(ctx);

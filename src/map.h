@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** Device mapping (Parmesan phase 2, paper 001 5): the problem on plain
+** arrays, its objectives, bounds, the exact search and the baselines.
+**
+** Stage replica v = (s, r) is numbered v = r * S + s.  A mapping p gives
+** every stage replica a distinct device.
+*/
+#ifndef PP_MAP_H
+#define PP_MAP_H
+
+#include "pp_int.h"
+
+enum { MAP_P2P = 0, MAP_AR = 1, MAP_FULL = 2 };
+
+/* A stage graph (DESIGN.md): stages with their speed-1 compute and
+** parameter bytes, edges with the bytes of one micro-batch. */
+struct pp_stage_graph {
+  struct ppi_arena arena;
+  char *source;
+  int32_t S, ne;
+  char **name;
+  double *compute, *param;
+  int32_t *from, *to;
+  double *bytes;
+};
+
+/* Validate and freeze the graph built in g (names unique, indices in
+** range, numbers finite and >= 0, no self edge). */
+PP_INTERNAL pp_status ppi_stage_graph_check(pp_ctx *ctx,
+                                            const struct pp_stage_graph *g);
+
+struct ppi_map {
+  int32_t S, R, D, n; /* stages, replicas, devices, n = S R */
+  int obj;            /* MAP_P2P, MAP_AR, MAP_FULL */
+  double *cu;         /* [S * D]: compute of stage s on device d, ms */
+  int32_t ne;         /* stage-graph edges (undirected for cost) */
+  int32_t *ea, *eb;
+  double *em;      /* bytes */
+  double *P;       /* [S] parameter bytes */
+  const double *B; /* [D * D] GB/s */
+  double lat;      /* ms per transfer */
+  /* adjacency of stages: off[S+1], nbr (stage), nm (bytes) */
+  int32_t *adj_off, *adj_s;
+  double *adj_m;
+  /* per device, the bandwidths to the others, highest first */
+  double *bw_sorted; /* [D * (D-1)] */
+  int32_t *twin;     /* [D]: the lowest device interchangeable with d */
+  bool twins;        /* some class has two devices or more */
+};
+
+/* One transfer of m bytes between devices a and b, ms. */
+static inline double ppi_map_comm(const struct ppi_map *q, int32_t a, int32_t b,
+                                  double m)
+{
+  return m > 0 ? q->lat + m / (q->B[(size_t)a * q->D + b] * 1e6) : 0;
+}
+
+/* The allreduce factor of a ring pair: term = ar(s) / B + lat_ar. */
+static inline double ppi_map_pair(const struct ppi_map *q, int32_t s, int32_t a,
+                                  int32_t b)
+{
+  if (q->R < 2 || q->P[s] <= 0)
+    return 0;
+  return 2.0 * (q->R - 1) / q->R * q->P[s] /
+             (q->B[(size_t)a * q->D + b] * 1e6) +
+         2.0 * (q->R - 1) * q->lat;
+}
+
+/* The objective of a complete mapping (p[v] devices); t[v] (may be NULL)
+** receives every stage replica's time. */
+PP_INTERNAL double ppi_map_value(const struct ppi_map *q, const int32_t *p,
+                                 double *t);
+/* Eq. (8)/(9): a lower bound on every mapping's value. */
+PP_INTERNAL double ppi_map_lower_bound(const struct ppi_map *q);
+
+/* The exact search (map_search.c). */
+struct ppi_map_search {
+  double time_limit; /* seconds, whole search */
+  int32_t threads;
+  /* results */
+  double value, lower;
+  bool optimal, timed_out;
+  int64_t nodes;
+  double seconds;
+};
+PP_INTERNAL pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
+                                    const int32_t *start, int32_t *p,
+                                    struct ppi_map_search *out);
+
+/* Baselines (map_baseline.c, map_scotch.c). */
+PP_INTERNAL void ppi_map_cs(const struct ppi_map *q, int32_t *p);
+PP_INTERNAL void ppi_map_megatron(const struct ppi_map *q, int32_t *p);
+PP_INTERNAL pp_status ppi_map_random(pp_ctx *ctx, const struct ppi_map *q,
+                                     int64_t samples, uint64_t seed,
+                                     int32_t *p);
+PP_INTERNAL pp_status ppi_map_anneal(pp_ctx *ctx, const struct ppi_map *q,
+                                     int64_t steps, uint64_t seed,
+                                     const int32_t *start, int32_t *p);
+PP_INTERNAL pp_status ppi_map_scotch(pp_ctx *ctx, const struct ppi_map *q,
+                                     int32_t *p);
+
+#endif /* PP_MAP_H */

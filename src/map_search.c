@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The exact device mapping search (paper 001 5.1, Algorithm 1 with the
+** inner backtracking of Algorithm 2; notes/algorithms.md 1.6).
+**
+** Objective: the least max over stage replicas of c(s, p) (map_cost.c)
+** over injective maps of the S x R stage replicas to the D devices
+** (D >= S R: the search also chooses which devices stay idle).
+**
+** Outer level: bisection on a target t between a lower bound (Eq. 8/9)
+** and the best mapping known (the least of the baselines); each round
+** searches `threads' targets spread over the interval in parallel
+** threads (no shared mutable state: each owns its search; the context's
+** allocator is used before they start and after they end), keeps the
+** lowest target found feasible (its mapping's value becomes the upper
+** end) and the highest proved infeasible (the lower end).  A last search
+** just below the incumbent's value proves it optimal.  A search past the
+** time limit proves nothing: the result then carries the best mapping and
+** the best proved lower bound, and `optimal' is false.
+**
+** Inner level: depth-first assignment in a fixed order - replica by
+** replica, each in breadth-first order of the stage graph, when
+** point-to-point traffic dominates (a stage's neighbours are placed soon
+** after it); stage by stage, replicas in ring order, for the allreduce -
+** with, at every placement, exact checks that are valid because every
+** term is >= 0:
+**   - partial sums: a placed replica's compute plus its transfers to
+**     placed neighbours, plus the least its unplaced neighbours can cost
+**     (their bytes, largest first, over the device's bandwidths, largest
+**     first), must not exceed t; the new replica and its placed
+**     neighbours are checked;
+**   - the allreduce: the largest compute among a stage's placed replicas
+**     plus its slowest placed ring pair (or the least the next pair can
+**     cost through the new device's best link) must not exceed t;
+**   - symmetry: devices that are twins (same type, same bandwidth to every
+**     other device) are interchangeable, so only the lowest free one of a
+**     class is tried; without twins, the replicas are interchangeable
+**     (point-to-point: any permutation; the allreduce: the ring's
+**     rotations and reflections), so the replicas' first devices are kept
+**     in order.
+** Candidates are tried cheapest first.  Exactness: a check prunes only
+** partial mappings none of whose completions reaches t, and symmetry
+** removes only mappings that have an image of the same value kept.
+**
+** Complexity: exponential in the worst case (the problem is NP-complete,
+** Theorem 6.1); O(D (deg + R)) per search node.
+*/
+#include "map.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+  struct timespec ts;
+  timespec_get(&ts, TIME_UTC);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+struct cand {
+  double key;
+  int32_t d;
+};
+
+struct srch {
+  const struct ppi_map *q;
+  double t, deadline;
+  const int32_t *order;    /* variables in assignment order */
+  int32_t *first_of;       /* [R] the first variable of each copy (symmetry) */
+  int32_t *p;              /* [n] device or -1 */
+  uint8_t *used;           /* [D] */
+  double *part;            /* [n] compute + transfers to placed neighbours */
+  double *maxcu, *maxpair; /* [S] */
+  struct cand *cands;      /* [n * D] a level's candidates */
+  int32_t *tried;          /* [n * D] twin classes tried, by level stamp */
+  int32_t *best;           /* [n] the mapping found */
+  int64_t nodes;
+  int result; /* 1 found, 0 none, -1 timed out */
+};
+
+/* The least the unplaced neighbours of variable v (stage s, replica r)
+** on device d can add. */
+static double rest_bound(const struct srch *x, int32_t v, int32_t d)
+{
+  const struct ppi_map *q = x->q;
+  int32_t S = q->S, s = v % S, r = v / S, k, i = 0;
+  const double *bw = q->bw_sorted + (size_t)d * (q->D - 1);
+  double lb = 0;
+  /* adjacency is sorted by bytes, largest first */
+  for (k = q->adj_off[s]; k < q->adj_off[s + 1] && i < q->D - 1; k++)
+    if (x->p[r * S + q->adj_s[k]] < 0) {
+      if (q->adj_m[k] > 0)
+        lb += q->lat + q->adj_m[k] / (bw[i] * 1e6);
+      i++;
+    }
+  return lb;
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+  const struct cand *x = a, *y = b;
+  if (x->key != y->key)
+    return x->key < y->key ? -1 : 1;
+  return (x->d > y->d) - (x->d < y->d);
+}
+
+/* The ring lower bound of stage s once v = (s, r) sits on d: the slowest
+** placed pair, or the least an unplaced pair next to v can cost. */
+static double ring_with(const struct srch *x, int32_t s, int32_t r, int32_t d,
+                        double *newpair)
+{
+  const struct ppi_map *q = x->q;
+  int32_t S = q->S, R = q->R, prv = (r + R - 1) % R, nxt = (r + 1) % R;
+  double ring = x->maxpair[s], np = x->maxpair[s];
+  if (R < 2 || q->P[s] <= 0) {
+    *newpair = 0;
+    return 0;
+  }
+  if (x->p[prv * S + s] >= 0) {
+    double y = ppi_map_pair(q, s, x->p[prv * S + s], d);
+    np = y > np ? y : np;
+  }
+  if (x->p[nxt * S + s] >= 0) {
+    double y = ppi_map_pair(q, s, d, x->p[nxt * S + s]);
+    np = y > np ? y : np;
+  }
+  ring = np;
+  if (x->p[prv * S + s] < 0 || x->p[nxt * S + s] < 0) {
+    const double *bw = q->bw_sorted + (size_t)d * (q->D - 1);
+    double y =
+        2.0 * (R - 1) / R * q->P[s] / (bw[0] * 1e6) + 2.0 * (R - 1) * q->lat;
+    ring = y > ring ? y : ring;
+  }
+  *newpair = np;
+  return ring;
+}
+
+/* May v go to d at target t?  *key gets its cost (for ordering). */
+static bool admissible(struct srch *x, int32_t v, int32_t d, double *key)
+{
+  const struct ppi_map *q = x->q;
+  int32_t S = q->S, s = v % S, r = v / S, k, rr;
+  double c = q->cu[(size_t)s * q->D + d], ring = 0, np = 0, t = x->t;
+  if (q->obj != MAP_P2P)
+    ring = ring_with(x, s, r, d, &np);
+  if (q->obj != MAP_AR)
+    for (k = q->adj_off[s]; k < q->adj_off[s + 1]; k++) {
+      int32_t u = r * S + q->adj_s[k];
+      if (x->p[u] >= 0)
+        c += ppi_map_comm(q, d, x->p[u], q->adj_m[k]);
+    }
+  *key = c;
+  if (q->obj == MAP_AR) {
+    double mc = x->maxcu[s] > c ? x->maxcu[s] : c;
+    return mc + ring <= t;
+  }
+  if (c + rest_bound(x, v, d) + ring > t)
+    return false;
+  /* the placed neighbours, now with this transfer and one fewer unknown */
+  for (k = q->adj_off[s]; k < q->adj_off[s + 1]; k++) {
+    int32_t u = r * S + q->adj_s[k];
+    if (x->p[u] >= 0) {
+      double y = x->part[u] + ppi_map_comm(q, d, x->p[u], q->adj_m[k]);
+      /* v counts as placed for u's bound: temporarily */
+      x->p[v] = d;
+      y += rest_bound(x, u, x->p[u]);
+      x->p[v] = -1;
+      if (q->obj == MAP_FULL)
+        y += x->maxpair[q->adj_s[k]];
+      if (y > t)
+        return false;
+    }
+  }
+  if (q->obj == MAP_FULL && np > x->maxpair[s])
+    for (rr = 0; rr < q->R; rr++) { /* a slower ring: every replica of s */
+      int32_t u = rr * S + s;
+      if (u != v && x->p[u] >= 0 &&
+          x->part[u] + rest_bound(x, u, x->p[u]) + np > t)
+        return false;
+    }
+  return true;
+}
+
+static void place(struct srch *x, int32_t v, int32_t d, double *save)
+{
+  const struct ppi_map *q = x->q;
+  int32_t S = q->S, s = v % S, r = v / S, k;
+  double np = 0, c = q->cu[(size_t)s * q->D + d];
+  save[0] = x->maxcu[s];
+  save[1] = x->maxpair[s];
+  if (q->obj != MAP_P2P)
+    ring_with(x, s, r, d, &np);
+  if (q->obj != MAP_AR)
+    for (k = q->adj_off[s]; k < q->adj_off[s + 1]; k++) {
+      int32_t u = r * S + q->adj_s[k];
+      if (x->p[u] >= 0) {
+        double y = ppi_map_comm(q, d, x->p[u], q->adj_m[k]);
+        c += y;
+        x->part[u] += y;
+      }
+    }
+  x->part[v] = c;
+  x->p[v] = d;
+  x->used[d] = 1;
+  if (q->cu[(size_t)s * q->D + d] > x->maxcu[s])
+    x->maxcu[s] = q->cu[(size_t)s * q->D + d];
+  if (np > x->maxpair[s])
+    x->maxpair[s] = np;
+}
+
+static void unplace(struct srch *x, int32_t v, const double *save)
+{
+  const struct ppi_map *q = x->q;
+  int32_t S = q->S, s = v % S, r = v / S, k, d = x->p[v];
+  x->p[v] = -1;
+  x->used[d] = 0;
+  if (q->obj != MAP_AR)
+    for (k = q->adj_off[s]; k < q->adj_off[s + 1]; k++) {
+      int32_t u = r * S + q->adj_s[k];
+      if (x->p[u] >= 0)
+        x->part[u] -= ppi_map_comm(q, d, x->p[u], q->adj_m[k]);
+    }
+  x->maxcu[s] = save[0];
+  x->maxpair[s] = save[1];
+}
+
+/* The least device the symmetry rules allow for v, or -1 for none. */
+static int32_t floor_of(const struct srch *x, int32_t v)
+{
+  const struct ppi_map *q = x->q;
+  int32_t R = q->R, r, c;
+  if (q->twins || R < 2)
+    return -1;
+  for (r = 1; r < R; r++)
+    if (x->first_of[r] == v) {
+      if (q->obj == MAP_P2P) /* copies in order of their first devices */
+        return x->p[x->first_of[r - 1]];
+      /* rings: copy 0 first, and copy 1 before copy R-1 */
+      c = x->p[x->first_of[0]];
+      if (r == R - 1 && R >= 3 && x->p[x->first_of[1]] > c)
+        c = x->p[x->first_of[1]];
+      return c;
+    }
+  return -1;
+}
+
+static int dfs(struct srch *x, int32_t k)
+{
+  const struct ppi_map *q = x->q;
+  int32_t v, d, nc = 0, i, low, D = q->D;
+  struct cand *cd;
+  int32_t *tried;
+  if (k == q->n) {
+    memcpy(x->best, x->p, (size_t)q->n * sizeof *x->p);
+    return 1;
+  }
+  if ((++x->nodes & 4095) == 0 && now_s() > x->deadline)
+    return -1;
+  v = x->order[k];
+  cd = x->cands + (size_t)k * D;
+  tried = x->tried + (size_t)k * D;
+  low = floor_of(x, v);
+  for (d = 0; d < D; d++)
+    tried[d] = 0;
+  for (d = low + 1; d < D; d++) {
+    double key;
+    if (x->used[d])
+      continue;
+    if (q->twins) { /* the lowest free twin of a class only */
+      if (tried[q->twin[d]])
+        continue;
+      tried[q->twin[d]] = 1;
+    }
+    if (admissible(x, v, d, &key)) {
+      cd[nc].key = key;
+      cd[nc++].d = d;
+    }
+  }
+  qsort(cd, (size_t)nc, sizeof *cd, cmp_cand);
+  for (i = 0; i < nc; i++) {
+    double save[2];
+    int res;
+    place(x, v, cd[i].d, save);
+    res = dfs(x, k + 1);
+    unplace(x, v, save);
+    if (res)
+      return res;
+  }
+  return 0;
+}
+
+/* ---- the outer level ---------------------------------------------------- */
+
+struct job {
+  struct srch x;
+  pthread_t th;
+};
+
+static void *run_job(void *arg)
+{
+  struct job *j = arg;
+  int32_t i;
+  for (i = 0; i < j->x.q->n; i++)
+    j->x.p[i] = -1;
+  memset(j->x.used, 0, (size_t)j->x.q->D);
+  for (i = 0; i < j->x.q->S; i++)
+    j->x.maxcu[i] = j->x.maxpair[i] = 0;
+  j->x.nodes = 0;
+  j->x.result = dfs(&j->x, 0);
+  return NULL;
+}
+
+/* The assignment order and each copy's first variable. */
+static pp_status make_order(pp_ctx *ctx, const struct ppi_map *q,
+                            int32_t *order, int32_t *first_of)
+{
+  int32_t S = q->S, R = q->R, *bfs, *seen, head = 0, tail = 0, s, r, k, n = 0;
+  bool stage_major = q->obj == MAP_AR;
+  if (q->obj == MAP_FULL) { /* the dominant traffic decides */
+    double ar = 0, pp = 0;
+    for (s = 0; s < S; s++)
+      ar += q->P[s];
+    for (k = 0; k < q->ne; k++)
+      pp += 2 * q->em[k];
+    stage_major = R > 1 && ar > pp;
+  }
+  bfs = ppi_alloc(ctx, (size_t)S * sizeof *bfs);
+  seen = ppi_calloc(ctx, (size_t)S, sizeof *seen);
+  if (!bfs || !seen) {
+    ppi_free(ctx, bfs, (size_t)S * sizeof *bfs);
+    ppi_free(ctx, seen, (size_t)S * sizeof *seen);
+    return PP_ENOMEM;
+  }
+  for (s = 0; s < S; s++) { /* breadth first from each unseen stage */
+    if (seen[s])
+      continue;
+    seen[s] = 1;
+    bfs[tail++] = s;
+    while (head < tail) {
+      int32_t u = bfs[head++];
+      for (k = q->adj_off[u]; k < q->adj_off[u + 1]; k++)
+        if (!seen[q->adj_s[k]]) {
+          seen[q->adj_s[k]] = 1;
+          bfs[tail++] = q->adj_s[k];
+        }
+    }
+  }
+  if (stage_major) {
+    for (k = 0; k < S; k++)
+      for (r = 0; r < R; r++)
+        order[n++] = r * S + bfs[k];
+  } else {
+    for (r = 0; r < R; r++)
+      for (k = 0; k < S; k++)
+        order[n++] = r * S + bfs[k];
+  }
+  for (r = 0; r < R; r++)
+    first_of[r] = r * S + bfs[0];
+  ppi_free(ctx, bfs, (size_t)S * sizeof *bfs);
+  ppi_free(ctx, seen, (size_t)S * sizeof *seen);
+  return PP_OK;
+}
+
+static pp_status job_alloc(pp_ctx *ctx, struct job *j, const struct ppi_map *q,
+                           const int32_t *order, int32_t *first_of)
+{
+  struct srch *x = &j->x;
+  memset(j, 0, sizeof *j);
+  x->q = q;
+  x->order = order;
+  x->first_of = first_of;
+  x->p = ppi_alloc(ctx, (size_t)q->n * sizeof *x->p);
+  x->used = ppi_alloc(ctx, (size_t)q->D);
+  x->part = ppi_alloc(ctx, (size_t)q->n * sizeof *x->part);
+  x->maxcu = ppi_alloc(ctx, (size_t)q->S * sizeof *x->maxcu);
+  x->maxpair = ppi_alloc(ctx, (size_t)q->S * sizeof *x->maxpair);
+  x->cands = ppi_alloc(ctx, (size_t)q->n * q->D * sizeof *x->cands);
+  x->tried = ppi_alloc(ctx, (size_t)q->n * q->D * sizeof *x->tried);
+  x->best = ppi_alloc(ctx, (size_t)q->n * sizeof *x->best);
+  if (!x->p || !x->used || !x->part || !x->maxcu || !x->maxpair || !x->cands ||
+      !x->tried || !x->best)
+    return PP_ENOMEM;
+  return PP_OK;
+}
+
+static void job_free(pp_ctx *ctx, struct job *j, const struct ppi_map *q)
+{
+  struct srch *x = &j->x;
+  ppi_free(ctx, x->p, (size_t)q->n * sizeof *x->p);
+  ppi_free(ctx, x->used, (size_t)q->D);
+  ppi_free(ctx, x->part, (size_t)q->n * sizeof *x->part);
+  ppi_free(ctx, x->maxcu, (size_t)q->S * sizeof *x->maxcu);
+  ppi_free(ctx, x->maxpair, (size_t)q->S * sizeof *x->maxpair);
+  ppi_free(ctx, x->cands, (size_t)q->n * q->D * sizeof *x->cands);
+  ppi_free(ctx, x->tried, (size_t)q->n * q->D * sizeof *x->tried);
+  ppi_free(ctx, x->best, (size_t)q->n * sizeof *x->best);
+}
+
+pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
+                        const int32_t *start, int32_t *p,
+                        struct ppi_map_search *out)
+{
+  int32_t T = out->threads < 1 ? 1 : out->threads > 16 ? 16 : out->threads;
+  int32_t *order = NULL, *first_of = NULL, i;
+  struct job *jobs = NULL;
+  double lo, hi, t0 = now_s(), deadline = t0 + out->time_limit;
+  bool done = false;
+  pp_status rc = PP_OK;
+
+  out->nodes = 0;
+  out->timed_out = false;
+  memcpy(p, start, (size_t)q->n * sizeof *p);
+  hi = ppi_map_value(q, p, NULL);
+  lo = ppi_map_lower_bound(q);
+  order = ppi_alloc(ctx, (size_t)q->n * sizeof *order);
+  first_of = ppi_alloc(ctx, (size_t)q->R * sizeof *first_of);
+  jobs = ppi_calloc(ctx, (size_t)T, sizeof *jobs);
+  if (!order || !first_of || !jobs) {
+    rc = PP_ENOMEM;
+    goto out;
+  }
+  if ((rc = make_order(ctx, q, order, first_of)))
+    goto out;
+  for (i = 0; i < T; i++)
+    if ((rc = job_alloc(ctx, &jobs[i], q, order, first_of)))
+      goto out;
+  while (!done) {
+    int32_t k = T, started = 0;
+    double target[16];
+    bool final = hi <= lo * (1 + 1e-9) || hi - lo < 1e-12;
+    if (now_s() > deadline) {
+      out->timed_out = true;
+      break;
+    }
+    if (final) { /* prove the incumbent: nothing below it */
+      k = 1;
+      target[0] = hi * (1 - 1e-12);
+    } else {
+      for (i = 0; i < k; i++)
+        target[i] = lo + (hi - lo) * (i + 1) / (k + 1);
+    }
+    for (i = 0; i < k; i++) {
+      jobs[i].x.t = target[i];
+      jobs[i].x.deadline = deadline;
+      if (k > 1 && pthread_create(&jobs[i].th, NULL, run_job, &jobs[i]) != 0)
+        break;
+      if (k == 1)
+        run_job(&jobs[i]);
+      started++;
+    }
+    if (k > 1)
+      for (i = 0; i < started; i++)
+        pthread_join(jobs[i].th, NULL);
+    if (started < k) {
+      rc = ppi_fail(ctx, PP_EINTERNAL, "map: could not start a thread");
+      goto out;
+    }
+    for (i = 0; i < k; i++) {
+      out->nodes += jobs[i].x.nodes;
+      if (jobs[i].x.result == 1) {
+        double v = ppi_map_value(q, jobs[i].x.best, NULL);
+        if (v < hi) {
+          hi = v;
+          memcpy(p, jobs[i].x.best, (size_t)q->n * sizeof *p);
+        }
+      } else if (jobs[i].x.result == 0) {
+        if (target[i] > lo)
+          lo = target[i];
+      } else {
+        out->timed_out = true;
+      }
+    }
+    if (final && jobs[0].x.result == 0) {
+      lo = hi;
+      done = true;
+    }
+    if (out->timed_out)
+      break;
+  }
+out:
+  out->value = hi;
+  out->lower = lo < hi ? lo : hi;
+  out->optimal = done;
+  out->seconds = now_s() - t0;
+  if (jobs)
+    for (i = 0; i < T; i++)
+      job_free(ctx, &jobs[i], q);
+  ppi_free(ctx, jobs, (size_t)T * sizeof *jobs);
+  ppi_free(ctx, order, (size_t)q->n * sizeof *order);
+  ppi_free(ctx, first_of, (size_t)q->R * sizeof *first_of);
+  return rc;
+}

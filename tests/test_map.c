@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** Device mapping (pp_map): the exact search equals a brute force over
+** every injective mapping on hundreds of random instances of up to 8
+** devices, for each objective, with and without mixed speeds and with
+** more devices than stage replicas; the reported objective equals an
+** independent recomputation of the returned mapping; the baselines are
+** valid and never better than the optimum; the stage-graph reader
+** refuses bad input with the file and the element; the command line.
+*/
+#define _POSIX_C_SOURCE 200809L
+#include "testutil.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXD 8
+#define MAXS 4
+
+struct inst {
+  int S, R, D, ne;
+  double compute[MAXS], param[MAXS];
+  int ea[8], eb[8];
+  double em[8];
+  double bw[MAXD][MAXD], speed[MAXD];
+  double lat_us;
+};
+
+static void random_inst(uint64_t *rng, struct inst *x, bool mixed)
+{
+  int i, j, n;
+  memset(x, 0, sizeof *x);
+  do {
+    x->S = 1 + (int)tu_rand(rng, MAXS);
+    x->R = 1 + (int)tu_rand(rng, 3);
+  } while (x->S * x->R > MAXD);
+  n = x->S * x->R;
+  x->D = n + (int)tu_rand(rng, (uint32_t)(MAXD - n + 1));
+  for (i = 0; i < x->S; i++) {
+    x->compute[i] = 1 + tu_rand(rng, 40);
+    x->param[i] = tu_rand(rng, 3) ? 1e6 * tu_rand(rng, 500) : 0;
+  }
+  for (i = 0; i + 1 < x->S; i++) { /* a chain and a skip */
+    x->ea[x->ne] = i;
+    x->eb[x->ne] = i + 1;
+    x->em[x->ne++] = 1e6 * tu_rand(rng, 400);
+  }
+  if (x->S >= 3 && tu_rand(rng, 2)) {
+    x->ea[x->ne] = 0;
+    x->eb[x->ne] = x->S - 1;
+    x->em[x->ne++] = 1e6 * tu_rand(rng, 400);
+  }
+  /* bandwidths: sometimes two nodes of identical devices (twins) */
+  if (tu_rand(rng, 3) == 0) {
+    double in = 20 + tu_rand(rng, 100), out = 1 + tu_rand(rng, 20);
+    for (i = 0; i < x->D; i++)
+      for (j = 0; j < x->D; j++)
+        x->bw[i][j] = i == j ? 0 : (i / 4 == j / 4 ? in : out);
+  } else {
+    for (i = 0; i < x->D; i++)
+      for (j = 0; j <= i; j++)
+        x->bw[i][j] = x->bw[j][i] = i == j ? 0 : 1 + tu_rand(rng, 50);
+  }
+  for (i = 0; i < x->D; i++)
+    x->speed[i] = mixed && tu_rand(rng, 2) ? 0.5 + tu_rand(rng, 4) / 2.0 : 1;
+  x->lat_us = tu_rand(rng, 2) ? 0 : tu_rand(rng, 30);
+}
+
+/* The cluster: every distinct speed is its own device type. */
+static pp_cluster *inst_cluster(pp_ctx *ctx, const struct inst *x)
+{
+  pp_cluster_builder *b;
+  pp_cluster *c = NULL;
+  double m[MAXD * MAXD];
+  char tn[MAXD][16], dn[MAXD][16];
+  int i, j, nt = 0, ti[MAXD];
+  double ts[MAXD];
+  assert_int_equal(pp_cluster_builder_create(ctx, "c", NULL, &b), PP_OK);
+  for (i = 0; i < x->D; i++) {
+    for (j = 0; j < nt && ts[j] != x->speed[i]; j++)
+      ;
+    if (j == nt) {
+      pp_device_type_desc t;
+      pp_device_type_desc_init(&t);
+      snprintf(tn[nt], sizeof tn[nt], "t%d", nt);
+      t.name = tn[nt];
+      t.memory_gib = 16;
+      t.speed = x->speed[i];
+      assert_int_equal(pp_cluster_builder_add_type(b, &t), PP_OK);
+      ts[nt++] = x->speed[i];
+    }
+    ti[i] = j;
+  }
+  for (i = 0; i < x->D; i++) {
+    pp_device_desc d;
+    pp_device_desc_init(&d);
+    snprintf(dn[i], sizeof dn[i], "d%d", i);
+    d.name = dn[i];
+    d.type = tn[ti[i]];
+    d.node = i / 4;
+    assert_int_equal(pp_cluster_builder_add_device(b, &d, NULL), PP_OK);
+  }
+  for (i = 0; i < x->D; i++)
+    for (j = 0; j < x->D; j++)
+      m[i * x->D + j] = x->bw[i][j];
+  if (x->D > 1)
+    assert_int_equal(pp_cluster_builder_set_bandwidth(b, m, x->D), PP_OK);
+  if (x->lat_us > 0)
+    assert_int_equal(pp_cluster_builder_set_latency(b, x->lat_us), PP_OK);
+  if (pp_cluster_builder_finish(b, &c) != PP_OK)
+    fail_msg("%s", pp_ctx_errmsg(ctx));
+  return c;
+}
+
+static pp_stage_graph *inst_graph(pp_ctx *ctx, const struct inst *x)
+{
+  char buf[4096];
+  size_t off = 0;
+  int i;
+  pp_stage_graph *g = NULL;
+  off += (size_t)snprintf(buf + off, sizeof buf - off, "{\"stages\": [");
+  for (i = 0; i < x->S; i++)
+    off += (size_t)snprintf(buf + off, sizeof buf - off,
+                            "%s{\"name\": \"s%d\", \"compute_ms\": %.17g, "
+                            "\"param_bytes\": %.17g}",
+                            i ? ", " : "", i, x->compute[i], x->param[i]);
+  off += (size_t)snprintf(buf + off, sizeof buf - off, "], \"edges\": [");
+  for (i = 0; i < x->ne; i++)
+    off += (size_t)snprintf(buf + off, sizeof buf - off,
+                            "%s{\"from\": %d, \"to\": \"s%d\", \"bytes\": "
+                            "%.17g}",
+                            i ? ", " : "", x->ea[i], x->eb[i], x->em[i]);
+  snprintf(buf + off, sizeof buf - off, "]}");
+  if (pp_stage_graph_read_json(ctx, buf, strlen(buf), "sg.json", &g))
+    fail_msg("%s", pp_ctx_errmsg(ctx));
+  return g;
+}
+
+/* ---- an independent pricing -------------------------------------------- */
+
+static double comm(const struct inst *x, int a, int b, double m)
+{
+  return m > 0 ? x->lat_us / 1000 + m / (x->bw[a][b] * 1e6) : 0;
+}
+
+/* p[r][s]: device of replica r of stage s. */
+static double value(const struct inst *x, int obj, int p[][MAXS])
+{
+  int s, r, e;
+  double worst = 0;
+  for (s = 0; s < x->S; s++) {
+    double ring = 0;
+    if (obj != 0 && x->R > 1 && x->param[s] > 0)
+      for (r = 0; r < x->R; r++) {
+        int a = p[r][s], b = p[(r + 1) % x->R][s];
+        double y = 2.0 * (x->R - 1) / x->R * x->param[s] / (x->bw[a][b] * 1e6) +
+                   2.0 * (x->R - 1) * x->lat_us / 1000;
+        ring = y > ring ? y : ring;
+      }
+    for (r = 0; r < x->R; r++) {
+      double c = x->compute[s] / x->speed[p[r][s]] + ring;
+      if (obj != 1)
+        for (e = 0; e < x->ne; e++) {
+          if (x->ea[e] == s)
+            c += comm(x, p[r][s], p[r][x->eb[e]], x->em[e]);
+          if (x->eb[e] == s)
+            c += comm(x, p[r][s], p[r][x->ea[e]], x->em[e]);
+        }
+      worst = c > worst ? c : worst;
+    }
+  }
+  return worst;
+}
+
+static void brute_rec(const struct inst *x, int obj, int v, int p[][MAXS],
+                      bool *used, double *best)
+{
+  int d, n = x->S * x->R;
+  if (v == n) {
+    double y = value(x, obj, p);
+    if (y < *best)
+      *best = y;
+    return;
+  }
+  for (d = 0; d < x->D; d++)
+    if (!used[d]) {
+      used[d] = true;
+      p[v / x->S][v % x->S] = d;
+      brute_rec(x, obj, v + 1, p, used, best);
+      used[d] = false;
+    }
+}
+
+static double brute(const struct inst *x, int obj)
+{
+  int p[MAXD][MAXS];
+  bool used[MAXD] = {false};
+  double best = INFINITY;
+  brute_rec(x, obj, 0, p, used, &best);
+  return best;
+}
+
+static void near(double got, double want, const char *what, int iter)
+{
+  if (!(fabs(got - want) <= 1e-9 * (fabs(want) > 1 ? fabs(want) : 1)))
+    fail_msg("iteration %d: %s: got %.12g, expected %.12g", iter, what, got,
+             want);
+}
+
+static pp_mapping *run(pp_ctx *ctx, const pp_stage_graph *g,
+                       const pp_cluster *c, int R, int obj,
+                       pp_map_algorithm alg)
+{
+  pp_map_params p;
+  pp_mapping *m = NULL;
+  pp_map_params_init(&p);
+  p.replicas = R;
+  p.objective = (pp_map_objective)obj;
+  p.algorithm = alg;
+  p.samples = 300;
+  if (pp_map(ctx, g, c, &p, &m) != PP_OK)
+    fail_msg("map: %s", pp_ctx_errmsg(ctx));
+  return m;
+}
+
+static void check(bool mixed, uint64_t seed, int n_iter)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  uint64_t rng = seed;
+  int iter, obj, spare = 0;
+  for (iter = 0; iter < n_iter; iter++) {
+    struct inst x;
+    pp_cluster *c;
+    pp_stage_graph *g;
+    random_inst(&rng, &x, mixed);
+    spare += x.D > x.S * x.R;
+    c = inst_cluster(ctx, &x);
+    g = inst_graph(ctx, &x);
+    for (obj = 0; obj < 3; obj++) {
+      double want = brute(&x, obj);
+      int alg;
+      for (alg = 0; alg <= 5; alg++) {
+        pp_mapping *m = run(ctx, g, c, x.R, obj, (pp_map_algorithm)alg);
+        pp_map_summary sum;
+        int p[MAXD][MAXS], s, r;
+        bool used[MAXD] = {false};
+        assert_int_equal(pp_mapping_summary(m, &sum), PP_OK);
+        for (s = 0; s < x.S; s++)
+          for (r = 0; r < x.R; r++) {
+            int d = pp_mapping_device(m, s, r);
+            assert_true(d >= 0 && d < x.D && !used[d]);
+            used[d] = true;
+            p[r][s] = d;
+          }
+        near(sum.objective_ms, value(&x, obj, p), "reported = recomputed",
+             iter);
+        assert_true(sum.lower_bound_ms <= want * (1 + 1e-9));
+        if (alg == PP_MAP_EXACT) {
+          near(sum.objective_ms, want, "exact = brute force", iter);
+          assert_int_equal(sum.optimal, 1);
+        } else {
+          assert_true(sum.objective_ms >= want * (1 - 1e-9));
+        }
+        pp_mapping_destroy(m);
+      }
+    }
+    pp_stage_graph_destroy(g);
+    pp_cluster_destroy(c);
+  }
+  print_message("%d instances x 3 objectives = brute force (%d with spare "
+                "devices, %s speeds)\n",
+                n_iter, spare, mixed ? "mixed" : "equal");
+  assert_true(spare > n_iter / 4);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
+static void t_exact_equal(void **state)
+{
+  (void)state;
+  check(false, 3, 150);
+}
+
+static void t_exact_mixed(void **state)
+{
+  (void)state;
+  check(true, 4, 150);
+}
+
+/* The same seed, the same mapping, for the randomised baselines too. */
+static void t_deterministic(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  uint64_t rng = 77;
+  int alg, k;
+  struct inst x;
+  pp_cluster *c;
+  pp_stage_graph *g;
+  (void)state;
+  random_inst(&rng, &x, true);
+  c = inst_cluster(ctx, &x);
+  g = inst_graph(ctx, &x);
+  for (alg = 0; alg <= 5; alg++) {
+    int first[MAXD * MAXS], s, r;
+    for (k = 0; k < 2; k++) {
+      pp_mapping *m = run(ctx, g, c, x.R, 3, (pp_map_algorithm)alg);
+      for (s = 0; s < x.S; s++)
+        for (r = 0; r < x.R; r++) {
+          int d = pp_mapping_device(m, s, r);
+          if (k == 0)
+            first[r * x.S + s] = d;
+          else
+            assert_int_equal(first[r * x.S + s], d);
+        }
+      pp_mapping_destroy(m);
+    }
+  }
+  pp_stage_graph_destroy(g);
+  pp_cluster_destroy(c);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
+static void t_bad_graphs(void **state)
+{
+  static const struct {
+    const char *text, *msg;
+    pp_status rc;
+  } bad[] = {
+      {"", "sg.json", PP_EPARSE},
+      {"[]", "sg.json", PP_EPARSE},
+      {"{\"edges\": []}", "stages", PP_EINPUT},
+      {"{\"stages\": []}", "empty", PP_EINPUT},
+      {"{\"stages\": [{\"name\": \"a\"}]}", "compute_ms", PP_EINPUT},
+      {"{\"stages\": [{\"compute_ms\": -1}]}", "compute_ms", PP_EINPUT},
+      {"{\"stages\": [{\"compute_ms\": 1, \"param_bytes\": \"x\"}]}",
+       "param_bytes", PP_EINPUT},
+      {"{\"stages\": [{\"name\": \"a\", \"compute_ms\": 1}, {\"name\": \"a\", "
+       "\"compute_ms\": 1}]}",
+       "taken", PP_EINPUT},
+      {"{\"stages\": [{\"compute_ms\": 1}], \"edges\": [{\"from\": 0, \"to\": "
+       "0, \"bytes\": 1}]}",
+       "itself", PP_EINPUT},
+      {"{\"stages\": [{\"compute_ms\": 1}], \"edges\": [{\"from\": 0, \"to\": "
+       "5, \"bytes\": 1}]}",
+       "out of range", PP_EINPUT},
+      {"{\"stages\": [{\"compute_ms\": 1}, {\"compute_ms\": 1}], \"edges\": "
+       "[{\"from\": 0, \"to\": \"zz\", \"bytes\": 1}]}",
+       "zz", PP_EINPUT},
+      {"{\"stages\": [{\"compute_ms\": 1}, {\"compute_ms\": 1}], \"edges\": "
+       "[{\"from\": 0, \"bytes\": 1}]}",
+       "edge 0", PP_EINPUT},
+      {"{\"stages\": [{\"compute_ms\": 1}, {\"compute_ms\": 1}], \"edges\": "
+       "[{\"from\": 0, \"to\": 1, \"bytes\": -5}]}",
+       "bytes", PP_EINPUT},
+      {"{\"stages\": [{\"compute_ms\": 1e999}]}", "sg.json", PP_EPARSE},
+  };
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    pp_stage_graph *g = NULL;
+    pp_status rc = pp_stage_graph_read_json(ctx, bad[i].text,
+                                            strlen(bad[i].text), "sg.json", &g);
+    if (rc == PP_OK || !strstr(pp_ctx_errmsg(ctx), bad[i].msg))
+      fail_msg("'%s': status %d, message: %s", bad[i].text, (int)rc,
+               pp_ctx_errmsg(ctx));
+    assert_null(g);
+    pp_ctx_clear_error(ctx);
+  }
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
+static void t_cli(void **state)
+{
+  char *out, *err, args[1024];
+  json_t *j;
+  int rc;
+  (void)state;
+  snprintf(args, sizeof args, "partition --model gpt2-amp --stages 4 -o %s",
+           tu_tmp("sg.json"));
+  assert_int_equal(tu_run(args, &out, &err), 0);
+  snprintf(args, sizeof args,
+           "map --stages %s --replicas 4 --cluster torus2d:4x4 --json",
+           tu_tmp("sg.json"));
+  rc = tu_run(args, &out, &err);
+  if (rc)
+    fail_msg("exit %d: %s", rc, err);
+  j = json_loads(out, 0, NULL);
+  assert_non_null(j);
+  assert_true(json_is_number(json_object_get(j, "objective")));
+  assert_true(json_is_number(json_object_get(j, "lower_bound")));
+  assert_true(json_is_boolean(json_object_get(j, "optimal")));
+  assert_int_equal(json_array_size(json_object_get(j, "mapping")), 4);
+  assert_int_equal(
+      json_array_size(json_array_get(json_object_get(j, "mapping"), 0)), 4);
+  assert_non_null(json_object_get(json_object_get(j, "search"), "nodes"));
+  json_decref(j);
+  snprintf(args, sizeof args,
+           "map --stages %s --replicas 5 --cluster torus2d:4x4",
+           tu_tmp("sg.json"));
+  rc = tu_run(args, &out, &err);
+  assert_int_equal(rc, 1);
+  assert_non_null(strstr(err, "16 devices"));
+  snprintf(args, sizeof args,
+           "map --stages %s --replicas 2 --cluster torus2d:4x4 --algorithm "
+           "best",
+           tu_tmp("sg.json"));
+  assert_int_equal(tu_run(args, &out, &err), 1);
+  assert_int_equal(
+      tu_run("map --stages /no/such.json --cluster torus2d:4x4", &out, &err),
+      1);
+  assert_non_null(strstr(err, "/no/such.json"));
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(t_exact_equal),   cmocka_unit_test(t_exact_mixed),
+      cmocka_unit_test(t_deterministic), cmocka_unit_test(t_bad_graphs),
+      cmocka_unit_test(t_cli),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
