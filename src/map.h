@@ -71,8 +71,10 @@ static inline double ppi_map_pair(const struct ppi_map *q, int32_t s, int32_t a,
 ** receives every stage replica's time. */
 PP_INTERNAL double ppi_map_value(const struct ppi_map *q, const int32_t *p,
                                  double *t);
-/* Eq. (8)/(9): a lower bound on every mapping's value. */
-PP_INTERNAL double ppi_map_lower_bound(const struct ppi_map *q);
+/* Eq. (8)/(9) per stage and device, tightened by a bottleneck assignment
+** (replicas need distinct devices): a lower bound on every mapping. */
+PP_INTERNAL double ppi_map_lower_bound(const pp_ctx *ctx,
+                                       const struct ppi_map *q);
 
 /* The exact search (map_search.c). */
 struct ppi_map_search {

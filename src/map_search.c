@@ -13,10 +13,15 @@
 ** threads (no shared mutable state: each owns its search; the context's
 ** allocator is used before they start and after they end), keeps the
 ** lowest target found feasible (its mapping's value becomes the upper
-** end) and the highest proved infeasible (the lower end).  A last search
-** just below the incumbent's value proves it optimal.  A search past the
-** time limit proves nothing: the result then carries the best mapping and
-** the best proved lower bound, and `optimal' is false.
+** end) and the highest proved infeasible (the lower end).  A round gets a
+** tenth of the time limit: a target it cannot settle proves nothing, but
+** the next round's targets are spread above it (towards the incumbent,
+** where feasible targets are settled fast and improve the mapping),
+** while the proved lower end stays where it was.  A last search just
+** below the incumbent's value, given all the time left, proves it
+** optimal.  A search past the time limit proves nothing: the result then
+** carries the best mapping and the best proved lower bound, and
+** `optimal' is false.
 **
 ** Inner level: depth-first assignment in a fixed order - replica by
 ** replica, each in breadth-first order of the stage graph, when
@@ -399,6 +404,98 @@ static void job_free(pp_ctx *ctx, struct job *j, const struct ppi_map *q)
   ppi_free(ctx, x->best, (size_t)q->n * sizeof *x->best);
 }
 
+/* The allreduce objective's achievable values in (lo, hi): a replica's
+** value is its compute on its device plus one ring pair's term of its
+** stage, so every mapping's value is some cu(s, d) + pair(s, B) with B
+** one of the bandwidths; sorted, without repeats.  *vals is NULL (and
+** the caller bisects on reals) when there would be more than `cap'. */
+static pp_status ar_values(pp_ctx *ctx, const struct ppi_map *q, double lo,
+                           double hi, double **vals, int32_t *nv, size_t *bytes)
+{
+  const size_t cap = (size_t)1 << 21;
+  size_t DD = (size_t)q->D * q->D, nb = 0, ncu, k, n = 0, i, j;
+  int32_t s, d;
+  double *bw, *cu, *out;
+  *vals = NULL;
+  *nv = 0;
+  *bytes = 0;
+  if (!(bw = ppi_alloc(ctx, DD * sizeof *bw)))
+    return PP_ENOMEM;
+  if (!(cu = ppi_alloc(ctx, (size_t)q->D * sizeof *cu))) {
+    ppi_free(ctx, bw, DD * sizeof *bw);
+    return PP_ENOMEM;
+  }
+  for (k = 0; k < DD; k++)
+    if (k / q->D != k % q->D)
+      bw[nb++] = q->B[k];
+  qsort(bw, nb, sizeof *bw, ppi_cmp_double);
+  for (i = j = 0; i < nb; i++)
+    if (!j || bw[i] != bw[j - 1])
+      bw[j++] = bw[i];
+  nb = j;
+  /* count first, so the list is allocated once */
+  for (s = 0; s < q->S; s++) {
+    for (d = 0; d < q->D; d++)
+      cu[d] = q->cu[(size_t)s * q->D + d];
+    qsort(cu, (size_t)q->D, sizeof *cu, ppi_cmp_double);
+    for (i = ncu = 0; i < (size_t)q->D; i++)
+      if (!ncu || cu[i] != cu[ncu - 1])
+        cu[ncu++] = cu[i];
+    n += ncu * (q->R > 1 && q->P[s] > 0 ? nb : 1);
+  }
+  if (n > cap || !(out = ppi_alloc(ctx, n * sizeof *out))) {
+    ppi_free(ctx, cu, (size_t)q->D * sizeof *cu);
+    ppi_free(ctx, bw, DD * sizeof *bw);
+    return n > cap ? PP_OK : PP_ENOMEM;
+  }
+  *bytes = n * sizeof *out;
+  for (s = 0, n = 0; s < q->S; s++) {
+    bool ring = q->R > 1 && q->P[s] > 0;
+    for (d = 0; d < q->D; d++)
+      cu[d] = q->cu[(size_t)s * q->D + d];
+    qsort(cu, (size_t)q->D, sizeof *cu, ppi_cmp_double);
+    for (i = ncu = 0; i < (size_t)q->D; i++)
+      if (!ncu || cu[i] != cu[ncu - 1])
+        cu[ncu++] = cu[i];
+    for (i = 0; i < ncu; i++)
+      for (j = 0; j < (ring ? nb : 1); j++) {
+        /* the same expression as ppi_map_pair, so the same double */
+        double v =
+            cu[i] + (ring ? 2.0 * (q->R - 1) / q->R * q->P[s] / (bw[j] * 1e6) +
+                                2.0 * (q->R - 1) * q->lat
+                          : 0);
+        if (v > lo && v < hi)
+          out[n++] = v;
+      }
+  }
+  qsort(out, n, sizeof *out, ppi_cmp_double);
+  for (i = j = 0; i < n; i++)
+    if (!j || out[i] != out[j - 1])
+      out[j++] = out[i];
+  *vals = out;
+  *nv = (int32_t)j;
+  ppi_free(ctx, cu, (size_t)q->D * sizeof *cu);
+  ppi_free(ctx, bw, DD * sizeof *bw);
+  return PP_OK;
+}
+
+/* The first index of the sorted vals[0:n] above x (or, with eq, at or
+** above x). */
+static int32_t first_over(const double *vals, int32_t n, double x, bool eq)
+{
+  int32_t lo = 0, hi = n;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    if (vals[mid] < x || (!eq && vals[mid] == x))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+#define above(v, n, x) first_over(v, n, x, false)
+#define below(v, n, x) first_over(v, n, x, true)
+
 pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
                         const int32_t *start, int32_t *p,
                         struct ppi_map_search *out)
@@ -406,15 +503,18 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
   int32_t T = out->threads < 1 ? 1 : out->threads > 16 ? 16 : out->threads;
   int32_t *order = NULL, *first_of = NULL, i;
   struct job *jobs = NULL;
-  double lo, hi, t0 = now_s(), deadline = t0 + out->time_limit;
-  bool done = false;
+  double lo, hi, t0 = now_s(), deadline = t0 + out->time_limit, wlo;
+  double *vals = NULL; /* the allreduce's achievable values (ar_values) */
+  int32_t nv = 0;
+  size_t vbytes = 0;
+  bool done = false, proved = false;
   pp_status rc = PP_OK;
 
   out->nodes = 0;
   out->timed_out = false;
   memcpy(p, start, (size_t)q->n * sizeof *p);
   hi = ppi_map_value(q, p, NULL);
-  lo = ppi_map_lower_bound(q);
+  lo = wlo = ppi_map_lower_bound(ctx, q);
   order = ppi_alloc(ctx, (size_t)q->n * sizeof *order);
   first_of = ppi_alloc(ctx, (size_t)q->R * sizeof *first_of);
   jobs = ppi_calloc(ctx, (size_t)T, sizeof *jobs);
@@ -427,24 +527,54 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
   for (i = 0; i < T; i++)
     if ((rc = job_alloc(ctx, &jobs[i], q, order, first_of)))
       goto out;
+  if (q->obj == MAP_AR &&
+      (rc = ar_values(ctx, q, lo * (1 - 1e-9), hi, &vals, &nv, &vbytes)))
+    goto out;
   while (!done) {
-    int32_t k = T, started = 0;
-    double target[16];
-    bool final = hi <= lo * (1 + 1e-9) || hi - lo < 1e-12;
-    if (now_s() > deadline) {
-      out->timed_out = true;
-      break;
+    int32_t k = T, started = 0, ia = 0, ib = 0, from_i = 0;
+    double target[16], from = lo > wlo ? lo : wlo, slice;
+    double t_now = now_s();
+    bool proof, unknown = false;
+    if (vals) { /* the achievable values still open: vals[ia:ib] */
+      ia = proved ? above(vals, nv, lo) : 0;
+      ib = below(vals, nv, hi);
+      from_i = wlo > lo ? above(vals, nv, wlo) : ia;
+      if (from_i < ia)
+        from_i = ia;
+      if (ia >= ib) { /* nothing achievable below the incumbent */
+        lo = hi;
+        done = true;
+        break;
+      }
+      proof = from_i >= ib;
+    } else {
+      proof =
+          hi <= lo * (1 + 1e-9) || hi - lo < 1e-12 || from >= hi * (1 - 1e-9);
     }
-    if (final) { /* prove the incumbent: nothing below it */
+    if (t_now > deadline)
+      break;
+    /* a round gets a tenth of the limit (the rest, at the end): a target
+    ** that cannot be settled in it moves the next round's targets up
+    ** towards the incumbent, where better mappings are found */
+    slice = out->time_limit / 10;
+    if (slice < deadline - t_now && deadline - t_now < 2 * slice)
+      slice = deadline - t_now;
+    if (proof) { /* prove the incumbent: nothing below it */
       k = 1;
-      target[0] = hi * (1 - 1e-12);
+      target[0] = vals ? vals[ib - 1] : hi * (1 - 1e-12);
+      slice = deadline - t_now;
+    } else if (vals) { /* the k-quantiles of the open values */
+      int32_t m = ib - from_i;
+      k = m < T ? m : T;
+      for (i = 0; i < k; i++)
+        target[i] = vals[from_i + (int32_t)((int64_t)m * (i + 1) / (k + 1))];
     } else {
       for (i = 0; i < k; i++)
-        target[i] = lo + (hi - lo) * (i + 1) / (k + 1);
+        target[i] = from + (hi - from) * (i + 1) / (k + 1);
     }
     for (i = 0; i < k; i++) {
       jobs[i].x.t = target[i];
-      jobs[i].x.deadline = deadline;
+      jobs[i].x.deadline = t_now + slice < deadline ? t_now + slice : deadline;
       if (k > 1 && pthread_create(&jobs[i].th, NULL, run_job, &jobs[i]) != 0)
         break;
       if (k == 1)
@@ -469,17 +599,23 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
       } else if (jobs[i].x.result == 0) {
         if (target[i] > lo)
           lo = target[i];
+        proved = true; /* no mapping at or below lo */
       } else {
-        out->timed_out = true;
+        unknown = true;
+        if (target[i] > wlo)
+          wlo = target[i];
       }
     }
-    if (final && jobs[0].x.result == 0) {
+    if (proof && jobs[0].x.result == 0) {
       lo = hi;
       done = true;
+    } else if (proof && jobs[0].x.result != 1) {
+      break; /* the proof did not finish in time */
     }
-    if (out->timed_out)
-      break;
+    if (!unknown)
+      wlo = lo;
   }
+  out->timed_out = !done;
 out:
   out->value = hi;
   out->lower = lo < hi ? lo : hi;
@@ -491,5 +627,6 @@ out:
   ppi_free(ctx, jobs, (size_t)T * sizeof *jobs);
   ppi_free(ctx, order, (size_t)q->n * sizeof *order);
   ppi_free(ctx, first_of, (size_t)q->R * sizeof *first_of);
+  ppi_free(ctx, vals, vbytes);
   return rc;
 }

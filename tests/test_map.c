@@ -212,7 +212,7 @@ static void near(double got, double want, const char *what, int iter)
 
 static pp_mapping *run(pp_ctx *ctx, const pp_stage_graph *g,
                        const pp_cluster *c, int R, int obj,
-                       pp_map_algorithm alg)
+                       pp_map_algorithm alg, int threads)
 {
   pp_map_params p;
   pp_mapping *m = NULL;
@@ -221,6 +221,7 @@ static pp_mapping *run(pp_ctx *ctx, const pp_stage_graph *g,
   p.objective = (pp_map_objective)obj;
   p.algorithm = alg;
   p.samples = 300;
+  p.threads = threads;
   if (pp_map(ctx, g, c, &p, &m) != PP_OK)
     fail_msg("map: %s", pp_ctx_errmsg(ctx));
   return m;
@@ -244,7 +245,9 @@ static void check(bool mixed, uint64_t seed, int n_iter)
       double want = brute(&x, obj);
       int alg;
       for (alg = 0; alg <= 5; alg++) {
-        pp_mapping *m = run(ctx, g, c, x.R, obj, (pp_map_algorithm)alg);
+        /* the exact search on 1, 2 or 3 threads */
+        pp_mapping *m =
+            run(ctx, g, c, x.R, obj, (pp_map_algorithm)alg, 1 + iter % 3);
         pp_map_summary sum;
         int p[MAXD][MAXS], s, r;
         bool used[MAXD] = {false};
@@ -308,7 +311,7 @@ static void t_deterministic(void **state)
   for (alg = 0; alg <= 5; alg++) {
     int first[MAXD * MAXS], s, r;
     for (k = 0; k < 2; k++) {
-      pp_mapping *m = run(ctx, g, c, x.R, 3, (pp_map_algorithm)alg);
+      pp_mapping *m = run(ctx, g, c, x.R, 3, (pp_map_algorithm)alg, 2);
       for (s = 0; s < x.S; s++)
         for (r = 0; r < x.R; r++) {
           int d = pp_mapping_device(m, s, r);
