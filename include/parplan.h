@@ -802,6 +802,10 @@ typedef struct pp_part_params {
   pp_part_method method;       /* default PP_PART_OPTIMAL */
   int32_t stages;              /* S (madpipe: processors P); required */
   int32_t replicas;            /* R replicas of every stage; default 1 */
+  int32_t tp;                  /* tensor-parallel degree: times, sizes and
+                                  transfers per rank; default 1 */
+  int recompute;               /* activation recomputation: one more
+                                  forward, the stage input kept; 0 */
   double bandwidth_gbps;       /* flat network (no devices); default 10 */
   double latency_us;           /* flat network; default 0 */
   const pp_cluster *cluster;   /* with devices: the positions */
@@ -981,6 +985,93 @@ int32_t pp_mapping_device(const pp_mapping *m, int32_t s, int32_t r);
 /** \brief The time of replica r of stage s under the objective. */
 double pp_mapping_time(const pp_mapping *m, int32_t s, int32_t r);
 pp_status pp_mapping_write(pp_ctx *ctx, const pp_mapping *m, int json, FILE *f);
+
+/* ====================================================================
+** The planner (paper 002 3; docs/PLANNER.md): search every parallel
+** dimension - the devices used, pipeline, data and tensor-parallel
+** degrees, micro-batch size, schedule, recomputation - partition and
+** place each point, price it, keep the best K that fit in memory, and
+** rank them by the simulator.
+*/
+
+/** rief Progress: done in [0, 1].  Return nonzero to stop the search
+** (it then fails with PP_ECANCELED).  Called from the calling thread. */
+typedef int (*pp_progress_fn)(void *ud, double done);
+
+typedef struct pp_search_params {
+  int64_t global_batch;    /* samples per iteration; required, > 0 */
+  int32_t top_k;           /* plans kept and simulated; default 5 */
+  double time_limit_s;     /* the whole search; default 60 */
+  int32_t threads;         /* default 2; > 1 calls the context's
+                              allocator from several threads */
+  pp_optimizer optimizer;  /* default PP_OPT_ADAM_MIXED */
+  int64_t reserve_bytes;   /* per device; default 0 */
+  pp_allreduce allreduce;  /* default PP_AR_AUTO */
+  unsigned schedules;      /* bit 1 << pp_schedule per schedule tried;
+                              default all three */
+  int recompute;           /* -1 (default): with and without; 0; 1 */
+  int subsets;             /* 1 (default): also leave devices idle (a
+                              type, or the slowest, unused) */
+  int32_t max_tp;          /* 0 (default): min(8, devices of a node) */
+  int32_t max_micro_batch; /* 0 (default): no limit */
+  double map_time_s;       /* exact mapping of each kept plan (tp 1);
+                              default 1; 0: Megatron's order only */
+  int simulate;            /* 1 (default): rank the kept plans by the
+                              simulator; 0: by the estimate */
+  pp_progress_fn progress; /* NULL: none */
+  void *progress_ud;
+} pp_search_params;
+void pp_search_params_init(pp_search_params *p);
+
+typedef struct pp_search pp_search;
+
+/** rief Plan m on c.  "Nothing fits in memory" is a result: no plan
+** is kept (nplans 0), and the summary names the closest point. */
+pp_status pp_plan_search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
+                         const pp_search_params *p, pp_search **out);
+void pp_search_destroy(pp_search *s);
+
+typedef struct pp_search_summary {
+  int64_t points;        /* enumerated */
+  int64_t pruned;        /* by the lower bound, before partitioning */
+  int64_t evaluated;     /* partitioned and priced */
+  int64_t fitting;       /* of which fit in memory */
+  int32_t nplans;        /* kept, best first */
+  double lower_bound_ms; /* no plan of the space can be faster */
+  double seconds;
+  int timed_out;          /* the time limit stopped the enumeration */
+  int32_t closest_device; /* nothing fits: the worst device of the
+                             closest point, what it needs and has */
+  double closest_need_bytes, closest_capacity_bytes;
+  pp_cost_params cost; /* how the plans were priced */
+  int64_t global_batch;
+} pp_search_summary;
+pp_status pp_search_get_summary(const pp_search *s, pp_search_summary *out);
+
+typedef struct pp_search_plan {
+  int32_t devices; /* used */
+  int32_t pp, dp, tp, micro_batch;
+  int64_t gas; /* micro-batches per replica */
+  pp_schedule schedule;
+  int recompute;
+  double estimate_ms;    /* analytic iteration time */
+  double simulated_ms;   /* 0: not simulated */
+  double lower_bound_ms; /* at its tp, micro-batch and recomputation */
+  double throughput;     /* samples per second (simulated if run) */
+  double bubble;         /* share of the iteration a device idles */
+  int mapped;            /* placed by the exact mapper (else in
+                            Megatron's rank order) */
+  double peak_share;     /* highest device memory / capacity */
+} pp_search_plan;
+pp_status pp_search_plan_get(const pp_search *s, int32_t i,
+                             pp_search_plan *out);
+/** rief The i-th plan (best first), owned by s. */
+const pp_plan *pp_search_plan_at(const pp_search *s, int32_t i);
+/** rief The report: the best plan's degrees, stages, devices, memory,
+** times and gap to the lower bound, then the others in a table; or JSON
+** (docs/FORMATS.md, "plan --json"). */
+pp_status pp_search_write(pp_ctx *ctx, const pp_search *s, const pp_model *m,
+                          const pp_cluster *c, int json, FILE *f);
 
 #ifdef __cplusplus
 }

@@ -58,13 +58,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now_s(void)
-{
-  struct timespec ts;
-  timespec_get(&ts, TIME_UTC);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 struct cand {
   double key;
   int32_t d;
@@ -262,7 +255,7 @@ static int dfs(struct srch *x, int32_t k)
     memcpy(x->best, x->p, (size_t)q->n * sizeof *x->p);
     return 1;
   }
-  if ((++x->nodes & 4095) == 0 && now_s() > x->deadline)
+  if ((++x->nodes & 4095) == 0 && ppi_now_s() > x->deadline)
     return -1;
   v = x->order[k];
   cd = x->cands + (size_t)k * D;
@@ -503,7 +496,7 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
   int32_t T = out->threads < 1 ? 1 : out->threads > 16 ? 16 : out->threads;
   int32_t *order = NULL, *first_of = NULL, i;
   struct job *jobs = NULL;
-  double lo, hi, t0 = now_s(), deadline = t0 + out->time_limit, wlo;
+  double lo, hi, t0 = ppi_now_s(), deadline = t0 + out->time_limit, wlo;
   double *vals = NULL; /* the allreduce's achievable values (ar_values) */
   int32_t nv = 0;
   size_t vbytes = 0;
@@ -533,7 +526,7 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
   while (!done) {
     int32_t k = T, started = 0, ia = 0, ib = 0, from_i = 0;
     double target[16], from = lo > wlo ? lo : wlo, slice;
-    double t_now = now_s();
+    double t_now = ppi_now_s();
     bool proof, unknown = false;
     if (vals) { /* the achievable values still open: vals[ia:ib] */
       ia = proved ? above(vals, nv, lo) : 0;
@@ -620,7 +613,7 @@ out:
   out->value = hi;
   out->lower = lo < hi ? lo : hi;
   out->optimal = done;
-  out->seconds = now_s() - t0;
+  out->seconds = ppi_now_s() - t0;
   if (jobs)
     for (i = 0; i < T; i++)
       job_free(ctx, &jobs[i], q);

@@ -68,6 +68,7 @@ void pp_part_params_init(pp_part_params *p)
   p->objective = PP_OBJ_MINMAX;
   p->method = PP_PART_OPTIMAL;
   p->replicas = 1;
+  p->tp = 1;
   p->bandwidth_gbps = 10;
   p->gas = 1;
   p->schedule = PP_SCHED_1F1B;
@@ -182,8 +183,8 @@ static pp_status check_params(pp_ctx *ctx, const pp_model *m, int32_t L,
     return ppi_fail(ctx, PP_EINPUT, "partition: %d stages; at least 1", (int)P);
   if (p->objective != PP_OBJ_MADPIPE && P > L &&
       !(p->objective == PP_OBJ_MINMAX && p->method == PP_PART_OPTIMAL &&
-        !p->devices && !p->layer_level && !pp_model_is_chain(m) &&
-        P <= pp_model_nop(m)))
+        !p->devices && !p->layer_level && p->tp == 1 && !p->recompute &&
+        !pp_model_is_chain(m) && P <= pp_model_nop(m)))
     return ppi_fail(ctx, PP_EINPUT,
                     "partition: %d stages for the %d layers of model '%s' "
                     "(its chain view); at most one stage per layer",
@@ -191,6 +192,14 @@ static pp_status check_params(pp_ctx *ctx, const pp_model *m, int32_t L,
   if (p->replicas < 1 || p->replicas > PP_MAX_DEVICES)
     return ppi_fail(ctx, PP_EINPUT, "partition: %d replicas; 1 to %d",
                     (int)p->replicas, PP_MAX_DEVICES);
+  if (p->tp < 1 || p->tp > 1024)
+    return ppi_fail(ctx, PP_EINPUT,
+                    "partition: tensor-parallel degree %d; 1 to 1024",
+                    (int)p->tp);
+  if (p->recompute && p->objective == PP_OBJ_MADPIPE)
+    return ppi_fail(ctx, PP_EINPUT,
+                    "partition: madpipe's schedules keep every activation; "
+                    "it does not model recomputation");
   if (!(p->bandwidth_gbps > 0) || !isfinite(p->bandwidth_gbps))
     return ppi_fail(ctx, PP_EINPUT,
                     "partition: bandwidth %g GB/s must be positive and finite",
@@ -275,6 +284,7 @@ static pp_status build_chain(pp_ctx *ctx, struct ppi_arena *ar,
   c->fac = pp_optimizer_factor(p->optimizer);
   c->reserve = (double)p->reserve_bytes;
   c->allreduce = p->allreduce;
+  c->recompute = p->recompute;
   if (!ANEW(c->prof, npos) || !ANEW(types, npos) || !ANEW(c->bw, npos) ||
       !ANEW(c->mem, npos) || !ANEW(c->nf, npos) || !ANEW(c->ar_a, npos) ||
       !ANEW(c->ar_b, npos) || !ANEW(c->pp, L + 1) || !ANEW(c->sp, L + 1) ||
@@ -302,10 +312,10 @@ static pp_status build_chain(pp_ctx *ctx, struct ppi_arena *ar,
     }
     for (l = 0; l < L; l++) {
       pp_op_time t;
-      if ((rc = pp_model_op_time(v, l, &key, 1, mbs, &t)))
+      if ((rc = pp_model_op_time(v, l, &key, p->tp, mbs, &t)))
         return rc;
       *est |= t.est;
-      w[l + 1] = w[l] + t.fwd_ms + t.bwd_ms;
+      w[l + 1] = w[l] + t.fwd_ms + t.bwd_ms + (p->recompute ? t.fwd_ms : 0);
       f[l + 1] = f[l] + t.fwd_ms;
     }
   }
@@ -313,7 +323,7 @@ static pp_status build_chain(pp_ctx *ctx, struct ppi_arena *ar,
     pp_op_sizes z;
     const int32_t *oe;
     int32_t n, k;
-    if ((rc = pp_model_op_sizes(v, l, 1, mbs, &z)))
+    if ((rc = pp_model_op_sizes(v, l, p->tp, mbs, &z)))
       return rc;
     *est |= z.est;
     c->pp[l + 1] = c->pp[l] + z.param_bytes;
@@ -324,7 +334,7 @@ static pp_status build_chain(pp_ctx *ctx, struct ppi_arena *ar,
       int64_t bytes;
       pp_model_edge(v, oe[k], &a, &b, &bytes);
       if (b == l + 1)
-        c->cut[l] = (double)bytes * scale;
+        c->cut[l] = (double)bytes * scale / p->tp; /* per rank */
     }
   }
   c->lat_ms =
@@ -357,13 +367,6 @@ static pp_status build_chain(pp_ctx *ctx, struct ppi_arena *ar,
 }
 
 /* ---- the result ------------------------------------------------------- */
-
-static double now_s(void)
-{
-  struct timespec ts;
-  timespec_get(&ts, TIME_UTC);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Fill pt from a partition first[0..S] of chain c of view v of model m;
 ** proc/special per stage (NULL: stage s on position s). */
@@ -403,9 +406,7 @@ static pp_status fill(pp_ctx *ctx, struct pp_partition *pt,
                  (j < c->L - 1 ? ppi_ch_comm(c, pos, j) : 0);
     x->param_bytes = c->pp[j + 1] - c->pp[i];
     x->in_flight = inflight ? inflight[s] : (int32_t)c->nf[pos];
-    x->memory_bytes =
-        c->fac * x->param_bytes + x->in_flight * (c->sp[j + 1] - c->sp[i]) +
-        2 * ((i > 0 ? c->cut[i - 1] : 0) + c->cut[j]) + c->reserve;
+    x->memory_bytes = ppi_ch_mem_g(c, i, j, x->in_flight);
     x->memory_limit_bytes = c->mem[pos];
   }
   pt->op_off[S] = n;
@@ -637,7 +638,7 @@ static pp_status periodic(pp_ctx *ctx, struct pp_partition *pt,
 {
   struct ppi_madpipe r;
   int32_t P = p->stages, s;
-  double t0 = now_s(), *load;
+  double t0 = ppi_now_s(), *load;
   pp_status rc;
 
   if (p->method == PP_PART_PIPEDREAM_STAR)
@@ -645,7 +646,7 @@ static pp_status periodic(pp_ctx *ctx, struct pp_partition *pt,
   else
     rc = ppi_part_madpipe(ctx, tmp, c, P, p->iterations, p->time_limit_s,
                           p->max_nodes, &r);
-  pt->sum.seconds = now_s() - t0;
+  pt->sum.seconds = ppi_now_s() - t0;
   if (rc == PP_EINPUT) {
     /* nothing fits: PipeDream's partition with one activation each, the
     ** least any schedule keeps, names the stage that overflows */
@@ -880,7 +881,7 @@ static pp_status dagflow(pp_ctx *ctx, struct pp_partition *pt,
   struct ppi_dag g, h;
   int32_t n = pp_model_nop(m), S = p->stages, K, k, v, s, *of, *hstage,
           *stage_of, moves = 0;
-  double obj, t0 = now_s(), *scr;
+  double obj, t0 = ppi_now_s(), *scr;
   bool mem = false, done = false, clustered;
   pp_status rc;
 
@@ -979,7 +980,7 @@ static pp_status dagflow(pp_ctx *ctx, struct pp_partition *pt,
   if (p->refine_steps > 0 &&
       (rc = ppi_dag_refine(ctx, &g, p->refine_steps, mem, stage_of, &moves)))
     return rc;
-  pt->sum.seconds = now_s() - t0;
+  pt->sum.seconds = ppi_now_s() - t0;
   pt->sum.dag_ops = n;
   pt->sum.dag_clusters = k;
   pt->sum.dag_moves = moves;
@@ -1083,12 +1084,13 @@ pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
     goto periodic_done;
   }
   if (p->objective == PP_OBJ_MINMAX && p->method == PP_PART_OPTIMAL &&
-      !p->devices && !p->layer_level && !pp_model_is_chain(m)) {
+      !p->devices && !p->layer_level && p->tp == 1 && !p->recompute &&
+      !pp_model_is_chain(m)) {
     pt->sum.fits = 1;
     rc = dagflow(ctx, pt, m, v, p, &c, mbs, &tmp);
     goto periodic_done;
   }
-  t0 = now_s();
+  t0 = ppi_now_s();
   {
     bool mem = false;
     for (s = 0; s < S; s++)
@@ -1134,7 +1136,7 @@ pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
     default: rc = ppi_fail(ctx, PP_EINVAL, "partition: unknown method");
     }
   }
-  pt->sum.seconds = now_s() - t0;
+  pt->sum.seconds = ppi_now_s() - t0;
   if (rc)
     goto done;
   if ((rc = fill(ctx, pt, &c, m, v, first, S, NULL, NULL, NULL)))

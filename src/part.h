@@ -39,6 +39,7 @@ struct ppi_chain {
   /* AMP's allreduce term of position s: ar_a[s] x params + ar_b[s] */
   double *ar_a, *ar_b;
   int allreduce;
+  int recompute; /* activations: the stage input kept, one re-forward */
 };
 
 /* Compute (fwd + bwd) of layers i..j on position s. */
@@ -58,14 +59,15 @@ static inline double ppi_ch_comm(const struct ppi_chain *c, int32_t s,
   return n > 0 && c->bw[s] < INFINITY ? c->lat_ms + n / (c->bw[s] * 1e6) : 0;
 }
 
-/* Memory of layers i..j on position s: parameters x factor, in-flight x
-** saved activations, send/receive buffers of both boundaries, reserve. */
-static inline double ppi_ch_mem(const struct ppi_chain *c, int32_t s, int32_t i,
-                                int32_t j)
+/* Activations of layers i..j with g micro-batches in flight: their saved
+** bytes each, or with recomputation their input each plus one
+** micro-batch's saved bytes (the re-forward; docs/COST_MODEL.md). */
+static inline double ppi_ch_act(const struct ppi_chain *c, int32_t i, int32_t j,
+                                double g)
 {
-  double in = i > 0 ? c->cut[i - 1] : 0, out = c->cut[j];
-  return c->fac * (c->pp[j + 1] - c->pp[i]) +
-         c->nf[s] * (c->sp[j + 1] - c->sp[i]) + 2 * (in + out) + c->reserve;
+  double in = i > 0 ? c->cut[i - 1] : 0;
+  return c->recompute ? g * in + (c->sp[j + 1] - c->sp[i])
+                      : g * (c->sp[j + 1] - c->sp[i]);
 }
 
 /* The same with g in-flight micro-batches instead of the position's. */
@@ -73,8 +75,16 @@ static inline double ppi_ch_mem_g(const struct ppi_chain *c, int32_t i,
                                   int32_t j, double g)
 {
   double in = i > 0 ? c->cut[i - 1] : 0, out = c->cut[j];
-  return c->fac * (c->pp[j + 1] - c->pp[i]) + g * (c->sp[j + 1] - c->sp[i]) +
+  return c->fac * (c->pp[j + 1] - c->pp[i]) + ppi_ch_act(c, i, j, g) +
          2 * (in + out) + c->reserve;
+}
+
+/* Memory of layers i..j on position s: parameters x factor, in-flight
+** activations, send/receive buffers of both boundaries, reserve. */
+static inline double ppi_ch_mem(const struct ppi_chain *c, int32_t s, int32_t i,
+                                int32_t j)
+{
+  return ppi_ch_mem_g(c, i, j, c->nf[s]);
 }
 
 /* The min-max stage time (paper 001 Eq. 3): compute plus both boundary

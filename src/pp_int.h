@@ -169,6 +169,8 @@ struct ppi_rng {
 };
 PP_INTERNAL void ppi_rng_seed(struct ppi_rng *r, uint64_t seed);
 PP_INTERNAL uint64_t ppi_rng_next(struct ppi_rng *r);
+/* Wall-clock seconds (time limits and reported times). */
+PP_INTERNAL double ppi_now_s(void);
 /* Uniform in [0, 1). */
 PP_INTERNAL double ppi_rng_unit(struct ppi_rng *r);
 /* Uniform in [0, n), n > 0, without modulo bias. */

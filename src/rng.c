@@ -2,9 +2,12 @@
 /*
 ** xoshiro256** (Blackman and Vigna, 2018) seeded through splitmix64.
 ** The state lives in the caller's struct: no global state, so equal
-** seeds give equal streams on every platform.
+** seeds give equal streams on every platform.  Also the wall clock that
+** time limits read (never a source of randomness).
 */
 #include "pp_int.h"
+
+#include <time.h>
 
 static uint64_t splitmix64(uint64_t *x)
 {
@@ -53,4 +56,11 @@ uint64_t ppi_rng_below(struct ppi_rng *r, uint64_t n)
     x = ppi_rng_next(r);
   while (x >= limit);
   return x % n;
+}
+
+double ppi_now_s(void)
+{
+  struct timespec ts;
+  timespec_get(&ts, TIME_UTC);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }

@@ -9,22 +9,30 @@
 */
 #include "parplan.h"
 
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DEFAULT_MODEL "gpt2-amp"
 #define DEFAULT_CLUSTER "amp-het-cluster"
+#define DEFAULT_BATCH 32 /* AMP's GPT-2 experiments (data/amp) */
 
 static const char *usage_text =
     "usage: parplan [COMMAND] [OPTIONS]\n"
     "\n"
-    "With no command, describe the built-in default: the model " DEFAULT_MODEL
-    " on\nthe cluster " DEFAULT_CLUSTER ".\n"
+    "With no command, plan the built-in default: the model " DEFAULT_MODEL
+    " on the\ncluster " DEFAULT_CLUSTER ", global batch 32 (parplan plan).\n"
     "\n"
     "commands:\n"
+    "  plan --model M --cluster C --batch GBS [--top K] [--time-limit S]\n"
+    "       [-o plan.json] [--trace trace.json]\n"
+    "               the best plan: devices, pipeline, data and tensor\n"
+    "               parallel degrees, micro-batch, schedule, recomputation\n"
+    "  describe     describe the default model and cluster\n"
     "  model SPEC   describe a model: a model JSON or PipeDream graph.txt "
     "file,\n"
     "               a built-in name, or transformer:KEY=VALUE,...\n"
@@ -89,6 +97,18 @@ static const char *usage_text =
     "  --refine-steps I  refinement moves at most (default 1000)\n"
     "  --exact       the DP over every down-set, no clustering\n"
     "  --layer-level partition the chain view instead\n"
+    "plan options:\n"
+    "  --batch GBS   global batch in samples (required but for the default)\n"
+    "  --top K       plans kept, simulated and listed (default 5)\n"
+    "  --time-limit S  the whole search (default 60)\n"
+    "  --threads N   (default 2)\n"
+    "  --schedule gpipe|1f1b|1f1b-star   try only this schedule\n"
+    "  --recompute on|off|both   (default both)\n"
+    "  --max-tp N, --max-micro-batch N   bound the search\n"
+    "  --all-devices use every device (no idle subsets)\n"
+    "  --map-time S  exact mapping per kept plan (default 1; 0: off)\n"
+    "  --no-simulate rank by the estimate only\n"
+    "  --optimizer, --reserve-gb, --allreduce   as for evaluate\n"
     "  -h, --help    this text;  --version  the version\n"
     "\n"
     "exit status: 0 success, 1 bad input or usage, 2 internal error,\n"
@@ -102,8 +122,10 @@ struct opts {
   pp_cost_params cp;
   pp_part_params pp;
   pp_map_params mp;
+  pp_search_params sp;
   const char *stages_file;
   double memory_gb;
+  bool schedule_set, optimizer_set;
 };
 
 static int fail(pp_ctx *ctx, pp_status rc)
@@ -175,6 +197,7 @@ static int parse_part(struct opts *o, const char *a, const char *v)
     if (inum(a, v, 1, 16, &n))
       return 1;
     o->mp.threads = (int32_t)n;
+    o->sp.threads = (int32_t)n;
   } else if (!strcmp(a, "--samples")) {
     if (inum(a, v, 1, 1LL << 40, &n))
       return 1;
@@ -233,6 +256,7 @@ static int parse_part(struct opts *o, const char *a, const char *v)
       return 1;
     p->time_limit_s = x;
     o->mp.time_limit_s = x;
+    o->sp.time_limit_s = x;
   } else if (!strcmp(a, "--objective")) {
     if (pp_part_objective_parse(v, &p->objective))
       return usage_error("--objective is minmax, amp or madpipe, not '%s'", v);
@@ -244,11 +268,42 @@ static int parse_part(struct opts *o, const char *a, const char *v)
   } else if (!strcmp(a, "--schedule")) {
     if (pp_schedule_parse(v, &p->schedule))
       return usage_error("--schedule is gpipe, 1f1b or 1f1b-star, not '%s'", v);
+    o->schedule_set = true;
   } else if (!strcmp(a, "--optimizer")) {
     if (pp_optimizer_parse(v, &p->optimizer))
       return usage_error("--optimizer is sgd, adam, adam-mixed or 2bw, not "
                          "'%s'",
                          v);
+    o->sp.optimizer = p->optimizer;
+  } else if (!strcmp(a, "--batch")) {
+    if (inum(a, v, 1, 1LL << 40, &n))
+      return 1;
+    o->sp.global_batch = n;
+  } else if (!strcmp(a, "--top")) {
+    if (inum(a, v, 1, 1000, &n))
+      return 1;
+    o->sp.top_k = (int32_t)n;
+  } else if (!strcmp(a, "--max-tp")) {
+    if (inum(a, v, 1, 1024, &n))
+      return 1;
+    o->sp.max_tp = (int32_t)n;
+  } else if (!strcmp(a, "--max-micro-batch")) {
+    if (inum(a, v, 1, 1 << 30, &n))
+      return 1;
+    o->sp.max_micro_batch = (int32_t)n;
+  } else if (!strcmp(a, "--map-time")) {
+    if (num(a, v, 0, 1e6, &x))
+      return 1;
+    o->sp.map_time_s = x;
+  } else if (!strcmp(a, "--recompute")) {
+    if (!strcmp(v, "on"))
+      o->sp.recompute = 1;
+    else if (!strcmp(v, "off"))
+      o->sp.recompute = 0;
+    else if (!strcmp(v, "both"))
+      o->sp.recompute = -1;
+    else
+      return usage_error("--recompute is on, off or both, not '%s'", v);
   } else if (!strcmp(a, "--devices"))
     o->devices = v;
   return 0;
@@ -339,6 +394,12 @@ static int parse(int argc, char **argv, struct opts *o)
                                             "--algorithm",
                                             "--threads",
                                             "--samples",
+                                            "--batch",
+                                            "--top",
+                                            "--max-tp",
+                                            "--max-micro-batch",
+                                            "--map-time",
+                                            "--recompute",
                                             NULL};
   int kp;
   int i, k, ret;
@@ -348,6 +409,7 @@ static int parse(int argc, char **argv, struct opts *o)
   pp_cost_params_init(&o->cp);
   pp_part_params_init(&o->pp);
   pp_map_params_init(&o->mp);
+  pp_search_params_init(&o->sp);
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
     for (k = 0; valued[k] && strcmp(a, valued[k]); k++)
@@ -374,6 +436,10 @@ static int parse(int argc, char **argv, struct opts *o)
       o->pp.exact = 1;
     else if (!strcmp(a, "--layer-level"))
       o->pp.layer_level = 1;
+    else if (!strcmp(a, "--all-devices"))
+      o->sp.subsets = 0;
+    else if (!strcmp(a, "--no-simulate"))
+      o->sp.simulate = 0;
     else if (part_valued[kp]) {
       if (i + 1 >= argc)
         return usage_error("%s needs a value", a);
@@ -687,8 +753,82 @@ static int cmd_map(pp_ctx *ctx, const struct opts *o)
   return ret;
 }
 
-/* The default job: describe the default model and cluster and how the
-** model's profiles apply to each device type. */
+/* A progress bar on stderr, only when it is a terminal. */
+static int progress_bar(void *ud, double done)
+{
+  int i, n = (int)(done * 40 + 0.5);
+  (void)ud;
+  fputs("\rplanning [", stderr);
+  for (i = 0; i < 40; i++)
+    fputc(i < n ? '#' : ' ', stderr);
+  fprintf(stderr, "] %3d%%", (int)(done * 100 + 0.5));
+  if (done >= 1)
+    fputs("\r                                                      \r", stderr);
+  fflush(stderr);
+  return 0;
+}
+
+static int cmd_plan(pp_ctx *ctx, const struct opts *o, bool dflt)
+{
+  pp_model *m = NULL;
+  pp_cluster *c = NULL;
+  pp_search *sr = NULL;
+  pp_search_params sp = o->sp;
+  pp_search_summary sum;
+  pp_status rc;
+  int ret = 0;
+  const char *model = o->model, *cluster = o->cluster;
+  if (dflt) {
+    model = model ? model : DEFAULT_MODEL;
+    cluster = cluster ? cluster : DEFAULT_CLUSTER;
+    if (!sp.global_batch)
+      sp.global_batch = DEFAULT_BATCH;
+  }
+  if (!model || !cluster || !sp.global_batch)
+    return usage_error("%s", "plan needs --model M --cluster C --batch GBS");
+  if (o->spec)
+    return usage_error("plan takes no argument '%s'", o->spec);
+  if (o->schedule_set)
+    sp.schedules = 1u << o->pp.schedule;
+  sp.reserve_bytes = o->cp.reserve_bytes;
+  sp.allreduce = o->cp.allreduce;
+  if (isatty(2))
+    sp.progress = progress_bar;
+  if ((rc = pp_model_load(ctx, model, &m)) ||
+      (rc = pp_cluster_load(ctx, cluster, &c)) ||
+      (rc = pp_plan_search(ctx, m, c, &sp, &sr)) ||
+      (rc = pp_search_write(ctx, sr, m, c, o->json, stdout))) {
+    ret = fail(ctx, rc);
+    goto done;
+  }
+  pp_search_get_summary(sr, &sum);
+  if (!sum.nplans) {
+    ret = 3;
+    goto done;
+  }
+  if (o->out &&
+      (rc = pp_plan_write(ctx, pp_search_plan_at(sr, 0), o->out, NULL))) {
+    ret = fail(ctx, rc);
+    goto done;
+  }
+  if (o->trace) {
+    pp_sim *sim = NULL;
+    pp_cost_params cp = sum.cost;
+    cp.record = 1;
+    if ((rc = pp_simulate(ctx, pp_search_plan_at(sr, 0), m, c, &cp, &sim)) ||
+        (rc = pp_sim_write_trace(ctx, sim, o->trace, NULL)))
+      ret = fail(ctx, rc);
+    pp_sim_destroy(sim);
+  }
+done:
+  pp_search_destroy(sr);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  return ret;
+}
+
+/* Describe the default model and cluster and how the model's profiles
+** apply to each device type. */
 static int cmd_default(pp_ctx *ctx, const struct opts *o)
 {
   pp_model *m = NULL;
@@ -702,8 +842,7 @@ static int cmd_default(pp_ctx *ctx, const struct opts *o)
     return fail(ctx, rc);
   }
   if (!o->json)
-    printf("parplan %s: the built-in default (planning arrives with "
-           "'parplan plan').\n\n",
+    printf("parplan %s: the built-in default model and cluster.\n\n",
            pp_version());
   else
     printf("{\"model\":\n");
@@ -758,6 +897,10 @@ int main(int argc, char **argv)
   if ((rc = pp_ctx_create(&cp, &ctx)))
     return fail(NULL, rc);
   if (!o.cmd)
+    ret = cmd_plan(ctx, &o, true);
+  else if (!strcmp(o.cmd, "plan"))
+    ret = cmd_plan(ctx, &o, false);
+  else if (!strcmp(o.cmd, "describe"))
     ret = cmd_default(ctx, &o);
   else if (!strcmp(o.cmd, "model"))
     ret = cmd_model(ctx, &o);
