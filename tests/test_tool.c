@@ -154,8 +154,14 @@ static void expect_usage_failure(struct run *r, const char *want)
 
 static void test_default(void **state)
 {
-  struct run r = run("%s", "");
+  struct run r = run("%s", ""); /* the default job: plan the default */
   (void)state;
+  assert_int_equal(r.rc, 0);
+  expect_contains(r.out, "plan for gpt2-amp on amp-het-cluster");
+  expect_contains(r.out, "best:");
+  assert_string_equal(r.err, "");
+  run_free(&r);
+  r = run("%s", "describe");
   assert_int_equal(r.rc, 0);
   expect_contains(r.out, "gpt2-amp");
   expect_contains(r.out, "amp-het-cluster");
@@ -172,6 +178,13 @@ static void test_default_json(void **state)
   struct run r = run("--json");
   json_t *j, *m, *c;
   (void)state;
+  assert_int_equal(r.rc, 0);
+  j = parse_json(r.out);
+  assert_string_equal(jstr(j, "model"), "gpt2-amp");
+  assert_true(json_array_size(json_object_get(j, "plans")) >= 1);
+  json_decref(j);
+  run_free(&r);
+  r = run("describe --json");
   assert_int_equal(r.rc, 0);
   j = parse_json(r.out);
   m = json_object_get(j, "model");

@@ -2,15 +2,20 @@
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void *tu_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
+/* One lock for every counting allocator: the planner calls it from
+** several threads. */
+static pthread_mutex_t tu_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *tu_allocf_locked(struct tu_alloc *a, void *ptr, size_t osize,
+                              size_t nsize)
 {
-  struct tu_alloc *a = ud;
   if (nsize == 0) {
     if (ptr) {
       a->live--;
@@ -31,6 +36,15 @@ static void *tu_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
     a->bytes += nsize - (ptr ? osize : 0);
     return p;
   }
+}
+
+static void *tu_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  void *p;
+  pthread_mutex_lock(&tu_lock);
+  p = tu_allocf_locked(ud, ptr, osize, nsize);
+  pthread_mutex_unlock(&tu_lock);
+  return p;
 }
 
 pp_ctx *tu_ctx(struct tu_alloc *a)

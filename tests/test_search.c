@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The planner (pp_plan_search): on small clusters and short chains its
+** best plan equals an exhaustive enumeration of the same space (device
+** sets, tp, pp, dp, micro-batch sizes, schedules, recomputation, every
+** contiguous partition) under the same cost model; every plan it
+** returns passes the checker and fits in memory; the same inputs give
+** the same plans on 1, 2 and 3 threads; nothing fitting is a result;
+** bad parameters are refused; the command works.
+*/
+#define _POSIX_C_SOURCE 200809L
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rnd(uint64_t *s)
+{
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+/* A cluster of nodes x per devices; with mixed, node 0 is of type "slow"
+** (speed 1) and the others "fast" (speed 2); links inside a node intra
+** GB/s, between nodes inter. */
+static pp_cluster *cluster(pp_ctx *ctx, int nodes, int per, bool mixed,
+                           double mem_gib, double intra, double inter)
+{
+  char buf[8192];
+  int n = nodes * per, i, j, k = 0;
+  pp_cluster *c = NULL;
+  k += snprintf(buf + k, sizeof buf - (size_t)k,
+                "{\"name\": \"t\", \"device_types\": {\"slow\": "
+                "{\"memory_gb\": %g, \"speed\": 1}, \"fast\": {\"memory_gb\": "
+                "%g, \"speed\": 2}}, \"devices\": [",
+                mem_gib, mem_gib);
+  for (i = 0; i < n; i++)
+    k += snprintf(
+        buf + k, sizeof buf - (size_t)k,
+        "%s{\"name\": \"d%d\", \"type\": \"%s\", \"node\": %d}", i ? ", " : "",
+        i, mixed && i / per == 0 ? "slow" : (mixed ? "fast" : "slow"), i / per);
+  k += snprintf(buf + k, sizeof buf - (size_t)k, "]");
+  if (n > 1) {
+    k += snprintf(buf + k, sizeof buf - (size_t)k, ", \"bandwidth_GBps\": [");
+    for (i = 0; i < n; i++) {
+      k += snprintf(buf + k, sizeof buf - (size_t)k, "%s[", i ? ", " : "");
+      for (j = 0; j < n; j++)
+        k += snprintf(buf + k, sizeof buf - (size_t)k, "%s%g", j ? ", " : "",
+                      i == j               ? 0
+                      : i / per == j / per ? intra
+                                           : inter);
+      k += snprintf(buf + k, sizeof buf - (size_t)k, "]");
+    }
+    k += snprintf(buf + k, sizeof buf - (size_t)k, "]");
+  }
+  snprintf(buf + k, sizeof buf - (size_t)k, ", \"latency_us\": 3}");
+  if (tu_cluster_json(ctx, buf, &c) != PP_OK)
+    fail_msg("cluster: %s", pp_ctx_errmsg(ctx));
+  return c;
+}
+
+/* ---- the exhaustive enumeration ---------------------------------------- */
+
+struct brute {
+  pp_ctx *ctx;
+  const pp_model *m;
+  const pp_cluster *c;
+  int64_t gbs;
+  int L;
+  double best;
+  int64_t plans;
+};
+
+static double price(struct brute *x, const int *devs, int pp, int dp, int tp,
+                    int mbs, int sched, int rec, const int *first)
+{
+  pp_plan_params pl;
+  pp_plan_builder *b;
+  pp_plan *plan;
+  pp_cost_params cp;
+  pp_eval *e;
+  pp_eval_summary es;
+  int s, r, i, ops[64];
+  pp_plan_params_init(&pl);
+  pl.global_batch = x->gbs;
+  pl.micro_batch = mbs;
+  pl.tp = tp;
+  pl.schedule = (pp_schedule)sched;
+  pl.recompute = rec;
+  assert_int_equal(pp_plan_builder_create(x->ctx, &pl, "brute", &b), PP_OK);
+  for (s = 0; s < pp; s++) {
+    int id, n = 0;
+    for (i = first[s]; i < first[s + 1]; i++)
+      ops[n++] = i;
+    assert_int_equal(pp_plan_builder_add_stage(b, ops, n, &id), PP_OK);
+    for (r = 0; r < dp; r++)
+      assert_int_equal(
+          pp_plan_builder_add_replica(b, id, devs + (s * dp + r) * tp), PP_OK);
+  }
+  assert_int_equal(pp_plan_builder_finish(b, &plan), PP_OK);
+  pp_cost_params_init(&cp);
+  cp.record = 0;
+  if (pp_evaluate(x->ctx, plan, x->m, x->c, &cp, &e) != PP_OK)
+    fail_msg("evaluate: %s", pp_ctx_errmsg(x->ctx));
+  pp_eval_get_summary(e, &es);
+  pp_eval_destroy(e);
+  pp_plan_destroy(plan);
+  x->plans++;
+  return es.fits ? es.iteration_ms : INFINITY;
+}
+
+static void compositions(struct brute *x, const int *devs, int pp, int dp,
+                         int tp, int mbs, int sched, int rec, int *first, int s)
+{
+  int i;
+  if (s == pp) {
+    double t = price(x, devs, pp, dp, tp, mbs, sched, rec, first);
+    if (t < x->best)
+      x->best = t;
+    return;
+  }
+  for (i = first[s - 1] + 1; i <= x->L - (pp - s); i++) {
+    first[s] = i;
+    compositions(x, devs, pp, dp, tp, mbs, sched, rec, first, s + 1);
+  }
+}
+
+/* Every point of the planner's space on the device set devs[0:n] (rank
+** order), every partition. */
+static void brute_set(struct brute *x, const int *devs, int n, int per)
+{
+  int tp, pp, maxtp = per < 8 ? per : 8;
+  for (tp = 1; tp <= maxtp && tp <= n; tp++) {
+    int i;
+    bool ok = n % tp == 0;
+    for (i = 0; ok && i < n; i++) /* tp blocks inside a node */
+      ok = devs[i] / per == devs[i - i % tp] / per;
+    if (!ok)
+      continue;
+    for (pp = 1; pp <= n / tp && pp <= x->L; pp++) {
+      int dp = n / tp / pp, mbs;
+      if ((n / tp) % pp || x->gbs % dp)
+        continue;
+      for (mbs = 1; mbs <= x->gbs / dp; mbs *= 2) {
+        int rec, sched;
+        if ((x->gbs / dp) % mbs)
+          continue;
+        for (rec = 0; rec <= 1; rec++)
+          for (sched = 0; sched < 3; sched++) {
+            int first[16];
+            first[0] = 0;
+            first[pp] = x->L;
+            compositions(x, devs, pp, dp, tp, mbs, sched, rec, first, 1);
+          }
+      }
+    }
+  }
+}
+
+static pp_search *plan(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
+                       int64_t gbs, int threads, int subsets)
+{
+  pp_search_params p;
+  pp_search *s = NULL;
+  pp_search_params_init(&p);
+  p.global_batch = gbs;
+  p.threads = threads;
+  p.subsets = subsets;
+  p.simulate = 0;
+  p.map_time_s = 0;
+  p.top_k = 3;
+  if (pp_plan_search(ctx, m, c, &p, &s) != PP_OK)
+    fail_msg("plan: %s", pp_ctx_errmsg(ctx));
+  return s;
+}
+
+static pp_model *random_chain(pp_ctx *ctx, uint64_t *rng, int L)
+{
+  struct tu_op ops[8];
+  int i;
+  for (i = 0; i < L; i++) {
+    ops[i].f = 1 + (double)(rnd(rng) % 40) / 4;
+    ops[i].b = 2 * ops[i].f;
+    ops[i].u = (double)(rnd(rng) % 4) / 4;
+    ops[i].param = (int64_t)(1 + rnd(rng) % 64) << 20;
+    ops[i].out = (int64_t)(1 + rnd(rng) % 16) << 20;
+    ops[i].saved = (int64_t)(1 + rnd(rng) % 64) << 20;
+  }
+  return tu_model_ops(ctx, L, ops, NULL, 0);
+}
+
+static void check_plans(pp_ctx *ctx, const pp_search *s, const pp_model *m,
+                        const pp_cluster *c)
+{
+  pp_search_summary sum;
+  int32_t i;
+  pp_search_get_summary(s, &sum);
+  for (i = 0; i < sum.nplans; i++) {
+    const pp_plan *pl = pp_search_plan_at(s, i);
+    pp_search_plan y;
+    pp_eval *e;
+    pp_eval_summary es;
+    assert_int_equal(pp_search_plan_get(s, i, &y), PP_OK);
+    assert_int_equal(pp_plan_check(ctx, pl, m, c), PP_OK);
+    assert_int_equal(pp_evaluate(ctx, pl, m, c, &sum.cost, &e), PP_OK);
+    pp_eval_get_summary(e, &es);
+    assert_true(es.fits);
+    assert_true(fabs(es.iteration_ms - y.estimate_ms) <=
+                1e-9 * es.iteration_ms);
+    assert_true(y.estimate_ms >= y.lower_bound_ms * (1 - 1e-9));
+    if (i > 0) { /* best first */
+      pp_search_plan prev;
+      pp_search_plan_get(s, i - 1, &prev);
+      assert_true(prev.estimate_ms <= y.estimate_ms);
+    }
+    pp_eval_destroy(e);
+  }
+}
+
+static void t_exhaustive(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  uint64_t rng = 0x5eed;
+  int iter, nfit = 0, nnone = 0, nmixed = 0;
+  int64_t total = 0;
+  (void)state;
+  for (iter = 0; iter < 60; iter++) {
+    static const int shapes[][2] = {{1, 1}, {1, 2}, {2, 1}, {1, 4},
+                                    {2, 2}, {4, 1}, {2, 3}, {2, 4}};
+    int sh = (int)(rnd(&rng) % 8), nodes = shapes[sh][0], per = shapes[sh][1];
+    int L = 2 + (int)(rnd(&rng) % 5), n = nodes * per, i;
+    bool mixed = nodes == 2 && rnd(&rng) % 2;
+    int64_t gbs = (int64_t)(1 + rnd(&rng) % 3) * 4;
+    double mem = 0.25 + (double)(rnd(&rng) % 8) / 4;
+    pp_model *m = random_chain(ctx, &rng, L);
+    pp_cluster *c =
+        cluster(ctx, nodes, per, mixed, mem, 50 + (double)(rnd(&rng) % 200),
+                1 + (double)(rnd(&rng) % 20));
+    struct brute x = {ctx, m, c, gbs, L, INFINITY, 0};
+    pp_search *s;
+    pp_search_summary sum;
+    int devs[16];
+    if (!mixed) {
+      for (i = 0; i < n; i++)
+        devs[i] = i;
+      brute_set(&x, devs, n, per);
+    } else {
+      /* the planner's sets: all (the fast node first), each type alone,
+      ** and each of them cut to a power of two (less its slowest node
+      ** gives nothing new here) */
+      int k, pw;
+      for (i = 0; i < n; i++)
+        devs[i] = (i + per) % n;
+      brute_set(&x, devs, n, per);
+      brute_set(&x, devs, per, per);
+      brute_set(&x, devs + per, per, per);
+      for (k = 0; k < 2; k++) {
+        int len = k ? per : n;
+        for (pw = 1; pw * 2 <= len; pw *= 2)
+          ;
+        if (pw < len) {
+          brute_set(&x, devs, pw, per);
+          if (k)
+            brute_set(&x, devs + per, pw, per);
+        }
+      }
+      nmixed++;
+    }
+    total += x.plans;
+    s = plan(ctx, m, c, gbs, 1 + iter % 3, mixed);
+    pp_search_get_summary(s, &sum);
+    if (isinf(x.best)) {
+      assert_int_equal(sum.nplans, 0);
+      nnone++;
+    } else {
+      pp_search_plan y;
+      assert_true(sum.nplans >= 1);
+      pp_search_plan_get(s, 0, &y);
+      if (fabs(y.estimate_ms - x.best) > 1e-9 * x.best)
+        fail_msg("iteration %d (%d x %d%s, L %d, gbs %lld): planner %.9g, "
+                 "enumeration %.9g",
+                 iter, nodes, per, mixed ? " mixed" : "", L, (long long)gbs,
+                 y.estimate_ms, x.best);
+      nfit++;
+    }
+    check_plans(ctx, s, m, c);
+    pp_search_destroy(s);
+    pp_cluster_destroy(c);
+    pp_model_destroy(m);
+  }
+  print_message("60 instances (%d mixed): planner = enumeration of %lld "
+                "plans (%d with a fitting plan, %d with none)\n",
+                nmixed, (long long)total, nfit, nnone);
+  assert_true(nfit > 20 && nnone > 0);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
+/* The same inputs give the same plans, byte for byte, on 1, 2, 3 threads. */
+static void t_deterministic(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  pp_model *m;
+  pp_cluster *c;
+  char *ref = NULL;
+  size_t reflen = 0;
+  int t;
+  (void)state;
+  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
+  for (t = 1; t <= 3; t++) {
+    pp_search_params p;
+    pp_search *s;
+    pp_search_summary sum;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    int32_t i;
+    pp_search_params_init(&p);
+    p.global_batch = 32;
+    p.threads = t;
+    p.top_k = 4;
+    assert_int_equal(pp_plan_search(ctx, m, c, &p, &s), PP_OK);
+    pp_search_get_summary(s, &sum);
+    assert_true(sum.nplans == 4 && !sum.timed_out);
+    for (i = 0; i < sum.nplans; i++) {
+      pp_search_plan y;
+      pp_search_plan_get(s, i, &y);
+      fprintf(f, "%.17g %.17g %d\n", y.estimate_ms, y.simulated_ms, y.mapped);
+      assert_int_equal(pp_plan_write(ctx, pp_search_plan_at(s, i), NULL, f),
+                       PP_OK);
+    }
+    fprintf(f, "%lld %lld %lld\n", (long long)sum.points, (long long)sum.pruned,
+            (long long)sum.evaluated);
+    fclose(f);
+    if (!ref) {
+      ref = buf;
+      reflen = len;
+    } else {
+      assert_int_equal(len, reflen);
+      assert_memory_equal(buf, ref, len);
+      free(buf);
+    }
+    check_plans(ctx, s, m, c);
+    pp_search_destroy(s);
+  }
+  free(ref);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
+/* Mixed devices drive the partition: the slow node's stage gets less. */
+static void t_mixed(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  struct tu_op ops[12];
+  pp_model *m;
+  pp_cluster *c;
+  pp_search *s;
+  pp_search_params p;
+  pp_search_plan y;
+  int i;
+  (void)state;
+  for (i = 0; i < 12; i++) {
+    ops[i].f = 10;
+    ops[i].b = 20;
+    ops[i].u = 0;
+    ops[i].param = 1 << 20;
+    ops[i].out = 1 << 16;
+    ops[i].saved = 1 << 20;
+  }
+  m = tu_model_ops(ctx, 12, ops, NULL, 0);
+  c = cluster(ctx, 2, 1, true, 16, 100, 100); /* d0 slow, d1 fast */
+  pp_search_params_init(&p);
+  p.global_batch = 8;
+  p.subsets = 0; /* both devices */
+  p.recompute = 0;
+  p.max_micro_batch = 1;
+  p.simulate = 0;
+  assert_int_equal(pp_plan_search(ctx, m, c, &p, &s), PP_OK);
+  assert_int_equal(pp_search_plan_get(s, 0, &y), PP_OK);
+  if (y.pp == 2) {
+    const pp_plan *pl = pp_search_plan_at(s, 0);
+    int32_t n0, n1;
+    pp_plan_stage_ops(pl, 0, &n0);
+    pp_plan_stage_ops(pl, 1, &n1);
+    /* stage 0 on the fast device (rank order: fast node first) */
+    assert_int_equal(pp_plan_replica(pl, 0, 0)[0], 1);
+    assert_true(n0 > n1);
+  }
+  pp_search_destroy(s);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
+static void t_nothing_fits(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  struct tu_op ops[3] = {{1, 2, 0, 1 << 30, 1 << 20, 1 << 20},
+                         {1, 2, 0, 1 << 30, 1 << 20, 1 << 20},
+                         {1, 2, 0, 1 << 30, 1 << 20, 1 << 20}};
+  pp_model *m = tu_model_ops(ctx, 3, ops, NULL, 0);
+  pp_cluster *c = cluster(ctx, 1, 2, false, 1, 100, 100);
+  pp_search *s = plan(ctx, m, c, 4, 2, 1);
+  pp_search_summary sum;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  (void)state;
+  pp_search_get_summary(s, &sum);
+  assert_int_equal(sum.nplans, 0);
+  assert_true(sum.closest_device >= 0);
+  assert_true(sum.closest_need_bytes > sum.closest_capacity_bytes);
+  assert_int_equal(pp_search_write(ctx, s, m, c, 0, f), PP_OK);
+  fclose(f);
+  assert_non_null(strstr(buf, "no plan fits in memory"));
+  free(buf);
+  pp_search_destroy(s);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
+static void t_bad_params(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  pp_model *m;
+  pp_cluster *c;
+  pp_search_params p;
+  pp_search *s = NULL;
+  (void)state;
+  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
+  pp_search_params_init(&p);
+  tu_expect_error(ctx, pp_plan_search(ctx, m, c, &p, &s), PP_EINPUT,
+                  "global batch 0", NULL);
+  p.global_batch = 32;
+  p.top_k = 0;
+  tu_expect_error(ctx, pp_plan_search(ctx, m, c, &p, &s), PP_EINPUT, "top 0",
+                  NULL);
+  p.top_k = 5;
+  p.time_limit_s = NAN;
+  tu_expect_error(ctx, pp_plan_search(ctx, m, c, &p, &s), PP_EINPUT,
+                  "time limit", NULL);
+  p.time_limit_s = 10;
+  p.threads = 0;
+  tu_expect_error(ctx, pp_plan_search(ctx, m, c, &p, &s), PP_EINPUT,
+                  "0 threads", NULL);
+  p.threads = 2;
+  p.schedules = 0;
+  tu_expect_error(ctx, pp_plan_search(ctx, m, c, &p, &s), PP_EINPUT,
+                  "no schedule", NULL);
+  p.schedules = 2;
+  p.recompute = 5;
+  tu_expect_error(ctx, pp_plan_search(ctx, m, c, &p, &s), PP_EINPUT,
+                  "recompute", NULL);
+  tu_expect_error(ctx, pp_plan_search(ctx, NULL, c, &p, &s), PP_EINVAL, "NULL",
+                  NULL);
+  assert_null(s);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
+static int cancel_at_once(void *ud, double done)
+{
+  (void)done;
+  return ++*(int *)ud >= 1;
+}
+
+/* A progress callback that stops the search; allocation failures. */
+static void t_cancel_and_alloc(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  pp_model *m;
+  pp_cluster *c;
+  pp_search_params p;
+  pp_search *s = NULL;
+  int calls = 0;
+  long k, n, ok = 0;
+  (void)state;
+  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "amp-homogeneous", &c), PP_OK);
+  pp_search_params_init(&p);
+  p.global_batch = 32;
+  p.progress = cancel_at_once;
+  p.progress_ud = &calls;
+  tu_expect_error(ctx, pp_plan_search(ctx, m, c, &p, &s), PP_ECANCELED,
+                  "stopped", NULL);
+  assert_null(s);
+  p.progress = NULL;
+  p.threads = 1;
+  p.recompute = 0;
+  p.schedules = 2;
+  p.max_micro_batch = 1;
+  p.map_time_s = 0;
+  tu_reset(&a, 0);
+  assert_int_equal(pp_plan_search(ctx, m, c, &p, &s), PP_OK);
+  pp_search_destroy(s);
+  s = NULL;
+  n = a.count; /* allocations of a whole search */
+  for (k = 1;; k = k + n / 150 + 1 > n ? n + 1 : k + n / 150 + 1) {
+    /* every failure is clean; k = n + 1 fails nothing */
+    pp_status rc;
+    tu_reset(&a, k);
+    rc = pp_plan_search(ctx, m, c, &p, &s);
+    tu_reset(&a, 0);
+    if (rc == PP_OK) {
+      ok++;
+      pp_search_destroy(s);
+      s = NULL;
+    } else {
+      assert_int_equal(rc, PP_ENOMEM);
+      assert_null(s);
+    }
+    pp_ctx_clear_error(ctx);
+    if (k == n + 1)
+      break;
+  }
+  assert_true(ok > 0);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
+static void t_cli(void **state)
+{
+  char *out, *err, cmd[1024], pj[512];
+  (void)state;
+  snprintf(pj, sizeof pj, "%s", tu_tmp("plan.json")); /* tu_tmp reuses */
+  assert_int_equal(tu_run("", &out, &err), 0);        /* the default: a plan */
+  assert_non_null(strstr(out, "best:"));
+  assert_non_null(strstr(out, "lower bound"));
+  snprintf(cmd, sizeof cmd,
+           "plan --model gpt2-amp --cluster amp-het-cluster --batch 32 "
+           "--top 3 -o %s --json",
+           pj);
+  assert_int_equal(tu_run(cmd, &out, &err), 0);
+  assert_non_null(strstr(out, "\"plans\""));
+  snprintf(cmd, sizeof cmd,
+           "evaluate %s --model gpt2-amp --cluster amp-het-cluster", pj);
+  assert_int_equal(tu_run(cmd, &out, &err), 0);
+  assert_int_equal(
+      tu_run("plan --model gpt2-amp --cluster amp-het-cluster", &out, &err), 1);
+  assert_non_null(strstr(err, "--batch"));
+  assert_int_equal(
+      tu_run("plan --model gpt2-amp --cluster amp-het-cluster --batch 32 "
+             "--recompute maybe",
+             &out, &err),
+      1);
+  assert_int_equal(tu_run("plan --model gpt2-amp --cluster "
+                          "hier:1x2,mem=0.01 --batch 32",
+                          &out, &err),
+                   3);
+  assert_non_null(strstr(out, "no plan fits"));
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(t_exhaustive), cmocka_unit_test(t_deterministic),
+      cmocka_unit_test(t_mixed),      cmocka_unit_test(t_nothing_fits),
+      cmocka_unit_test(t_bad_params), cmocka_unit_test(t_cancel_and_alloc),
+      cmocka_unit_test(t_cli),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
