@@ -1073,6 +1073,44 @@ const pp_plan *pp_search_plan_at(const pp_search *s, int32_t i);
 pp_status pp_search_write(pp_ctx *ctx, const pp_search *s, const pp_model *m,
                           const pp_cluster *c, int json, FILE *f);
 
+/* ====================================================================
+** Comparison (docs/PLANNER.md): our plan next to what users do today,
+** all priced by one cost model and simulator.
+*/
+typedef struct pp_compare pp_compare;
+
+typedef struct pp_compare_row {
+  const char *method; /* "parplan", "megatron", "amp", "pipedream",
+                         "random", "lower bound" */
+  const char *about;  /* one line: how the method chose */
+  int found;          /* it produced a plan */
+  int fits;           /* the plan fits in memory (simulator's peak) */
+  int32_t devices, pp, dp, tp, micro_batch;
+  pp_schedule schedule;
+  int recompute;
+  double estimate_ms;  /* our analytic estimate */
+  double simulated_ms; /* our simulator (the lower bound's row: it) */
+  double own_ms;       /* the method's own prediction (AMP's cost
+                          model); 0 when it has none */
+  double speedup;      /* its simulated time / ours; 0 when not found */
+  int64_t evaluations; /* plans it priced */
+  double seconds;      /* its time */
+} pp_compare_row;
+
+/** \brief Plan m on c with p (pp_plan_search) and with the baselines:
+** Megatron's heuristic (paper 002 4.1), AMP's procedure (Megatron's
+** placement, AMP's DP, AMP's cost model), PipeDream's DP with
+** consecutive placement, random search with as many evaluations as ours. */
+pp_status pp_plan_compare(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
+                          const pp_search_params *p, pp_compare **out);
+void pp_compare_destroy(pp_compare *x);
+int32_t pp_compare_nrow(const pp_compare *x);
+pp_status pp_compare_row_get(const pp_compare *x, int32_t i,
+                             pp_compare_row *out);
+/** \brief Row i's plan, or NULL (not found; the lower bound). */
+const pp_plan *pp_compare_plan(const pp_compare *x, int32_t i);
+pp_status pp_compare_write(pp_ctx *ctx, const pp_compare *x, int json, FILE *f);
+
 #ifdef __cplusplus
 }
 #endif

@@ -276,3 +276,85 @@ pp_status pp_search_write(pp_ctx *ctx, const pp_search *s, const pp_model *m,
   return ferror(f) ? (ctx ? ppi_fail(ctx, PP_EIO, "plan: write error") : PP_EIO)
                    : PP_OK;
 }
+
+/* ---- compare ------------------------------------------------------------ */
+
+pp_status pp_compare_write(pp_ctx *ctx, const pp_compare *x, int json, FILE *f)
+{
+  int32_t i, n = pp_compare_nrow(x);
+  pp_compare_row r;
+  if (!x || !f)
+    return ctx ? ppi_fail(ctx, PP_EINVAL, "pp_compare_write: NULL argument")
+               : PP_EINVAL;
+  if (json) {
+    fputs("{\"rows\": [", f);
+    for (i = 0; i < n; i++) {
+      pp_compare_row_get(x, i, &r);
+      fputs(i ? ",\n  {\"method\": " : "\n  {\"method\": ", f);
+      ppi_json_str(f, r.method);
+      fputs(", \"about\": ", f);
+      ppi_json_str(f, r.about);
+      fprintf(f, ", \"found\": %s", r.found ? "true" : "false");
+      if (r.found)
+        fprintf(f,
+                ", \"fits\": %s, \"devices\": %d, \"pp\": %d, \"dp\": %d, "
+                "\"tp\": %d, \"micro_batch\": %d, \"schedule\": \"%s\", "
+                "\"recompute\": %s",
+                r.fits ? "true" : "false", (int)r.devices, (int)r.pp, (int)r.dp,
+                (int)r.tp, (int)r.micro_batch, pp_schedule_name(r.schedule),
+                r.recompute ? "true" : "false");
+      fputs(", \"estimate_ms\": ", f);
+      ppi_json_num(f, r.estimate_ms);
+      fputs(", \"simulated_ms\": ", f);
+      ppi_json_num(f, r.simulated_ms);
+      fputs(", \"own_ms\": ", f);
+      if (r.own_ms > 0)
+        ppi_json_num(f, r.own_ms);
+      else
+        fputs("null", f);
+      fputs(", \"speedup_of_ours\": ", f);
+      if (r.speedup > 0)
+        ppi_json_num(f, r.speedup);
+      else
+        fputs("null", f);
+      fprintf(f, ", \"evaluations\": %lld, \"seconds\": ",
+              (long long)r.evaluations);
+      ppi_json_num(f, r.seconds);
+      fputc('}', f);
+    }
+    fputs("]}\n", f);
+  } else {
+    fputs("method        devices  pp  dp  tp  mbs  schedule   recomp  "
+          "estimate ms  simulated ms  fits  ours faster  evaluations  "
+          "seconds\n",
+          f);
+    for (i = 0; i < n; i++) {
+      pp_compare_row_get(x, i, &r);
+      if (!r.found) {
+        if (r.simulated_ms > 0) /* the lower bound */
+          fprintf(f, "%-12s  %68.2f\n", r.method, r.simulated_ms);
+        else
+          fprintf(f, "%-12s  no plan\n", r.method);
+        continue;
+      }
+      fprintf(f,
+              "%-12s  %7d %3d %3d %3d %4d  %-9s  %-6s  %11.2f  %12.2f  %-4s  "
+              "%10.2fx  %11lld  %7.3f\n",
+              r.method, (int)r.devices, (int)r.pp, (int)r.dp, (int)r.tp,
+              (int)r.micro_batch, pp_schedule_name(r.schedule),
+              r.recompute ? "yes" : "no", r.estimate_ms, r.simulated_ms,
+              r.fits ? "yes" : "NO", r.speedup, (long long)r.evaluations,
+              r.seconds);
+    }
+    for (i = 0; i < n; i++) {
+      pp_compare_row_get(x, i, &r);
+      fprintf(f, "%s%s: %s", i ? "" : "\n", r.method, r.about ? r.about : "");
+      if (r.own_ms > 0)
+        fprintf(f, " (its own prediction: %.2f ms)", r.own_ms);
+      fputc('\n', f);
+    }
+  }
+  return ferror(f)
+             ? (ctx ? ppi_fail(ctx, PP_EIO, "compare: write error") : PP_EIO)
+             : PP_OK;
+}

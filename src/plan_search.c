@@ -48,7 +48,7 @@
 ** AMP's label DP (O(L^2 S) labels in practice), the estimate linear in
 ** the plan's devices and stages.
 */
-#include "pp_int.h"
+#include "plan_search.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -507,40 +507,59 @@ static void keep(struct cand *l, int32_t *n, int32_t K, struct cand *x)
   (*n)++;
 }
 
-/* Build the plan of point pt: stage s holds ops[off[s]:off[s+1]], its
-** replica r the tp devices devs[(s dp + r) tp ...]. */
-static pp_status build_plan(pp_ctx *ctx, const struct space *sp,
-                            const struct point *pt, const int32_t *ops,
-                            const int32_t *off, const int32_t *devs,
-                            pp_plan **out)
+pp_status ppi_plan_of(pp_ctx *ctx, int64_t gbs, pp_optimizer opt,
+                      const struct ppi_shape *sh, const int32_t *ops,
+                      const int32_t *off, const int32_t *devs, pp_plan **out)
 {
   pp_plan_params pl;
   pp_plan_builder *b;
   int32_t s, r;
   pp_status rc;
   pp_plan_params_init(&pl);
-  pl.global_batch = sp->p->global_batch;
-  pl.micro_batch = pt->mbs;
-  pl.tp = pt->tp;
-  pl.schedule = (pp_schedule)pt->sched;
-  pl.recompute = pt->rec;
-  pl.optimizer = sp->p->optimizer;
+  pl.global_batch = gbs;
+  pl.micro_batch = sh->mbs;
+  pl.tp = sh->tp;
+  pl.schedule = sh->sched;
+  pl.recompute = sh->rec;
+  pl.optimizer = opt;
   if ((rc = pp_plan_builder_create(ctx, &pl, "parplan plan", &b)))
     return rc;
-  for (s = 0; s < pt->pp; s++) {
+  for (s = 0; s < sh->pp; s++) {
     int32_t id;
     if ((rc = pp_plan_builder_add_stage(b, ops + off[s], off[s + 1] - off[s],
                                         &id)))
       goto fail;
-    for (r = 0; r < pt->dp; r++)
+    for (r = 0; r < sh->dp; r++)
       if ((rc = pp_plan_builder_add_replica(
-               b, id, devs + ((size_t)s * pt->dp + r) * pt->tp)))
+               b, id, devs + ((size_t)s * sh->dp + r) * sh->tp)))
         goto fail;
   }
   return pp_plan_builder_finish(b, out);
 fail:
   pp_plan_builder_destroy(b);
   return rc;
+}
+
+static struct ppi_shape shape_of(const struct point *pt)
+{
+  struct ppi_shape sh;
+  sh.pp = pt->pp;
+  sh.dp = pt->dp;
+  sh.tp = pt->tp;
+  sh.mbs = pt->mbs;
+  sh.sched = (pp_schedule)pt->sched;
+  sh.rec = pt->rec;
+  return sh;
+}
+
+static pp_status build_plan(pp_ctx *ctx, const struct space *sp,
+                            const struct point *pt, const int32_t *ops,
+                            const int32_t *off, const int32_t *devs,
+                            pp_plan **out)
+{
+  struct ppi_shape sh = shape_of(pt);
+  return ppi_plan_of(ctx, sp->p->global_batch, sp->p->optimizer, &sh, ops, off,
+                     devs, out);
 }
 
 /* Price plan; a non-fitting plan reports its worst device. */
@@ -976,6 +995,40 @@ static pp_status est_bubble(pp_ctx *ctx, const struct space *sp, struct cand *x)
   return PP_OK;
 }
 
+/* The space of sp (m, c, p set): the chain view, speeds, device sets
+** and the points; sp.m, sp.c, sp.p must be set.  On failure the caller
+** still calls space_close. */
+static pp_status space_open(pp_ctx *ctx, struct space *sp, struct ppi_vec *pts,
+                            double *space_lb)
+{
+  int32_t D = pp_cluster_ndev(sp->c), i;
+  pp_status rc;
+  sp->dag = !pp_model_is_chain(sp->m);
+  if ((rc = pp_model_chain_view(ctx, sp->m, 0, &sp->view)))
+    return rc;
+  sp->L = pp_model_nop(sp->view);
+  if (!(sp->speed = ppi_alloc(ctx, (size_t)D * sizeof *sp->speed)))
+    return PP_ENOMEM;
+  for (i = 0; i < D; i++)
+    sp->speed[i] = pp_model_type_key(sp->m, sp->c, i).speed;
+  if ((rc = make_sets(ctx, sp)))
+    return rc;
+  return make_points(ctx, sp, pts, space_lb);
+}
+
+static void space_close(pp_ctx *ctx, struct space *sp, struct ppi_vec *pts)
+{
+  int32_t i;
+  for (i = 0; i < sp->nset; i++)
+    ppi_free(ctx, sp->sets[i].dev, (size_t)sp->sets[i].n * sizeof(int32_t));
+  ppi_free(ctx, sp->sets, (size_t)sp->setcap * sizeof *sp->sets);
+  if (sp->speed)
+    ppi_free(ctx, sp->speed,
+             (size_t)pp_cluster_ndev(sp->c) * sizeof *sp->speed);
+  pp_model_destroy(sp->view);
+  ppi_vec_free(ctx, pts);
+}
+
 pp_status pp_plan_search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
                          const pp_search_params *p, pp_search **out)
 {
@@ -983,7 +1036,7 @@ pp_status pp_plan_search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
   struct ppi_vec pts;
   struct worker *ws = NULL;
   struct cand *kept = NULL, *pool = NULL;
-  int32_t T, K, i, nkept = 0, nop, D, maxS = 1;
+  int32_t T, K, i, nkept = 0, nop, maxS = 1;
   int64_t start, np;
   double t0 = ppi_now_s(), deadline, space_lb = INFINITY;
   pp_search *res = NULL;
@@ -1003,8 +1056,6 @@ pp_status pp_plan_search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
   sp.m = m;
   sp.c = c;
   sp.p = p;
-  sp.dag = !pp_model_is_chain(m);
-  D = pp_cluster_ndev(c);
   nop = pp_model_nop(m);
   deadline = t0 + p->time_limit_s;
   T = p->threads;
@@ -1013,17 +1064,7 @@ pp_status pp_plan_search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
   close.close_share = INFINITY;
   close.close_idx = INT64_MAX;
   close.close_dev = -1;
-  if ((rc = pp_model_chain_view(ctx, m, 0, &sp.view)))
-    goto done;
-  sp.L = pp_model_nop(sp.view);
-  if (!(sp.speed = ppi_alloc(ctx, (size_t)D * sizeof *sp.speed))) {
-    rc = PP_ENOMEM;
-    goto done;
-  }
-  for (i = 0; i < D; i++)
-    sp.speed[i] = pp_model_type_key(m, c, i).speed;
-  if ((rc = make_sets(ctx, &sp)) ||
-      (rc = make_points(ctx, &sp, &pts, &space_lb)))
+  if ((rc = space_open(ctx, &sp, &pts, &space_lb)))
     goto done;
   np = (int64_t)pts.n;
   for (start = 0; start < np; start++) {
@@ -1198,12 +1239,7 @@ done:
     ppi_free(ctx, kept, (size_t)K * sizeof *kept);
   }
   ppi_free(ctx, pool, (size_t)K * (T + 1) * sizeof *pool);
-  for (i = 0; i < sp.nset; i++)
-    ppi_free(ctx, sp.sets[i].dev, (size_t)sp.sets[i].n * sizeof(int32_t));
-  ppi_free(ctx, sp.sets, (size_t)sp.setcap * sizeof *sp.sets);
-  ppi_free(ctx, sp.speed, (size_t)D * sizeof *sp.speed);
-  pp_model_destroy(sp.view);
-  ppi_vec_free(ctx, &pts);
+  space_close(ctx, &sp, &pts);
   pp_search_destroy(res);
   return rc;
 }
@@ -1238,7 +1274,98 @@ pp_status pp_search_plan_get(const pp_search *s, int32_t i, pp_search_plan *out)
   return PP_OK;
 }
 
+pp_plan *ppi_search_take_plan(pp_search *s, int32_t i)
+{
+  pp_plan *p = NULL;
+  if (s && i >= 0 && i < s->n) {
+    p = s->c[i].plan;
+    s->c[i].plan = NULL;
+  }
+  return p;
+}
+
 const pp_plan *pp_search_plan_at(const pp_search *s, int32_t i)
 {
   return s && i >= 0 && i < s->n ? s->c[i].plan : NULL;
+}
+
+/* ---- random search (the comparison's baseline) -------------------------- */
+
+pp_status ppi_search_random(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
+                            const pp_search_params *p, int64_t evals,
+                            pp_plan **out, struct ppi_shape *shape)
+{
+  struct space sp;
+  struct ppi_vec pts;
+  struct ppi_rng rng;
+  double lb, best = INFINITY;
+  int32_t *ops = NULL, *off = NULL, *first = NULL, nop = pp_model_nop(m);
+  int64_t e;
+  pp_status rc;
+
+  *out = NULL;
+  memset(&sp, 0, sizeof sp);
+  ppi_vec_init(&pts, sizeof(struct point));
+  sp.m = m;
+  sp.c = c;
+  sp.p = p;
+  ppi_rng_seed(&rng, pp_ctx_seed(ctx));
+  if ((rc = space_open(ctx, &sp, &pts, &lb)))
+    goto done;
+  if (!(ops = ppi_alloc(ctx, (size_t)(nop > 0 ? nop : 1) * sizeof *ops)) ||
+      !(off = ppi_alloc(ctx, (size_t)(sp.L + 1) * sizeof *off)) ||
+      !(first = ppi_alloc(ctx, (size_t)(sp.L + 1) * sizeof *first))) {
+    rc = PP_ENOMEM;
+    goto done;
+  }
+  for (e = 0; e < evals && pts.n; e++) {
+    const struct point *pt =
+        &PPI_VEC_AT(&pts, struct point, ppi_rng_below(&rng, pts.n));
+    struct ppi_shape sh = shape_of(pt);
+    int32_t s, i, k = 0, chosen = 0;
+    double est, share, need, cap;
+    bool fits;
+    int32_t worst;
+    pp_plan *pl = NULL;
+    /* a uniform (pp-1)-subset of the L-1 cut positions, in order */
+    first[0] = 0;
+    for (i = 1; i < sp.L && chosen < pt->pp - 1; i++)
+      if (ppi_rng_below(&rng, (uint64_t)(sp.L - i)) <
+          (uint64_t)(pt->pp - 1 - chosen))
+        first[++chosen] = i;
+    first[pt->pp] = sp.L;
+    for (s = 0; s < pt->pp; s++) {
+      off[s] = k;
+      for (i = first[s]; i < first[s + 1]; i++) {
+        int32_t n;
+        const int32_t *mem = pp_model_layer_members(sp.view, i, &n);
+        memcpy(ops + k, mem, (size_t)n * sizeof *mem);
+        k += n;
+      }
+    }
+    off[pt->pp] = k;
+    if ((rc = build_plan(ctx, &sp, pt, ops, off, sp.sets[pt->set].dev, &pl)) ||
+        (rc = price(ctx, &sp, pl, &est, &fits, &share, &worst, &need, &cap))) {
+      pp_plan_destroy(pl);
+      goto done;
+    }
+    if (fits && est < best) {
+      best = est;
+      pp_plan_destroy(*out);
+      *out = pl;
+      *shape = sh;
+    } else {
+      pp_plan_destroy(pl);
+    }
+  }
+done:
+  if (rc) {
+    pp_plan_destroy(*out);
+    *out = NULL;
+  }
+  ppi_free(ctx, ops, (size_t)(nop > 0 ? nop : 1) * sizeof *ops);
+  ppi_free(ctx, off, (size_t)(sp.L + 1) * sizeof *off);
+  ppi_free(ctx, first, (size_t)(sp.L + 1) * sizeof *first);
+  space_close(ctx, &sp, &pts);
+  return rc;
 }

@@ -32,6 +32,9 @@ static const char *usage_text =
     "       [-o plan.json] [--trace trace.json]\n"
     "               the best plan: devices, pipeline, data and tensor\n"
     "               parallel degrees, micro-batch, schedule, recomputation\n"
+    "  compare --model M --cluster C --batch GBS\n"
+    "               our plan next to Megatron's heuristic, AMP's procedure,\n"
+    "               PipeDream's DP and random search, one cost model\n"
     "  describe     describe the default model and cluster\n"
     "  model SPEC   describe a model: a model JSON or PipeDream graph.txt "
     "file,\n"
@@ -827,6 +830,35 @@ done:
   return ret;
 }
 
+static int cmd_compare(pp_ctx *ctx, const struct opts *o)
+{
+  pp_model *m = NULL;
+  pp_cluster *c = NULL;
+  pp_compare *x = NULL;
+  pp_search_params sp = o->sp;
+  pp_status rc;
+  int ret = 0;
+  if (!o->model || !o->cluster || !sp.global_batch)
+    return usage_error("%s", "compare needs --model M --cluster C --batch GBS");
+  if (o->spec)
+    return usage_error("compare takes no argument '%s'", o->spec);
+  if (o->schedule_set)
+    sp.schedules = 1u << o->pp.schedule;
+  sp.reserve_bytes = o->cp.reserve_bytes;
+  sp.allreduce = o->cp.allreduce;
+  if (isatty(2))
+    sp.progress = progress_bar;
+  if ((rc = pp_model_load(ctx, o->model, &m)) ||
+      (rc = pp_cluster_load(ctx, o->cluster, &c)) ||
+      (rc = pp_plan_compare(ctx, m, c, &sp, &x)) ||
+      (rc = pp_compare_write(ctx, x, o->json, stdout)))
+    ret = fail(ctx, rc);
+  pp_compare_destroy(x);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  return ret;
+}
+
 /* Describe the default model and cluster and how the model's profiles
 ** apply to each device type. */
 static int cmd_default(pp_ctx *ctx, const struct opts *o)
@@ -900,6 +932,8 @@ int main(int argc, char **argv)
     ret = cmd_plan(ctx, &o, true);
   else if (!strcmp(o.cmd, "plan"))
     ret = cmd_plan(ctx, &o, false);
+  else if (!strcmp(o.cmd, "compare"))
+    ret = cmd_compare(ctx, &o);
   else if (!strcmp(o.cmd, "describe"))
     ret = cmd_default(ctx, &o);
   else if (!strcmp(o.cmd, "model"))
