@@ -17,6 +17,7 @@ bench:
 	./build/bench/bench_part
 	./build/bench/bench_dag
 	./build/bench/bench_map
+	./build/bench/bench_plan
 format:
 	clang-format -i src/*.c src/*.h include/*.h tools/*.c tests/*.c tests/*.h bench/*.c
 clean:

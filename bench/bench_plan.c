@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** bench_plan: the planner's quality and speed.
+**
+**  (a) AMP's three experiments (data/amp: GPT-2 on 16 T4, GPT-2 on 12 V100
+**      + 4 T4, TransGAN on 16 V100): our plan against AMP's procedure
+**      (its DP, its placement, its cost model's choice), both priced by
+**      our simulator in the same run; the other baselines too; our
+**      planning time next to AMP's Python (about 190 CPU-seconds per
+**      experiment on this machine, data/amp/README.md).
+**  (b) Planning time for GPT-2 (30 pipeline entries) on N x M devices,
+**      2x2 to 64x64, homogeneous (V100) and mixed (half the nodes T4),
+**      against the targets: 16x16 under 1 s, 4,096 devices under 60 s.
+**  (c) Sailor's models (data/sailor) on mixed A100-40 / V100-16 clusters
+**      of 32, 128 and 512 GPUs (and all-A100 for reference): planning
+**      time and predicted throughput.
+**
+** usage: bench_plan [--quick]   (--quick: (b) up to 16x16, (c) up to 128)
+*/
+#define _POSIX_C_SOURCE 200809L
+#include "parplan.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void die(pp_ctx *ctx, const char *what)
+{
+  fprintf(stderr, "bench_plan: %s: %s\n", what, pp_ctx_errmsg(ctx));
+  exit(2);
+}
+
+/* The GPU catalog's figures (src/gpu_catalog.c) of the types used here. */
+static void type_of(const char *name, pp_device_type_desc *td)
+{
+  static const struct {
+    const char *name;
+    double mem, speed, peak;
+  } cat[] = {{"V100", 15.78, 1.0, 125},
+             {"V100-16", 15.78, 1.0, 125},
+             {"T4", 15.0, 0.720, 65},
+             {"A100-40", 40.0, 3.206, 312}};
+  size_t i;
+  pp_device_type_desc_init(td);
+  for (i = 0; i < sizeof cat / sizeof cat[0]; i++)
+    if (!strcmp(cat[i].name, name)) {
+      td->name = cat[i].name;
+      td->memory_gib = cat[i].mem;
+      td->speed = cat[i].speed;
+      td->peak_tflops = cat[i].peak;
+    }
+}
+
+/* nodes x gpus: the first `slow' nodes of type slow_type, the rest of
+** fast_type; links of intra GB/s to a node switch and one NIC per GPU of
+** inter GB/s to a spine (hier's layout). */
+static pp_cluster *cluster(pp_ctx *ctx, int nodes, int gpus, int slow,
+                           const char *fast_type, const char *slow_type,
+                           double intra, double inter)
+{
+  pp_cluster_builder *b;
+  pp_cluster *c;
+  pp_device_type_desc td;
+  int n, g;
+  char name[64], sw[64];
+  if (pp_cluster_builder_create(ctx, "mixed", "bench", &b))
+    die(ctx, "cluster");
+  type_of(fast_type, &td);
+  if (pp_cluster_builder_add_type(b, &td))
+    die(ctx, "type");
+  if (slow > 0) {
+    type_of(slow_type, &td);
+    if (pp_cluster_builder_add_type(b, &td))
+      die(ctx, "type");
+  }
+  for (n = 0; n < nodes; n++) {
+    snprintf(sw, sizeof sw, "sw%d", n);
+    if (pp_cluster_builder_add_switch(b, sw))
+      die(ctx, "switch");
+  }
+  if (pp_cluster_builder_add_switch(b, "spine"))
+    die(ctx, "switch");
+  for (n = 0; n < nodes; n++)
+    for (g = 0; g < gpus; g++) {
+      pp_device_desc d;
+      pp_device_desc_init(&d);
+      snprintf(name, sizeof name, "n%dg%d", n, g);
+      d.name = name;
+      d.type = n < slow ? slow_type : fast_type;
+      d.node = n;
+      snprintf(sw, sizeof sw, "sw%d", n);
+      if (pp_cluster_builder_add_device(b, &d, NULL) ||
+          pp_cluster_builder_add_link(b, name, sw, intra, 1) ||
+          pp_cluster_builder_add_link(b, name, "spine", inter, 1))
+        die(ctx, "device");
+    }
+  if (pp_cluster_builder_finish(b, &c))
+    die(ctx, "cluster");
+  return c;
+}
+
+static pp_search *search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
+                         int64_t gbs, double *secs)
+{
+  pp_search_params p;
+  pp_search *s;
+  double t0 = now();
+  pp_search_params_init(&p);
+  p.global_batch = gbs;
+  p.threads = 2;
+  if (pp_plan_search(ctx, m, c, &p, &s))
+    die(ctx, "plan");
+  *secs = now() - t0;
+  return s;
+}
+
+static void amp_experiment(pp_ctx *ctx, const char *model,
+                           const char *clname, int64_t gbs)
+{
+  pp_model *m;
+  pp_cluster *c;
+  pp_search_params p;
+  pp_compare *x;
+  pp_compare_row ours, r;
+  int32_t i;
+  if (pp_model_load(ctx, model, &m) || pp_cluster_load(ctx, clname, &c))
+    die(ctx, "load");
+  pp_search_params_init(&p);
+  p.global_batch = gbs;
+  p.threads = 2;
+  if (pp_plan_compare(ctx, m, c, &p, &x))
+    die(ctx, "compare");
+  pp_compare_row_get(x, 0, &ours);
+  printf("%-13s %-16s gbs %3lld: ours %s pp %d dp %d tp %d mbs %d, %.1f ms "
+         "simulated, planned in %.3f s (AMP's Python ~190 s: %.0fx faster)\n",
+         model, clname, (long long)gbs, ours.fits ? "fits" : "DOES NOT FIT",
+         (int)ours.pp, (int)ours.dp, (int)ours.tp, (int)ours.micro_batch,
+         ours.simulated_ms, ours.seconds, 190 / ours.seconds);
+  for (i = 1; i < pp_compare_nrow(x) - 1; i++) {
+    pp_compare_row_get(x, i, &r);
+    if (!r.found) {
+      printf("    %-10s no plan\n", r.method);
+      continue;
+    }
+    printf("    %-10s pp %2d dp %2d tp %d mbs %2d: %8.1f ms simulated%s, "
+           "ours %.2fx faster",
+           r.method, (int)r.pp, (int)r.dp, (int)r.tp, (int)r.micro_batch,
+           r.simulated_ms, r.fits ? "" : " (DOES NOT FIT in memory)",
+           r.speedup);
+    if (r.own_ms > 0)
+      printf(" (its own model predicted %.1f ms)", r.own_ms);
+    putchar('\n');
+  }
+  pp_compare_row_get(x, pp_compare_nrow(x) - 1, &r);
+  printf("    lower bound %.1f ms: ours within %.1f%%\n", r.simulated_ms,
+         100 * (ours.simulated_ms / r.simulated_ms - 1));
+  pp_compare_destroy(x);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+}
+
+static void scaling(pp_ctx *ctx, const pp_model *m, int n, bool mix,
+                    bool *ok16, bool *ok4096)
+{
+  pp_cluster *c = cluster(ctx, n, n, mix ? n / 2 : 0, "V100", "T4",
+                          n >= 8 ? 150 : 75, 12.5);
+  double secs;
+  pp_search *s = search(ctx, m, c, 8 * (int64_t)n * n, &secs);
+  pp_search_summary sum;
+  pp_search_plan y;
+  pp_search_get_summary(s, &sum);
+  printf("  %2dx%-2d %-5s %5d devices  gbs %6lld  %6.3f s  %6lld points "
+         "%6lld priced",
+         n, n, mix ? "mixed" : "homog", n * n, (long long)(8 * n * n), secs,
+         (long long)sum.points, (long long)sum.evaluated);
+  if (sum.nplans && !pp_search_plan_get(s, 0, &y))
+    printf("  best: %d dev, pp %d dp %d tp %d mbs %d, %.1f ms, %.0f "
+           "samples/s\n",
+           (int)y.devices, (int)y.pp, (int)y.dp, (int)y.tp,
+           (int)y.micro_batch,
+           y.simulated_ms > 0 ? y.simulated_ms : y.estimate_ms, y.throughput);
+  else
+    printf("  no plan fits\n");
+  if (n == 16)
+    *ok16 = *ok16 && secs < 1;
+  if (n == 64)
+    *ok4096 = *ok4096 && secs < 60;
+  pp_search_destroy(s);
+  pp_cluster_destroy(c);
+}
+
+static void sailor(pp_ctx *ctx, const char *model, int gpus, bool mix)
+{
+  pp_model *m;
+  int nodes = gpus / 4;
+  pp_cluster *c = cluster(ctx, nodes, 4, mix ? nodes / 2 : 0, "A100-40",
+                          "V100-16", mix ? 150 : 300, 12.5);
+  double secs;
+  pp_search *s;
+  pp_search_summary sum;
+  pp_search_plan y;
+  if (pp_model_load(ctx, model, &m))
+    die(ctx, "model");
+  s = search(ctx, m, c, 4 * (int64_t)gpus, &secs);
+  pp_search_get_summary(s, &sum);
+  printf("  %-12s %3d GPUs %-26s gbs %5d  %6.3f s", model, gpus,
+         mix ? "(half A100-40, half V100)" : "(A100-40)", 4 * gpus, secs);
+  if (sum.nplans && !pp_search_plan_get(s, 0, &y))
+    printf("  %4d dev pp %2d dp %3d tp %d mbs %d %s%s: %.1f samples/s\n",
+           (int)y.devices, (int)y.pp, (int)y.dp, (int)y.tp,
+           (int)y.micro_batch, pp_schedule_name(y.schedule),
+           y.recompute ? "+rc" : "", y.throughput);
+  else
+    printf("  no plan fits\n");
+  pp_search_destroy(s);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+}
+
+int main(int argc, char **argv)
+{
+  bool quick = argc > 1 && !strcmp(argv[1], "--quick");
+  static const char *const sailors[] = {"opt-350", "gpt-neo-2.7", "opt-30",
+                                        "llama-3-8"};
+  static const int sizes[] = {32, 128, 512};
+  pp_ctx *ctx;
+  pp_model *gpt2;
+  bool ok16 = true, ok4096 = true;
+  int n, i, k;
+
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  if (pp_ctx_create(NULL, &ctx))
+    return 2;
+  printf("(a) AMP's experiments: our plan and the baselines, all priced by "
+         "our simulator\n");
+  amp_experiment(ctx, "gpt2-amp", "amp-homogeneous", 32);
+  amp_experiment(ctx, "gpt2-amp", "amp-het-cluster", 32);
+  amp_experiment(ctx, "transgan-amp", "amp-het-model", 64);
+
+  printf("\n(b) planning time, GPT-2 (30 entries), gbs 8 per device, 2 "
+         "threads\n");
+  if (pp_model_load(ctx, "gpt2-amp", &gpt2))
+    die(ctx, "model");
+  for (n = 2; n <= (quick ? 16 : 64); n *= 2) {
+    scaling(ctx, gpt2, n, false, &ok16, &ok4096);
+    scaling(ctx, gpt2, n, true, &ok16, &ok4096);
+  }
+  pp_model_destroy(gpt2);
+  printf("  target 16x16 under 1 s: %s", ok16 ? "met" : "MISSED");
+  if (!quick)
+    printf("; 4,096 devices under 60 s: %s", ok4096 ? "met" : "MISSED");
+  printf("\n");
+
+  printf("\n(c) Sailor's models, gbs 4 per GPU, nodes of 4 GPUs (Sailor's "
+         "planner: 0.12-0.67 s homogeneous, 0.6-3.4 s mixed)\n");
+  for (i = 0; i < 4; i++)
+    for (k = 0; k < (quick ? 2 : 3); k++) {
+      sailor(ctx, sailors[i], sizes[k], true);
+      sailor(ctx, sailors[i], sizes[k], false);
+    }
+  pp_ctx_destroy(ctx);
+  return 0;
+}
