@@ -1018,6 +1018,9 @@ typedef struct pp_search_params {
                               default 1; 0: Megatron's order only */
   int simulate;            /* 1 (default): rank the kept plans by the
                               simulator; 0: by the estimate */
+  int32_t madpipe;         /* MadPipe on the 1F1B* points where memory
+                              binds, lowest bound first, until this many
+                              gave a plan that fits (default 4; 0: off) */
   pp_progress_fn progress; /* NULL: none */
   void *progress_ud;
 } pp_search_params;
@@ -1036,6 +1039,7 @@ typedef struct pp_search_summary {
   int64_t pruned;        /* by the lower bound, before partitioning */
   int64_t evaluated;     /* partitioned and priced */
   int64_t fitting;       /* of which fit in memory */
+  int64_t madpipe;       /* points where memory bound and MadPipe ran */
   int32_t nplans;        /* kept, best first */
   double lower_bound_ms; /* no plan of the space can be faster */
   double seconds;
@@ -1062,6 +1066,9 @@ typedef struct pp_search_plan {
   int mapped;            /* placed by the exact mapper (else in
                             Megatron's rank order) */
   double peak_share;     /* highest device memory / capacity */
+  int madpipe;           /* partitioned by MadPipe (memory bound): its
+                            in-flight counts, maybe several stages on
+                            one device */
 } pp_search_plan;
 pp_status pp_search_plan_get(const pp_search *s, int32_t i,
                              pp_search_plan *out);

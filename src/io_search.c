@@ -52,10 +52,12 @@ static void json_plan(FILE *f, const pp_search_plan *y, const pp_plan *pl,
   fprintf(f,
           "{\"devices\": %d, \"pp\": %d, \"dp\": %d, \"tp\": %d, "
           "\"micro_batch\": %d, \"gas\": %lld, \"schedule\": \"%s\", "
-          "\"recompute\": %s, \"placement\": \"%s\",\n    \"iteration_ms\": ",
+          "\"recompute\": %s, \"madpipe\": %s, \"placement\": \"%s\",\n"
+          "    \"iteration_ms\": ",
           (int)y->devices, (int)y->pp, (int)y->dp, (int)y->tp,
           (int)y->micro_batch, (long long)y->gas, pp_schedule_name(y->schedule),
-          y->recompute ? "true" : "false", y->mapped ? "mapped" : "megatron");
+          y->recompute ? "true" : "false", y->madpipe ? "true" : "false",
+          y->mapped ? "mapped" : "megatron");
   ppi_json_num(f, y->simulated_ms > 0 ? y->simulated_ms : y->estimate_ms);
   fputs(", \"estimate_ms\": ", f);
   ppi_json_num(f, y->estimate_ms);
@@ -127,11 +129,12 @@ static void write_json(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
   ppi_json_num(f, sum.lower_bound_ms);
   fprintf(f,
           ", \"fits\": %s,\n \"search\": {\"points\": %lld, \"pruned\": %lld, "
-          "\"evaluated\": %lld, \"fitting\": %lld, \"timed_out\": %s, "
-          "\"seconds\": ",
+          "\"evaluated\": %lld, \"fitting\": %lld, \"madpipe\": %lld, "
+          "\"timed_out\": %s, \"seconds\": ",
           sum.nplans ? "true" : "false", (long long)sum.points,
           (long long)sum.pruned, (long long)sum.evaluated,
-          (long long)sum.fitting, sum.timed_out ? "true" : "false");
+          (long long)sum.fitting, (long long)sum.madpipe,
+          sum.timed_out ? "true" : "false");
   ppi_json_num(f, sum.seconds);
   fputs("}", f);
   if (!sum.nplans && sum.closest_device >= 0) {
@@ -168,14 +171,15 @@ static void write_text(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
   int32_t i, s, r, k, S;
   char b1[32], b2[32];
   pp_search_get_summary(sr, &sum);
-  fprintf(f,
-          "plan for %s on %s (%d devices): %lld points, %lld pruned by the "
-          "lower bound, %lld priced, %lld fit in memory; %.3g s%s\n",
-          pp_model_name(m), pp_cluster_name(c), (int)pp_cluster_ndev(c),
-          (long long)sum.points, (long long)sum.pruned,
-          (long long)sum.evaluated, (long long)sum.fitting, sum.seconds,
-          sum.timed_out ? " (time limit reached: the search is incomplete)"
-                        : "");
+  fprintf(
+      f,
+      "plan for %s on %s (%d devices): %lld points, %lld pruned by the "
+      "lower bound, %lld priced, %lld fit in memory, %lld MadPipe runs "
+      "where memory bound; %.3g s%s\n",
+      pp_model_name(m), pp_cluster_name(c), (int)pp_cluster_ndev(c),
+      (long long)sum.points, (long long)sum.pruned, (long long)sum.evaluated,
+      (long long)sum.fitting, (long long)sum.madpipe, sum.seconds,
+      sum.timed_out ? " (time limit reached: the search is incomplete)" : "");
   if (!sum.nplans) {
     fputs("no plan fits in memory", f);
     if (sum.closest_device >= 0) {
@@ -191,9 +195,12 @@ static void write_text(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
   pl = pp_search_plan_at(sr, 0);
   fprintf(f,
           "\nbest: %d devices = pp %d x dp %d x tp %d; micro-batch %d, %lld "
-          "per replica; %s%s; placement: %s\n",
+          "per replica; %s%s%s; placement: %s\n",
           (int)y.devices, (int)y.pp, (int)y.dp, (int)y.tp, (int)y.micro_batch,
           (long long)y.gas, pp_schedule_name(y.schedule),
+          y.madpipe ? " with MadPipe's partition and in-flight counts "
+                      "(memory binds)"
+                    : "",
           y.recompute ? ", recomputation" : "",
           y.mapped ? "exact mapper" : "Megatron's rank order");
   {
@@ -256,9 +263,9 @@ static void write_text(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
               "%9.2f  %s\n",
               (int)i + 1, (int)y.devices, (int)y.pp, (int)y.dp, (int)y.tp,
               (int)y.micro_batch, (long long)y.gas,
-              pp_schedule_name(y.schedule), y.recompute ? "yes" : "no",
-              y.estimate_ms, y.simulated_ms, y.throughput,
-              y.mapped ? "mapped" : "megatron");
+              y.madpipe ? "madpipe" : pp_schedule_name(y.schedule),
+              y.recompute ? "yes" : "no", y.estimate_ms, y.simulated_ms,
+              y.throughput, y.mapped ? "mapped" : "megatron");
     }
   }
 }

@@ -100,7 +100,16 @@ struct pp_partition {
   pp_schedule schedule;
   pp_optimizer optimizer;
   unsigned est;
+  double *sig; /* MadPipe's pattern, 4 offsets per stage, or NULL */
 };
+
+int ppi_partition_pattern(const pp_partition *pt, int32_t s, double sig[4])
+{
+  if (!pt || !pt->sig || s < 0 || s >= pt->S)
+    return 0;
+  memcpy(sig, pt->sig + 4 * (size_t)s, 4 * sizeof *sig);
+  return 1;
+}
 
 /* What the writers (io_part.c) see. */
 #include "part_view.h"
@@ -663,6 +672,12 @@ static pp_status periodic(pp_ctx *ctx, struct pp_partition *pt,
     return rc;
   pt->sum.nstage = r.N;
   pt->sum.period_ms = r.period;
+  if (r.sig && r.fits) {
+    if (!(pt->sig = ppi_arena_alloc(&pt->arena, ctx, 4 * (size_t)r.N,
+                                    sizeof *pt->sig)))
+      return PP_ENOMEM;
+    memcpy(pt->sig, r.sig, 4 * (size_t)r.N * sizeof *pt->sig);
+  }
   pt->sum.objective_ms = r.period;
   pt->sum.work = r.labels;
   pt->sum.exact = 0; /* MadPipe is a heuristic (paper 003) */

@@ -147,6 +147,11 @@ PP_INTERNAL pp_status ppi_part_uniform_params(pp_ctx *ctx, const double *pp,
                                               int32_t L, int32_t S,
                                               int32_t *first);
 
+/* MadPipe's pattern of stage s of a partition (the 4 offsets of its
+** F, B, CF, CB in the period, part_madpipe.c): 1 when it has one. */
+PP_INTERNAL int ppi_partition_pattern(const pp_partition *pt, int32_t s,
+                                      double sig[4]);
+
 /* MadPipe (part_madpipe.c) and PipeDream + 1F1B* on chain c (a flat
 ** network: every position alike, c->mem[0] the memory of every
 ** processor): N stages first[0..N], each on processor proc[s] (special[s]

@@ -49,6 +49,7 @@
 ** the plan's devices and stages.
 */
 #include "plan_search.h"
+#include "part.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -59,6 +60,11 @@
 #define ROUND 8          /* points per thread per round */
 #define SHORT_CHAIN 2000 /* partitions tried one by one below this */
 #define MAP_MAX_DEVICES 512
+#define MADPIPE_SHARE 0.9 /* memory share above which memory binds */
+#define MADPIPE_MAX_L 512 /* part.c's limit on MadPipe's chains */
+#define MADPIPE_ILP_S 10  /* a safety net: the node limit binds first */
+#define MADPIPE_NODES 50
+#define MADPIPE_TRIES 3 /* points tried per plan asked for */
 
 /* ---- parameters --------------------------------------------------------- */
 
@@ -78,6 +84,7 @@ void pp_search_params_init(pp_search_params *p)
   p->subsets = 1;
   p->map_time_s = 1;
   p->simulate = 1;
+  p->madpipe = 4;
 }
 
 static pp_status check_params(pp_ctx *ctx, const pp_search_params *p)
@@ -109,6 +116,9 @@ static pp_status check_params(pp_ctx *ctx, const pp_search_params *p)
                     ">= 0");
   if (!(p->map_time_s >= 0) || !isfinite(p->map_time_s))
     return ppi_fail(ctx, PP_EINPUT, "plan: the mapping time must be >= 0");
+  if (p->madpipe < 0 || p->madpipe > 1000)
+    return ppi_fail(ctx, PP_EINPUT, "plan: madpipe runs %d; 0 to 1000",
+                    (int)p->madpipe);
   return PP_OK;
 }
 
@@ -132,7 +142,7 @@ struct cand {
   pp_plan *plan;
   pp_partition *part; /* for the mapper (NULL for tried-all partitions) */
   double est, sim, bubble, peak;
-  int mapped;
+  int mapped, madpipe;
 };
 
 struct pp_search {
@@ -466,7 +476,10 @@ struct worker {
   struct cand *kept; /* [K] its finds this round, best first */
   int32_t nkept, K;
   int32_t *opbuf, *off, *reps, *first;
-  int64_t pruned, evaluated, fitting;
+  int64_t pruned, evaluated, fitting, madpipe, madpipe_fit;
+  struct ppi_vec bound; /* points where memory binds (MadPipe's pass) */
+  bool madpipe_pass;    /* run MadPipe on pts, not the enumeration */
+  bool offer_madpipe;   /* offer(): the plan is MadPipe's */
   bool timed_out;
   pp_status rc;
   /* the closest point that does not fit */
@@ -636,6 +649,7 @@ static pp_status offer(struct worker *w, const struct point *pt, pp_plan *pl,
   best->part = part;
   best->est = est;
   best->peak = share;
+  best->madpipe = w->offer_madpipe;
   *have = true;
   return PP_OK;
 }
@@ -721,6 +735,100 @@ static pp_status try_all(struct worker *w, const struct point *pt,
   return PP_OK;
 }
 
+/* MadPipe (paper 003) when memory binds: a 1F1B* point on one device type
+** whose 1F1B-count partitions do not fit, or fill a device past
+** MADPIPE_SHARE.  MadPipe may give a processor (its special one) several
+** stages and keeps per-stage in-flight counts below 1F1B's; the plan
+** carries both, and the estimate and the simulator price it like any
+** other.  Flat network at the point's slowest link between stages (the
+** model MadPipe assumes); the ILP is bounded by nodes, not time, so the
+** result stays deterministic. */
+static pp_status try_madpipe(struct worker *w, const struct point *pt,
+                             const int32_t *devs, double linkbw, int64_t gas,
+                             struct cand *best, bool *have)
+{
+  const struct space *sp = w->sp;
+  const pp_search_params *p = sp->p;
+  pp_part_params pa;
+  pp_partition *part = NULL;
+  pp_part_summary ps;
+  pp_plan_params pl;
+  pp_plan_builder *b = NULL;
+  pp_plan *plan = NULL;
+  int32_t s, r;
+  double sig[4];
+  pp_status rc;
+
+  pp_part_params_init(&pa);
+  pa.objective = PP_OBJ_MADPIPE;
+  pa.stages = pt->pp;
+  pa.replicas = pt->dp;
+  pa.bandwidth_gbps = linkbw;
+  pa.latency_us = pp_cluster_latency(sp->c);
+  pa.micro_batch = pt->mbs;
+  pa.gas = gas;
+  pa.optimizer = p->optimizer;
+  pa.reserve_bytes = p->reserve_bytes;
+  pa.memory_bytes = (double)pp_cluster_type_memory(
+      sp->c, pp_cluster_device_type(sp->c, devs[0]));
+  pa.time_limit_s = MADPIPE_ILP_S;
+  pa.max_nodes = MADPIPE_NODES;
+  rc = pp_partition_chain(&w->ctx, sp->m, &pa, &part);
+  if (rc) {
+    if (skippable(rc)) {
+      pp_ctx_clear_error(&w->ctx);
+      rc = PP_OK;
+    }
+    return rc;
+  }
+  w->madpipe++;
+  pp_partition_summary(part, &ps);
+  if (!ps.fits) {
+    pp_partition_destroy(part);
+    return PP_OK;
+  }
+  pp_plan_params_init(&pl);
+  pl.global_batch = p->global_batch;
+  pl.micro_batch = pt->mbs;
+  pl.schedule = PP_SCHED_1F1B_STAR;
+  pl.optimizer = p->optimizer;
+  pl.period_ms = pt->dp == 1 ? ps.period_ms : 0;
+  if ((rc = pp_plan_builder_create(&w->ctx, &pl, "parplan plan (madpipe)", &b)))
+    goto done;
+  for (s = 0; s < ps.nstage; s++) {
+    pp_part_stage st;
+    int32_t id, n;
+    const int32_t *ops = pp_partition_stage_ops(part, s, &n);
+    pp_partition_stage(part, s, &st);
+    if ((rc = pp_plan_builder_add_stage(b, ops, n, &id)))
+      goto done;
+    for (r = 0; r < pt->dp; r++)
+      if ((rc = pp_plan_builder_add_replica(
+               b, id, devs + (size_t)st.proc * pt->dp + r)))
+        goto done;
+    if ((rc = pp_plan_builder_set_in_flight(b, id, st.in_flight)))
+      goto done;
+    /* the pattern is one replica's (the plan checker's rule); replicated
+    ** stages keep the counts and run 1F1B* order */
+    if (pt->dp == 1 && ppi_partition_pattern(part, s, sig) &&
+        (rc = pp_plan_builder_set_pattern(b, id, sig)))
+      goto done;
+  }
+  rc = pp_plan_builder_finish(b, &plan);
+  b = NULL;
+  pp_partition_destroy(part);
+  part = NULL;
+  if (rc == PP_OK) {
+    w->offer_madpipe = true;
+    rc = offer(w, pt, plan, NULL, best, have);
+    w->offer_madpipe = false;
+  }
+done:
+  pp_plan_builder_destroy(b);
+  pp_partition_destroy(part);
+  return rc;
+}
+
 static double binom_capped(int32_t n, int32_t k, double cap)
 {
   double x = 1;
@@ -732,29 +840,17 @@ static double binom_capped(int32_t n, int32_t k, double cap)
   return x;
 }
 
-static pp_status eval_point(struct worker *w, const struct point *pt)
+/* Each stage at the pace of its slowest device (w->reps); the slowest
+** ring link of the replicas' first ranks; the slowest link between
+** stages. */
+static void point_net(struct worker *w, const struct point *pt,
+                      double *arbw_out, double *linkbw_out)
 {
   const struct space *sp = w->sp;
-  const pp_search_params *p = sp->p;
   const struct dset *set = &sp->sets[pt->set];
   const pp_cluster *c = sp->c;
-  struct cand best;
-  bool have = false;
-  double bar = w->bar, arbw = INFINITY, linkbw = INFINITY;
+  double arbw = INFINITY, linkbw = INFINITY;
   int32_t s, r, k;
-  int64_t gas = p->global_batch / pt->dp / pt->mbs;
-  pp_status rc = PP_OK;
-
-  if (w->nkept == w->K && w->kept[w->K - 1].est < bar)
-    bar = w->kept[w->K - 1].est;
-  if (pt->lb > bar) {
-    w->pruned++;
-    return PP_OK;
-  }
-  w->evaluated++;
-  memset(&best, 0, sizeof best);
-  /* each stage at the pace of its slowest device; the slowest ring link
-  ** of the replicas' first ranks; the slowest link between stages */
   for (s = 0; s < pt->pp; s++) {
     const int32_t *g = set->dev + (size_t)s * pt->dp * pt->tp;
     int32_t slow = g[0];
@@ -776,6 +872,31 @@ static pp_status eval_point(struct worker *w, const struct point *pt)
     arbw = 0;
   if (!isfinite(linkbw))
     linkbw = arbw > 0 ? arbw : 100;
+  *arbw_out = arbw;
+  *linkbw_out = linkbw;
+}
+
+static pp_status eval_point(struct worker *w, const struct point *pt)
+{
+  const struct space *sp = w->sp;
+  const pp_search_params *p = sp->p;
+  const struct dset *set = &sp->sets[pt->set];
+  const pp_cluster *c = sp->c;
+  struct cand best;
+  bool have = false;
+  double bar = w->bar, arbw = INFINITY, linkbw = INFINITY;
+  int64_t gas = p->global_batch / pt->dp / pt->mbs;
+  pp_status rc = PP_OK;
+
+  if (w->nkept == w->K && w->kept[w->K - 1].est < bar)
+    bar = w->kept[w->K - 1].est;
+  if (pt->lb > bar) {
+    w->pruned++;
+    return PP_OK;
+  }
+  w->evaluated++;
+  memset(&best, 0, sizeof best);
+  point_net(w, pt, &arbw, &linkbw);
   if (binom_capped(sp->L - 1, pt->pp - 1, SHORT_CHAIN) <= SHORT_CHAIN) {
     rc = try_all(w, pt, set->dev, &best, &have);
   } else {
@@ -830,6 +951,10 @@ static pp_status eval_point(struct worker *w, const struct point *pt)
       }
     }
   }
+  if (rc == PP_OK && pt->sched == PP_SCHED_1F1B_STAR && pt->tp == 1 &&
+      !pt->rec && !set->mixed && pt->pp >= 2 && sp->L <= MADPIPE_MAX_L &&
+      (!have || best.peak >= MADPIPE_SHARE))
+    rc = ppi_vec_push(&w->ctx, &w->bound, pt);
   if (rc) {
     if (have)
       cand_free(&best);
@@ -837,6 +962,33 @@ static pp_status eval_point(struct worker *w, const struct point *pt)
   }
   if (have) {
     w->fitting++;
+    keep(w->kept, &w->nkept, w->K, &best);
+  }
+  return PP_OK;
+}
+
+/* MadPipe's pass: the point's MadPipe plan, kept when it fits. */
+static pp_status madpipe_point(struct worker *w, const struct point *pt)
+{
+  const struct space *sp = w->sp;
+  struct cand best;
+  bool have = false;
+  double arbw, linkbw;
+  int64_t gas = sp->p->global_batch / pt->dp / pt->mbs;
+  pp_status rc;
+  if (pt->lb > w->bar) /* a better plan came since it was recorded */
+    return PP_OK;
+  memset(&best, 0, sizeof best);
+  point_net(w, pt, &arbw, &linkbw);
+  rc = try_madpipe(w, pt, sp->sets[pt->set].dev, linkbw, gas, &best, &have);
+  if (rc) {
+    if (have)
+      cand_free(&best);
+    return rc;
+  }
+  if (have) {
+    w->fitting++;
+    w->madpipe_fit++;
     keep(w->kept, &w->nkept, w->K, &best);
   }
   return PP_OK;
@@ -851,7 +1003,8 @@ static void *run_worker(void *arg)
       w->timed_out = true;
       break;
     }
-    w->rc = eval_point(w, &w->pts[i]);
+    w->rc = w->madpipe_pass ? madpipe_point(w, &w->pts[i])
+                            : eval_point(w, &w->pts[i]);
   }
   return NULL;
 }
@@ -877,6 +1030,7 @@ static void worker_free(pp_ctx *ctx, struct worker *w, int32_t nop, int32_t S)
   ppi_free(ctx, w->off, (size_t)(S + 1) * sizeof *w->off);
   ppi_free(ctx, w->reps, (size_t)S * sizeof *w->reps);
   ppi_free(ctx, w->first, (size_t)(S + 1) * sizeof *w->first);
+  ppi_vec_free(ctx, &w->bound);
 }
 
 /* Place a kept plan by the exact mapper; keep the placement when it
@@ -1029,13 +1183,81 @@ static void space_close(pp_ctx *ctx, struct space *sp, struct ppi_vec *pts)
   ppi_vec_free(ctx, pts);
 }
 
+/* One round: threads take points start, start + 1, ... below end in
+** turn (MadPipe's pass when madpipe), then their finds are merged into
+** kept in a fixed order. */
+static pp_status run_round(pp_ctx *ctx, struct worker *ws, int32_t T,
+                           const struct point *pts, int64_t start, int64_t end,
+                           bool madpipe, struct cand *kept, int32_t *nkept,
+                           struct cand *pool, bool *timed_out)
+{
+  int32_t i, started = 0, npool = 0, K = ws[0].K;
+  double bar = *nkept == K ? kept[K - 1].est : INFINITY;
+  for (i = 0; i < T; i++) {
+    struct worker *w = &ws[i];
+    memcpy(&w->ctx, ctx, sizeof w->ctx);
+    pp_ctx_clear_error(&w->ctx);
+    w->pts = pts;
+    w->madpipe_pass = madpipe;
+    w->from = start + i;
+    w->to = end;
+    w->step = T;
+    w->bar = bar;
+    w->rc = PP_OK;
+    if (T == 1) {
+      run_worker(w);
+      started++;
+    } else if (pthread_create(&w->th, NULL, run_worker, w) == 0) {
+      started++;
+    } else {
+      break;
+    }
+  }
+  if (T > 1)
+    for (i = 0; i < started; i++)
+      pthread_join(ws[i].th, NULL);
+  if (started < T)
+    return ppi_fail(ctx, PP_EINTERNAL, "plan: could not start a thread");
+  for (i = 0; i < T; i++) /* the first error, in thread order */
+    if (ws[i].rc) {
+      memcpy(ctx, &ws[i].ctx, sizeof ws[i].ctx);
+      return ws[i].rc;
+    }
+  /* merge: the kept list and every thread's finds, best first */
+  for (i = 0; i < *nkept; i++)
+    pool[npool++] = kept[i];
+  for (i = 0; i < T; i++) {
+    int32_t j;
+    struct worker *w = &ws[i];
+    for (j = 0; j < w->nkept; j++)
+      pool[npool++] = w->kept[j];
+    w->nkept = 0;
+    *timed_out = *timed_out || w->timed_out;
+  }
+  *nkept = 0;
+  for (i = 0; i < npool; i++)
+    keep(kept, nkept, K, &pool[i]);
+  return PP_OK;
+}
+
+static int cmp_bound(const void *x, const void *y)
+{
+  const struct point *a = x, *b = y;
+  if (a->lb != b->lb)
+    return a->lb < b->lb ? -1 : 1;
+  return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
 pp_status pp_plan_search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
                          const pp_search_params *p, pp_search **out)
 {
   struct space sp;
   struct ppi_vec pts;
   struct worker *ws = NULL;
-  struct cand *kept = NULL, *pool = NULL;
+  struct cand *kept = NULL, *pool = NULL, *mkept = NULL;
+  int32_t nmkept = 0;
+  struct point *bpts = NULL;
+  size_t nbpts = 0;
   int32_t T, K, i, nkept = 0, nop, maxS = 1;
   int64_t start, np;
   double t0 = ppi_now_s(), deadline, space_lb = INFINITY;
@@ -1072,7 +1294,8 @@ pp_status pp_plan_search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
     maxS = pt->pp > maxS ? pt->pp : maxS;
   }
   if (!(ws = ppi_calloc(ctx, (size_t)T, sizeof *ws)) ||
-      !(kept = ppi_calloc(ctx, (size_t)K, sizeof *kept)) ||
+      !(kept = ppi_calloc(ctx, 2 * (size_t)K, sizeof *kept)) ||
+      !(mkept = ppi_calloc(ctx, (size_t)K, sizeof *mkept)) ||
       !(pool = ppi_calloc(ctx, (size_t)K * (T + 1), sizeof *pool))) {
     rc = PP_ENOMEM;
     goto done;
@@ -1095,62 +1318,62 @@ pp_status pp_plan_search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
     w->close_share = INFINITY;
     w->close_idx = INT64_MAX;
     w->close_dev = -1;
+    ppi_vec_init(&w->bound, sizeof(struct point));
   }
   for (start = 0; start < np && !timed_out; start += (int64_t)T * ROUND) {
     int64_t end =
         start + (int64_t)T * ROUND < np ? start + (int64_t)T * ROUND : np;
-    int32_t started = 0, npool = 0;
-    double bar = nkept == K ? kept[K - 1].est : INFINITY;
-    for (i = 0; i < T; i++) {
-      struct worker *w = &ws[i];
-      memcpy(&w->ctx, ctx, sizeof w->ctx);
-      pp_ctx_clear_error(&w->ctx);
-      w->from = start + i;
-      w->to = end;
-      w->step = T;
-      w->bar = bar;
-      w->rc = PP_OK;
-      if (T == 1) {
-        run_worker(w);
-        started++;
-      } else if (pthread_create(&w->th, NULL, run_worker, w) == 0) {
-        started++;
-      } else {
-        break;
-      }
-    }
-    if (T > 1)
-      for (i = 0; i < started; i++)
-        pthread_join(ws[i].th, NULL);
-    if (started < T) {
-      rc = ppi_fail(ctx, PP_EINTERNAL, "plan: could not start a thread");
+    if ((rc = run_round(ctx, ws, T, pts.data, start, end, false, kept, &nkept,
+                        pool, &timed_out)))
       goto done;
-    }
-    for (i = 0; i < T; i++) /* the first error, in thread order */
-      if (ws[i].rc) {
-        rc = ws[i].rc;
-        memcpy(ctx, &ws[i].ctx, sizeof ws[i].ctx);
-        goto done;
-      }
-    /* merge: the kept list and every thread's finds, best first */
-    for (i = 0; i < nkept; i++)
-      pool[npool++] = kept[i];
-    for (i = 0; i < T; i++) {
-      int32_t j;
-      struct worker *w = &ws[i];
-      for (j = 0; j < w->nkept; j++)
-        pool[npool++] = w->kept[j];
-      w->nkept = 0;
-      timed_out = timed_out || w->timed_out;
-    }
-    nkept = 0;
-    for (i = 0; i < npool; i++)
-      keep(kept, &nkept, K, &pool[i]);
     if (p->progress && p->progress(p->progress_ud, (double)end / np)) {
       rc = ppi_fail(ctx, PP_ECANCELED, "plan: stopped by the caller");
       goto done;
     }
   }
+  /* MadPipe where memory binds, on the points whose bound still leaves
+  ** them a chance, lowest bound first */
+  if (!timed_out && p->madpipe > 0) {
+    size_t nb = 0, k;
+    for (i = 0; i < T; i++)
+      nb += ws[i].bound.n;
+    if (nb > 0) {
+      if (!(bpts = ppi_alloc(ctx, nb * sizeof *bpts))) {
+        rc = PP_ENOMEM;
+        goto done;
+      }
+      nbpts = nb;
+      nb = 0;
+      for (i = 0; i < T; i++)
+        for (k = 0; k < ws[i].bound.n; k++) {
+          const struct point *q = &PPI_VEC_AT(&ws[i].bound, struct point, k);
+          if (nkept < K || q->lb <= kept[K - 1].est)
+            bpts[nb++] = *q;
+        }
+      qsort(bpts, nb, sizeof *bpts, cmp_bound);
+      /* T points per round until p->madpipe of them gave a plan that
+      ** fits, MADPIPE_TRIES x p->madpipe points at most: how many are
+      ** tried depends on the results only */
+      if (nb > (size_t)MADPIPE_TRIES * (size_t)p->madpipe)
+        nb = (size_t)MADPIPE_TRIES * (size_t)p->madpipe;
+      for (k = 0; k < nb && !timed_out; k += (size_t)T) {
+        int64_t fit = 0;
+        size_t end = k + (size_t)T < nb ? k + (size_t)T : nb;
+        if ((rc = run_round(ctx, ws, T, bpts, (int64_t)k, (int64_t)end, true,
+                            mkept, &nmkept, pool, &timed_out)))
+          goto done;
+        for (i = 0; i < T; i++)
+          fit += ws[i].madpipe_fit;
+        if (fit >= p->madpipe)
+          break;
+      }
+    }
+  }
+  /* MadPipe's plans join the kept ones: all are simulated, the best K
+  ** stay, so MadPipe never pushes out a plan that simulates better */
+  for (i = 0; i < nmkept; i++)
+    kept[nkept++] = mkept[i];
+  nmkept = 0;
   /* place the kept plans, then simulate them */
   for (i = 0; i < nkept && !rc; i++)
     rc = remap(ctx, &sp, &kept[i], ws[0].opbuf, ws[0].off);
@@ -1170,6 +1393,8 @@ pp_status pp_plan_search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
     goto done;
   if (nkept > 1)
     qsort(kept, (size_t)nkept, sizeof *kept, cmp_final);
+  while (nkept > K)
+    cand_free(&kept[--nkept]);
   if (!(res = ppi_calloc(ctx, 1, sizeof *res))) {
     rc = PP_ENOMEM;
     goto done;
@@ -1182,13 +1407,14 @@ pp_status pp_plan_search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
   }
   res->c = kept;
   res->n = nkept;
-  res->cap = K;
+  res->cap = 2 * K;
   kept = NULL;
   for (i = 0; i < T; i++) {
     struct worker *w = &ws[i];
     res->sum.pruned += w->pruned;
     res->sum.evaluated += w->evaluated;
     res->sum.fitting += w->fitting;
+    res->sum.madpipe += w->madpipe;
     if (w->close_share < close.close_share ||
         (w->close_share == close.close_share && w->close_idx < close.close_idx))
       close = *w;
@@ -1224,6 +1450,7 @@ pp_status pp_plan_search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
     y->bubble = x->bubble;
     y->mapped = x->mapped;
     y->peak_share = x->peak;
+    y->madpipe = x->madpipe;
   }
   res->sum.seconds = ppi_now_s() - t0;
   *out = res;
@@ -1236,9 +1463,15 @@ done:
   if (kept) {
     for (i = 0; i < nkept; i++)
       cand_free(&kept[i]);
-    ppi_free(ctx, kept, (size_t)K * sizeof *kept);
+    ppi_free(ctx, kept, 2 * (size_t)K * sizeof *kept);
+  }
+  if (mkept) {
+    for (i = 0; i < nmkept; i++)
+      cand_free(&mkept[i]);
+    ppi_free(ctx, mkept, (size_t)K * sizeof *mkept);
   }
   ppi_free(ctx, pool, (size_t)K * (T + 1) * sizeof *pool);
+  ppi_free(ctx, bpts, nbpts * sizeof *bpts);
   space_close(ctx, &sp, &pts);
   pp_search_destroy(res);
   return rc;

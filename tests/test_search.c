@@ -173,6 +173,7 @@ static pp_search *plan(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
   p.simulate = 0;
   p.map_time_s = 0;
   p.top_k = 3;
+  p.madpipe = 0; /* MadPipe's plans lie outside the enumerated space */
   if (pp_plan_search(ctx, m, c, &p, &s) != PP_OK)
     fail_msg("plan: %s", pp_ctx_errmsg(ctx));
   return s;
@@ -535,6 +536,44 @@ static void t_cancel_and_alloc(void **state)
   }
   assert_true(ok > 0);
   pp_cluster_destroy(c);
+  /* the same through MadPipe's pass (one point, where memory binds) */
+  assert_int_equal(pp_cluster_load(ctx, "hier:1x2,gpu=V100,mem=5", &c), PP_OK);
+  p.schedules = 1u << PP_SCHED_1F1B_STAR;
+  p.global_batch = 8;
+  p.madpipe = 1;
+  tu_reset(&a, 0);
+  assert_int_equal(pp_plan_search(ctx, m, c, &p, &s), PP_OK);
+  {
+    pp_search_summary sum;
+    pp_search_plan y;
+    pp_search_get_summary(s, &sum);
+    assert_true(sum.madpipe == 1 && sum.nplans > 0);
+    pp_search_plan_get(s, 0, &y);
+    assert_true(y.madpipe);
+  }
+  pp_search_destroy(s);
+  s = NULL;
+  n = a.count;
+  ok = 0;
+  for (k = 1;; k = k + n / 30 + 1 > n ? n + 1 : k + n / 30 + 1) {
+    pp_status rc;
+    tu_reset(&a, k);
+    rc = pp_plan_search(ctx, m, c, &p, &s);
+    tu_reset(&a, 0);
+    if (rc == PP_OK) {
+      ok++;
+      pp_search_destroy(s);
+      s = NULL;
+    } else {
+      assert_int_equal(rc, PP_ENOMEM);
+      assert_null(s);
+    }
+    pp_ctx_clear_error(ctx);
+    if (k == n + 1)
+      break;
+  }
+  assert_true(ok > 0);
+  pp_cluster_destroy(c);
   pp_model_destroy(m);
   pp_ctx_destroy(ctx);
   assert_int_equal(a.live, 0);
@@ -593,6 +632,170 @@ static void t_compare(void **state)
   assert_int_equal(a.live, 0);
 }
 
+/* Where memory binds, MadPipe's plans join the search (paper 003): on
+** GPT-2 on four 3 GiB V100s without recomputation it gives the best plan
+** (its special processor holds several stages, its in-flight counts are
+** below 1F1B's); every MadPipe plan passes the checker and fits in the
+** simulator; the result never gets worse than without MadPipe (here and
+** on random memory-bound chains); the plans are the same on 1-3 threads. */
+static void plans_text(pp_ctx *ctx, const pp_search *s, char **buf, size_t *len)
+{
+  pp_search_summary sum;
+  FILE *f = open_memstream(buf, len);
+  int32_t i;
+  pp_search_get_summary(s, &sum);
+  for (i = 0; i < sum.nplans; i++) {
+    pp_search_plan y;
+    pp_search_plan_get(s, i, &y);
+    fprintf(f, "%.17g %.17g %d %d\n", y.estimate_ms, y.simulated_ms, y.mapped,
+            y.madpipe);
+    assert_int_equal(pp_plan_write(ctx, pp_search_plan_at(s, i), NULL, f),
+                     PP_OK);
+  }
+  fprintf(f, "%lld %lld %lld %lld\n", (long long)sum.points,
+          (long long)sum.pruned, (long long)sum.evaluated,
+          (long long)sum.madpipe);
+  fclose(f);
+}
+
+static double best_sim(const pp_search *s)
+{
+  pp_search_plan y;
+  pp_search_summary sum;
+  pp_search_get_summary(s, &sum);
+  if (!sum.nplans)
+    return INFINITY;
+  pp_search_plan_get(s, 0, &y);
+  return y.simulated_ms;
+}
+
+static void check_madpipe_plans(pp_ctx *ctx, const pp_search *s,
+                                const pp_model *m, const pp_cluster *c,
+                                int *seen, int *shared)
+{
+  pp_search_summary sum;
+  int32_t i;
+  pp_search_get_summary(s, &sum);
+  for (i = 0; i < sum.nplans; i++) {
+    const pp_plan *pl = pp_search_plan_at(s, i);
+    pp_search_plan y;
+    pp_sim *sim;
+    int32_t d, st, used = 0;
+    pp_search_plan_get(s, i, &y);
+    assert_int_equal(pp_plan_check(ctx, pl, m, c), PP_OK);
+    assert_int_equal(pp_simulate(ctx, pl, m, c, &sum.cost, &sim), PP_OK);
+    for (d = 0; d < pp_cluster_ndev(c); d++) {
+      pp_sim_device sd;
+      pp_sim_device_get(sim, d, &sd);
+      if (sd.used)
+        assert_true(sd.peak_memory_bytes <= sd.capacity_bytes);
+    }
+    pp_sim_destroy(sim);
+    if (i > 0) {
+      pp_search_plan prev;
+      pp_search_plan_get(s, i - 1, &prev);
+      assert_true(prev.simulated_ms <= y.simulated_ms);
+    }
+    if (!y.madpipe)
+      continue;
+    (*seen)++;
+    assert_int_equal(y.schedule, PP_SCHED_1F1B_STAR);
+    assert_int_equal(y.tp, 1);
+    for (st = 0; st < pp_plan_nstage(pl); st++)
+      used = pp_plan_stage_in_flight(pl, st) > 0 ? used + 1 : used;
+    assert_int_equal(used, pp_plan_nstage(pl)); /* counts are explicit */
+    if (pp_plan_nstage(pl) > y.pp)
+      (*shared)++;
+  }
+}
+
+static pp_search *plan_mp(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
+                          int64_t gbs, int threads, int madpipe)
+{
+  pp_search_params p;
+  pp_search *s = NULL;
+  pp_search_params_init(&p);
+  p.global_batch = gbs;
+  p.threads = threads;
+  p.recompute = 0;
+  p.top_k = 4;
+  p.madpipe = madpipe;
+  if (pp_plan_search(ctx, m, c, &p, &s) != PP_OK)
+    fail_msg("plan: %s", pp_ctx_errmsg(ctx));
+  return s;
+}
+
+static void t_madpipe(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  pp_model *m;
+  pp_cluster *c;
+  pp_search *s0, *s;
+  pp_search_summary sum;
+  pp_search_plan y;
+  char *ref = NULL, *buf;
+  size_t reflen = 0, len;
+  uint64_t rng = 0xadd;
+  int t, iter, seen = 0, shared = 0, better = 0;
+  (void)state;
+  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "hier:1x4,gpu=V100,mem=3", &c), PP_OK);
+  s0 = plan_mp(ctx, m, c, 64, 2, 0);
+  pp_search_get_summary(s0, &sum);
+  assert_int_equal(sum.madpipe, 0);
+  for (t = 1; t <= 3; t++) {
+    s = plan_mp(ctx, m, c, 64, t, 4);
+    pp_search_get_summary(s, &sum);
+    assert_true(sum.madpipe > 0 && sum.nplans > 0);
+    pp_search_plan_get(s, 0, &y);
+    assert_true(y.madpipe); /* MadPipe's plan is the best here */
+    assert_true(best_sim(s) < best_sim(s0));
+    check_madpipe_plans(ctx, s, m, c, &seen, &shared);
+    plans_text(ctx, s, &buf, &len);
+    if (!ref) {
+      ref = buf;
+      reflen = len;
+    } else {
+      assert_int_equal(len, reflen);
+      assert_memory_equal(buf, ref, len);
+      free(buf);
+    }
+    pp_search_destroy(s);
+  }
+  assert_true(shared > 0); /* a special processor with several stages */
+  print_message("gpt2-amp on 4 x 3 GiB, recomputation off: MadPipe %.1f ms, "
+                "without %.1f ms\n",
+                y.simulated_ms, best_sim(s0));
+  free(ref);
+  pp_search_destroy(s0);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  /* random memory-bound chains: MadPipe never makes the result worse */
+  for (iter = 0; iter < 12; iter++) {
+    int L = 6 + (int)(rnd(&rng) % 7), per = 2 + (int)(rnd(&rng) % 3);
+    pp_model *mm = random_chain(ctx, &rng, L > 8 ? 8 : L);
+    pp_cluster *cc =
+        cluster(ctx, 1, per, false, 0.5 + (double)(rnd(&rng) % 6) / 4, 50, 10);
+    int64_t gbs = 8 * (int64_t)(1 + rnd(&rng) % 4);
+    pp_search *a0 = plan_mp(ctx, mm, cc, gbs, 2, 0);
+    pp_search *a1 = plan_mp(ctx, mm, cc, gbs, 2, 4);
+    double x0 = best_sim(a0), x1 = best_sim(a1);
+    assert_true(x1 <= x0);
+    better += x1 < x0;
+    check_madpipe_plans(ctx, a1, mm, cc, &seen, &shared);
+    pp_search_destroy(a0);
+    pp_search_destroy(a1);
+    pp_cluster_destroy(cc);
+    pp_model_destroy(mm);
+  }
+  print_message("12 random chains: MadPipe improved %d, %d MadPipe plans "
+                "kept in all\n",
+                better, seen);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
 static void t_cli(void **state)
 {
   char *out, *err, cmd[1024], pj[512];
@@ -639,7 +842,8 @@ int main(void)
       cmocka_unit_test(t_exhaustive), cmocka_unit_test(t_deterministic),
       cmocka_unit_test(t_mixed),      cmocka_unit_test(t_nothing_fits),
       cmocka_unit_test(t_bad_params), cmocka_unit_test(t_cancel_and_alloc),
-      cmocka_unit_test(t_compare),    cmocka_unit_test(t_cli),
+      cmocka_unit_test(t_compare),    cmocka_unit_test(t_madpipe),
+      cmocka_unit_test(t_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -110,6 +110,8 @@ static const char *usage_text =
     "  --max-tp N, --max-micro-batch N   bound the search\n"
     "  --all-devices use every device (no idle subsets)\n"
     "  --map-time S  exact mapping per kept plan (default 1; 0: off)\n"
+    "  --madpipe N   MadPipe where memory binds (1f1b-star, one device type)\n"
+    "                until N plans fit (default 4; 0: off)\n"
     "  --no-simulate rank by the estimate only\n"
     "  --optimizer, --reserve-gb, --allreduce   as for evaluate\n"
     "  -h, --help    this text;  --version  the version\n"
@@ -294,6 +296,10 @@ static int parse_part(struct opts *o, const char *a, const char *v)
     if (inum(a, v, 1, 1 << 30, &n))
       return 1;
     o->sp.max_micro_batch = (int32_t)n;
+  } else if (!strcmp(a, "--madpipe")) {
+    if (inum(a, v, 0, 1000, &n))
+      return 1;
+    o->sp.madpipe = (int32_t)n;
   } else if (!strcmp(a, "--map-time")) {
     if (num(a, v, 0, 1e6, &x))
       return 1;
@@ -402,6 +408,7 @@ static int parse(int argc, char **argv, struct opts *o)
                                             "--max-tp",
                                             "--max-micro-batch",
                                             "--map-time",
+                                            "--madpipe",
                                             "--recompute",
                                             NULL};
   int kp;
