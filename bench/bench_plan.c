@@ -13,13 +13,18 @@
 **      against the targets: 16x16 under 1 s, 4,096 devices under 60 s.
 **  (c) Sailor's models (data/sailor) on mixed A100-40 / V100-16 clusters
 **      of 32, 128 and 512 GPUs (and all-A100 for reference): planning
-**      time and predicted throughput.
+**      time and predicted throughput (Sailor's profiles: Llama-3 8B and
+**      OPT-30B take seconds per sample, hence the low figures).
+**  (d) Memory binds: GPT-2 on 4 and 8 V100s cut to 3-6 GiB, with and
+**      without MadPipe's pass (paper 003), recomputation off (the
+**      paper's setting) and allowed: simulated times side by side.
 **
 ** usage: bench_plan [--quick]   (--quick: (b) up to 16x16, (c) up to 128)
 */
 #define _POSIX_C_SOURCE 200809L
 #include "parplan.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,8 +128,8 @@ static pp_search *search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
   return s;
 }
 
-static void amp_experiment(pp_ctx *ctx, const char *model,
-                           const char *clname, int64_t gbs)
+static void amp_experiment(pp_ctx *ctx, const char *model, const char *clname,
+                           int64_t gbs)
 {
   pp_model *m;
   pp_cluster *c;
@@ -168,8 +173,8 @@ static void amp_experiment(pp_ctx *ctx, const char *model,
   pp_model_destroy(m);
 }
 
-static void scaling(pp_ctx *ctx, const pp_model *m, int n, bool mix,
-                    bool *ok16, bool *ok4096)
+static void scaling(pp_ctx *ctx, const pp_model *m, int n, bool mix, bool *ok16,
+                    bool *ok4096)
 {
   pp_cluster *c = cluster(ctx, n, n, mix ? n / 2 : 0, "V100", "T4",
                           n >= 8 ? 150 : 75, 12.5);
@@ -185,8 +190,7 @@ static void scaling(pp_ctx *ctx, const pp_model *m, int n, bool mix,
   if (sum.nplans && !pp_search_plan_get(s, 0, &y))
     printf("  best: %d dev, pp %d dp %d tp %d mbs %d, %.1f ms, %.0f "
            "samples/s\n",
-           (int)y.devices, (int)y.pp, (int)y.dp, (int)y.tp,
-           (int)y.micro_batch,
+           (int)y.devices, (int)y.pp, (int)y.dp, (int)y.tp, (int)y.micro_batch,
            y.simulated_ms > 0 ? y.simulated_ms : y.estimate_ms, y.throughput);
   else
     printf("  no plan fits\n");
@@ -216,12 +220,62 @@ static void sailor(pp_ctx *ctx, const char *model, int gpus, bool mix)
          mix ? "(half A100-40, half V100)" : "(A100-40)", 4 * gpus, secs);
   if (sum.nplans && !pp_search_plan_get(s, 0, &y))
     printf("  %4d dev pp %2d dp %3d tp %d mbs %d %s%s: %.1f samples/s\n",
-           (int)y.devices, (int)y.pp, (int)y.dp, (int)y.tp,
-           (int)y.micro_batch, pp_schedule_name(y.schedule),
-           y.recompute ? "+rc" : "", y.throughput);
+           (int)y.devices, (int)y.pp, (int)y.dp, (int)y.tp, (int)y.micro_batch,
+           pp_schedule_name(y.schedule), y.recompute ? "+rc" : "",
+           y.throughput);
   else
     printf("  no plan fits\n");
   pp_search_destroy(s);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+}
+
+static double best_of(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
+                      int64_t gbs, int rec, int madpipe, double *secs,
+                      int *is_mp)
+{
+  pp_search_params p;
+  pp_search *s;
+  pp_search_summary sum;
+  pp_search_plan y;
+  double t0 = now(), r = 0;
+  pp_search_params_init(&p);
+  p.global_batch = gbs;
+  p.threads = 2;
+  p.recompute = rec;
+  p.madpipe = madpipe;
+  if (pp_plan_search(ctx, m, c, &p, &s))
+    die(ctx, "plan");
+  *secs = now() - t0;
+  pp_search_get_summary(s, &sum);
+  *is_mp = 0;
+  if (sum.nplans && !pp_search_plan_get(s, 0, &y)) {
+    r = y.simulated_ms;
+    *is_mp = y.madpipe;
+  }
+  pp_search_destroy(s);
+  return r;
+}
+
+static void memory_binds(pp_ctx *ctx, int gpus, double gib, int rec)
+{
+  pp_model *m;
+  pp_cluster *c;
+  char spec[96];
+  double s0, s1, t0, t1;
+  int mp0, mp1;
+  int64_t gbs = 32 * (int64_t)gpus;
+  snprintf(spec, sizeof spec, "hier:1x%d,gpu=V100,mem=%g", gpus, gib);
+  if (pp_model_load(ctx, "gpt2-amp", &m) || pp_cluster_load(ctx, spec, &c))
+    die(ctx, "load");
+  t0 = best_of(ctx, m, c, gbs, rec, 0, &s0, &mp0);
+  t1 = best_of(ctx, m, c, gbs, rec, 4, &s1, &mp1);
+  printf("  %d x V100 at %3.1f GiB, gbs %3lld, recomputation %-7s  without "
+         "MadPipe %9.1f ms (%.2f s)  with %9.1f ms (%.2f s)%s  ratio %.2fx\n",
+         gpus, gib, (long long)gbs, rec < 0 ? "allowed" : "off",
+         t0 > 0 ? t0 : NAN, s0, t1 > 0 ? t1 : NAN, s1,
+         mp1 ? " MadPipe's plan" : "               ",
+         t0 > 0 && t1 > 0 ? t0 / t1 : NAN);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
 }
@@ -267,6 +321,18 @@ int main(int argc, char **argv)
       sailor(ctx, sailors[i], sizes[k], true);
       sailor(ctx, sailors[i], sizes[k], false);
     }
+
+  printf("\n(d) memory binds: the best plan without and with MadPipe's pass "
+         "(simulated; ratio > 1: MadPipe helps)\n");
+  {
+    static const double gibs[] = {3, 4, 6};
+    int g;
+    for (g = 4; g <= 8; g *= 2)
+      for (k = 0; k < 3; k++) {
+        memory_binds(ctx, g, gibs[k], 0);
+        memory_binds(ctx, g, gibs[k], -1);
+      }
+  }
   pp_ctx_destroy(ctx);
   return 0;
 }

@@ -810,6 +810,10 @@ typedef struct pp_part_params {
   double latency_us;           /* flat network; default 0 */
   const pp_cluster *cluster;   /* with devices: the positions */
   const int32_t *devices;      /* stages indices into the cluster, or NULL */
+  int32_t flat_device;         /* with a cluster and no devices: every
+                                  position is of this device's type (its
+                                  times and memory) on the flat network;
+                                  -1 (default): the model's reference */
   int32_t micro_batch;         /* 0 (default): the model's reference */
   int64_t gas;                 /* micro-batches per replica; default 1 */
   double memory_bytes;         /* limit per device, 0 (default): none;
@@ -826,6 +830,9 @@ typedef struct pp_part_params {
   int32_t iterations;          /* madpipe: bisection steps on the period
                                   (Algorithm 1's K); default 10 */
   double time_limit_s;         /* madpipe phase 2, per ILP; default 60 */
+  double period_cap_ms;        /* madpipe: stop (PP_ELIMIT) before phase 2
+                                  when phase 1's allocation already has a
+                                  period above this; 0 (default): none */
   int32_t max_nodes;           /* madpipe phase 2: CBC's branch-and-bound
                                   nodes per ILP (a limit that keeps the
                                   result deterministic); default 20000 */

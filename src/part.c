@@ -76,6 +76,7 @@ void pp_part_params_init(pp_part_params *p)
   p->iterations = 10;
   p->time_limit_s = 60;
   p->max_nodes = 20000;
+  p->flat_device = -1;
   p->alpha = 1;
   p->refine_steps = 1000;
 }
@@ -243,8 +244,15 @@ static pp_status check_params(pp_ctx *ctx, const pp_model *m, int32_t L,
                     "partition: the %s objective prices memory with gpipe "
                     "or 1f1b in-flight counts; 1f1b-star is madpipe's",
                     pp_part_objective_name(p->objective));
-  if (p->devices && !p->cluster)
+  if ((p->devices || p->flat_device >= 0) && !p->cluster)
     return ppi_fail(ctx, PP_EINVAL, "partition: devices without a cluster");
+  if (p->flat_device < -1 ||
+      (p->flat_device >= 0 && p->flat_device >= pp_cluster_ndev(p->cluster)))
+    return ppi_fail(ctx, PP_EINVAL,
+                    "partition: flat_device %d out of range: cluster '%s' "
+                    "has %d devices",
+                    (int)p->flat_device, pp_cluster_name(p->cluster),
+                    (int)pp_cluster_ndev(p->cluster));
   if (p->devices)
     for (s = 0; s < P; s++)
       if (p->devices[s] < 0 || p->devices[s] >= pp_cluster_ndev(p->cluster))
@@ -264,6 +272,9 @@ static pp_status check_params(pp_ctx *ctx, const pp_model *m, int32_t L,
                     ">= 0 (alpha finite)");
   if (!(p->time_limit_s > 0))
     return ppi_fail(ctx, PP_EINPUT, "partition: time limit must be positive");
+  if (!(p->period_cap_ms >= 0)) /* NaN too; infinity means none */
+    return ppi_fail(ctx, PP_EINPUT,
+                    "partition: the period cap must be >= 0 (0: none)");
   return PP_OK;
 }
 
@@ -301,7 +312,10 @@ static pp_status build_chain(pp_ctx *ctx, struct ppi_arena *ar,
     return PP_ENOMEM;
   /* profiles: one per distinct device type among the positions */
   for (s = 0; s < npos; s++) {
-    int32_t t = p->devices ? pp_cluster_device_type(cl, p->devices[s]) : -1;
+    int32_t t = p->devices ? pp_cluster_device_type(cl, p->devices[s])
+                : p->flat_device >= 0
+                    ? pp_cluster_device_type(cl, p->flat_device)
+                    : -1;
     for (q = 0; q < c->nprof && types[q] != t; q++)
       ;
     if (q == c->nprof)
@@ -314,7 +328,9 @@ static pp_status build_chain(pp_ctx *ctx, struct ppi_arena *ar,
   for (q = 0; q < c->nprof; q++) {
     pp_type_key key = {NULL, 1, 0};
     double *w = c->wp + (size_t)q * (L + 1), *f = c->fp + (size_t)q * (L + 1);
-    if (types[q] >= 0) {
+    if (types[q] >= 0 && !p->devices) {
+      key = pp_model_type_key(v, cl, p->flat_device);
+    } else if (types[q] >= 0) {
       for (s = 0; pp_cluster_device_type(cl, p->devices[s]) != types[q]; s++)
         ;
       key = pp_model_type_key(v, cl, p->devices[s]);
@@ -363,6 +379,11 @@ static pp_status build_chain(pp_ctx *ctx, struct ppi_arena *ar,
         c->bw[s] = INFINITY; /* the same device twice: no transfer */
     } else {
       c->bw[s] = p->bandwidth_gbps;
+      if (p->flat_device >= 0) {
+        double cap = (double)pp_cluster_type_memory(
+            cl, pp_cluster_device_type(cl, p->flat_device));
+        lim = cap < lim ? cap : lim;
+      }
     }
     c->mem[s] = lim;
     if (p->schedule == PP_SCHED_GPIPE)
@@ -516,8 +537,13 @@ static pp_status simulate(pp_ctx *ctx, struct pp_partition *pt,
     return rc;
   pp_device_type_desc_init(&td);
   td.name = ref ? ref : "gpu";
-  td.memory_gib = isfinite(mem_bytes) ? mem_bytes / 1073741824.0 : 1e9;
   td.speed = 1;
+  if (p->flat_device >= 0 && p->cluster && /* that device's type */
+      (rc = pp_cluster_type(p->cluster,
+                            pp_cluster_device_type(p->cluster, p->flat_device),
+                            &td)))
+    goto done;
+  td.memory_gib = isfinite(mem_bytes) ? mem_bytes / 1073741824.0 : 1e9;
   if ((rc = pp_cluster_builder_add_type(cb, &td)))
     goto done;
   for (d = 0; d < P; d++) {
@@ -654,7 +680,7 @@ static pp_status periodic(pp_ctx *ctx, struct pp_partition *pt,
     rc = ppi_part_pipedream_star(ctx, tmp, c, P, &r);
   else
     rc = ppi_part_madpipe(ctx, tmp, c, P, p->iterations, p->time_limit_s,
-                          p->max_nodes, &r);
+                          p->max_nodes, p->period_cap_ms, &r);
   pt->sum.seconds = ppi_now_s() - t0;
   if (rc == PP_EINPUT) {
     /* nothing fits: PipeDream's partition with one activation each, the

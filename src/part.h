@@ -172,7 +172,8 @@ struct ppi_madpipe {
 PP_INTERNAL pp_status ppi_part_madpipe(pp_ctx *ctx, struct ppi_arena *ar,
                                        const struct ppi_chain *c, int32_t P,
                                        int32_t iterations, double time_limit,
-                                       int max_nodes, struct ppi_madpipe *out);
+                                       int max_nodes, double period_cap,
+                                       struct ppi_madpipe *out);
 /* Phase 1's question alone (for the tests): is there an allocation of
 ** period <= T (That = T), with the paper's optimistic count for the
 ** special processor or the pessimistic one? */

@@ -405,7 +405,7 @@ done:
 /* Phase 1 in one memory mode, then phase 2. */
 static pp_status attempt(struct mrun *r, struct ppi_arena *ar,
                          int32_t iterations, double time_limit, int max_nodes,
-                         struct ppi_madpipe *out)
+                         double period_cap, struct ppi_madpipe *out)
 {
   pp_ctx *ctx = r->ctx;
   const struct ppi_chain *c = r->c;
@@ -468,6 +468,15 @@ static pp_status attempt(struct mrun *r, struct ppi_arena *ar,
     }
     out->alloc_period =
         ppi_alloc_period(c, out->N, P, out->first, out->proc, scratch);
+    if (period_cap > 0 && out->alloc_period > period_cap) {
+      /* phase 2 only raises the period: the caller's cap is out of reach */
+      ppi_free(ctx, scratch, sz);
+      ppi_free(ctx, grp, (size_t)2 * out->N * sizeof *grp);
+      return ppi_fail(ctx, PP_ELIMIT,
+                      "madpipe: the allocation's period %.6g ms exceeds the "
+                      "cap %.6g ms",
+                      out->alloc_period, period_cap);
+    }
     out->period = out->alloc_period > hi ? out->alloc_period : hi;
     /* 1F1B*'s counts at the phase-1 target, until phase 2 does better */
     star_counts(c, out->N, out->first, out->proc, out->period,
@@ -481,7 +490,7 @@ static pp_status attempt(struct mrun *r, struct ppi_arena *ar,
 pp_status ppi_part_madpipe(pp_ctx *ctx, struct ppi_arena *ar,
                            const struct ppi_chain *c, int32_t P,
                            int32_t iterations, double time_limit, int max_nodes,
-                           struct ppi_madpipe *out)
+                           double period_cap, struct ppi_madpipe *out)
 {
   struct mrun r;
   int32_t l;
@@ -502,7 +511,7 @@ pp_status ppi_part_madpipe(pp_ctx *ctx, struct ppi_arena *ar,
   /* the paper's optimistic count for the special processor first; when
   ** phase 2 finds no pattern that fits, its pessimistic one */
   for (r.pessimistic = 0; r.pessimistic < 2; r.pessimistic++) {
-    rc = attempt(&r, ar, iterations, time_limit, max_nodes, out);
+    rc = attempt(&r, ar, iterations, time_limit, max_nodes, period_cap, out);
     kept += r.kept;
     if (rc == PP_EINPUT || (rc == PP_OK && !out->fits))
       continue;

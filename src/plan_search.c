@@ -480,6 +480,7 @@ struct worker {
   struct ppi_vec bound; /* points where memory binds (MadPipe's pass) */
   bool madpipe_pass;    /* run MadPipe on pts, not the enumeration */
   bool offer_madpipe;   /* offer(): the plan is MadPipe's */
+  double mp_cap;        /* MadPipe's pass: the best estimate kept */
   bool timed_out;
   pp_status rc;
   /* the closest point that does not fit */
@@ -769,9 +770,13 @@ static pp_status try_madpipe(struct worker *w, const struct point *pt,
   pa.gas = gas;
   pa.optimizer = p->optimizer;
   pa.reserve_bytes = p->reserve_bytes;
-  pa.memory_bytes = (double)pp_cluster_type_memory(
-      sp->c, pp_cluster_device_type(sp->c, devs[0]));
+  pa.cluster = sp->c;
+  pa.flat_device = devs[0]; /* the set's one type: its times and memory */
   pa.time_limit_s = MADPIPE_ILP_S;
+  /* its plan runs gas periods at least: not worth phase 2 when that alone
+  ** is slower than the best plan found */
+  if (isfinite(w->mp_cap))
+    pa.period_cap_ms = w->mp_cap / (double)gas;
   pa.max_nodes = MADPIPE_NODES;
   rc = pp_partition_chain(&w->ctx, sp->m, &pa, &part);
   if (rc) {
@@ -1351,6 +1356,8 @@ pp_status pp_plan_search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
             bpts[nb++] = *q;
         }
       qsort(bpts, nb, sizeof *bpts, cmp_bound);
+      for (i = 0; i < T; i++)
+        ws[i].mp_cap = nkept ? kept[0].est : INFINITY;
       /* T points per round until p->madpipe of them gave a plan that
       ** fits, MADPIPE_TRIES x p->madpipe points at most: how many are
       ** tried depends on the results only */

@@ -387,13 +387,88 @@ static void t_runs(void **state)
   assert_int_equal(a.live, 0);
 }
 
+/* The planner's hooks: flat_device gives every processor that device's
+** type (its times: T4's, not the reference V100's, and its memory);
+** period_cap stops before phase 2 when the allocation is already slower;
+** bad values are refused. */
+static void t_flat_device_and_cap(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  pp_model *m, *v;
+  pp_cluster *c;
+  pp_part_params p;
+  pp_partition *pt = NULL;
+  pp_part_summary sum;
+  pp_type_key key;
+  double want = 0, got = 0;
+  int32_t l, s, t4 = -1, d;
+  (void)state;
+  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
+  for (d = 0; d < pp_cluster_ndev(c) && t4 < 0; d++) {
+    pp_device_type_desc td;
+    pp_cluster_type(c, pp_cluster_device_type(c, d), &td);
+    if (!strcmp(td.name, "T4"))
+      t4 = d;
+  }
+  assert_true(t4 >= 0);
+  assert_int_equal(pp_model_chain_view(ctx, m, 0, &v), PP_OK);
+  key = pp_model_type_key(v, c, t4);
+  for (l = 0; l < pp_model_nop(v); l++) {
+    pp_op_time t;
+    assert_int_equal(pp_model_op_time(v, l, &key, 1, 1, &t), PP_OK);
+    want += t.fwd_ms + t.bwd_ms;
+  }
+  pp_part_params_init(&p);
+  p.objective = PP_OBJ_MADPIPE;
+  p.stages = 4;
+  p.gas = 16;
+  p.bandwidth_gbps = 10;
+  p.cluster = c;
+  p.flat_device = t4;
+  p.max_nodes = 200;
+  assert_int_equal(pp_partition_chain(ctx, m, &p, &pt), PP_OK);
+  pp_partition_summary(pt, &sum);
+  for (s = 0; s < sum.nstage; s++) {
+    pp_part_stage st;
+    pp_partition_stage(pt, s, &st);
+    got += st.compute_ms;
+    assert_true(st.memory_limit_bytes <= (double)pp_cluster_type_memory(
+                                             c, pp_cluster_device_type(c, t4)));
+  }
+  assert_true(fabs(got - want) <= 1e-9 * want);
+  pp_partition_destroy(pt);
+  pt = NULL;
+  /* a cap below the allocation's period: stopped before phase 2 */
+  p.period_cap_ms = 1e-3;
+  tu_expect_error(ctx, pp_partition_chain(ctx, m, &p, &pt), PP_ELIMIT,
+                  "exceeds the cap", NULL);
+  assert_null(pt);
+  p.period_cap_ms = NAN;
+  tu_expect_error(ctx, pp_partition_chain(ctx, m, &p, &pt), PP_EINPUT,
+                  "period cap", NULL);
+  p.period_cap_ms = 0;
+  p.flat_device = pp_cluster_ndev(c);
+  tu_expect_error(ctx, pp_partition_chain(ctx, m, &p, &pt), PP_EINVAL,
+                  "flat_device", NULL);
+  p.flat_device = 0;
+  p.cluster = NULL;
+  tu_expect_error(ctx, pp_partition_chain(ctx, m, &p, &pt), PP_EINVAL,
+                  "without a cluster", NULL);
+  pp_model_destroy(v);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_ilp_prop1),
-      cmocka_unit_test(t_ilp_one),
-      cmocka_unit_test(t_phase1_exact),
-      cmocka_unit_test(t_runs),
+      cmocka_unit_test(t_ilp_prop1),           cmocka_unit_test(t_ilp_one),
+      cmocka_unit_test(t_phase1_exact),        cmocka_unit_test(t_runs),
+      cmocka_unit_test(t_flat_device_and_cap),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
