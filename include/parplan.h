@@ -830,9 +830,10 @@ typedef struct pp_part_params {
   int32_t iterations;          /* madpipe: bisection steps on the period
                                   (Algorithm 1's K); default 10 */
   double time_limit_s;         /* madpipe phase 2, per ILP; default 60 */
-  double period_cap_ms;        /* madpipe: stop (PP_ELIMIT) before phase 2
-                                  when phase 1's allocation already has a
-                                  period above this; 0 (default): none */
+  double period_cap_ms;        /* madpipe: stop (PP_ELIMIT) as soon as the
+                                  period is known to exceed this (phase
+                                  1's, or phase 2's walk up); 0 (default):
+                                  none */
   int32_t max_nodes;           /* madpipe phase 2: CBC's branch-and-bound
                                   nodes per ILP (a limit that keeps the
                                   result deterministic); default 20000 */

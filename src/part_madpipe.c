@@ -306,10 +306,12 @@ static pp_status ilp_at(pp_ctx *ctx, struct ppi_ilp_in *in, double T,
 /* The least period >= the allocation's at which the ILP finds a pattern
 ** that fits memory: from the phase-1 target up by 5 % steps until one
 ** is found (at the latency of one micro-batch through the chain every
-** count is 1, so the search ends), then 6 bisection steps back down. */
+** count is 1, so the search ends), then 6 bisection steps back down.
+** With a period cap (the planner's), the walk stops past it. */
 static pp_status phase2(pp_ctx *ctx, struct ppi_arena *ar,
                         const struct ppi_chain *c, double time_limit,
-                        int max_nodes, struct ppi_madpipe *out)
+                        int max_nodes, double period_cap,
+                        struct ppi_madpipe *out)
 {
   int32_t N = out->N, P = out->P, s, *n = NULL;
   double *uf, *ub, *cc, *abar, *room, M = c->mem[0], lat = 0, T, lo, hi;
@@ -372,6 +374,12 @@ static pp_status phase2(pp_ctx *ctx, struct ppi_arena *ar,
       goto done;
     }
     T = T * 1.05 < lat ? T * 1.05 : lat;
+    if (period_cap > 0 && T > period_cap) { /* the caller's cap */
+      rc = ppi_fail(ctx, PP_ELIMIT,
+                    "madpipe: no pattern fits below the cap %.6g ms",
+                    period_cap);
+      goto done;
+    }
   }
   hi = T;
   memcpy(out->inflight, n, (size_t)N * sizeof *n);
@@ -468,14 +476,15 @@ static pp_status attempt(struct mrun *r, struct ppi_arena *ar,
     }
     out->alloc_period =
         ppi_alloc_period(c, out->N, P, out->first, out->proc, scratch);
-    if (period_cap > 0 && out->alloc_period > period_cap) {
+    if (period_cap > 0 && (out->alloc_period > period_cap || hi > period_cap)) {
       /* phase 2 only raises the period: the caller's cap is out of reach */
       ppi_free(ctx, scratch, sz);
       ppi_free(ctx, grp, (size_t)2 * out->N * sizeof *grp);
       return ppi_fail(ctx, PP_ELIMIT,
                       "madpipe: the allocation's period %.6g ms exceeds the "
                       "cap %.6g ms",
-                      out->alloc_period, period_cap);
+                      out->alloc_period > hi ? out->alloc_period : hi,
+                      period_cap);
     }
     out->period = out->alloc_period > hi ? out->alloc_period : hi;
     /* 1F1B*'s counts at the phase-1 target, until phase 2 does better */
@@ -484,7 +493,7 @@ static pp_status attempt(struct mrun *r, struct ppi_arena *ar,
     ppi_free(ctx, scratch, sz);
     ppi_free(ctx, grp, (size_t)2 * out->N * sizeof *grp);
   }
-  return phase2(ctx, ar, c, time_limit, max_nodes, out);
+  return phase2(ctx, ar, c, time_limit, max_nodes, period_cap, out);
 }
 
 pp_status ppi_part_madpipe(pp_ctx *ctx, struct ppi_arena *ar,
