@@ -16,8 +16,8 @@
 ** [s dp tp, (s+1) dp tp) of the order, replica r the tp devices
 ** [(s dp + r) tp, ...) inside one node: Megatron's rank order, where the
 ** fast nodes hold the first stages and the partition gives the slow
-** ones less work.  Micro-batch sizes: the powers of two dividing the
-** per-replica batch.
+** ones less work.  Micro-batch sizes: every divisor of the per-replica
+** batch.
 **
 ** Per point: (1) a lower bound (pp_lower_bound at the point's tp,
 ** micro-batch size and recomputation) prunes the point when it exceeds
@@ -30,9 +30,16 @@
 ** the better one is kept; short chains (at most 2,000 partitions) are
 ** partitioned by trying every partition under the estimate itself; (3)
 ** the plan is checked and priced (pp_evaluate); a plan that does not fit
-** in memory is never kept.  The best K are then placed by the exact
+** in memory is never kept; (4) a 1F1B* point on one device type (tp 1,
+** no recomputation) whose best plan does not fit or fills a device past
+** 90% is recorded.  After the enumeration, MadPipe (paper 003) runs on
+** the recorded points, lowest bound first, until p->madpipe of them gave
+** a plan that fits (3 p->madpipe tried at most); its period cap (the best
+** estimate / gas) stops runs that cannot win.  The best K of the
+** enumeration and the best K of MadPipe are then placed by the exact
 ** mapper (tp = 1, up to 512 devices, map_time_s each; kept only when the
-** estimate improves) and simulated, and ranked by the simulated time.
+** estimate improves) and simulated; the K best by simulated time are the
+** result, so MadPipe never displaces a plan that simulates better.
 **
 ** Invariant: the kept list holds the K best fitting points seen, by
 ** (estimate, enumeration index); a point is pruned only when its bound
@@ -60,9 +67,10 @@
 #define ROUND 8          /* points per thread per round */
 #define SHORT_CHAIN 2000 /* partitions tried one by one below this */
 #define MAP_MAX_DEVICES 512
-#define MADPIPE_SHARE 0.9 /* memory share above which memory binds */
-#define MADPIPE_MAX_L 512 /* part.c's limit on MadPipe's chains */
-#define MADPIPE_ILP_S 10  /* a safety net: the node limit binds first */
+#define MAX_DIVISORS 16384 /* two halves: the large divisors from 8,192 */
+#define MADPIPE_SHARE 0.9  /* memory share above which memory binds */
+#define MADPIPE_MAX_L 512  /* part.c's limit on MadPipe's chains */
+#define MADPIPE_ILP_S 10   /* a safety net: the node limit binds first */
 #define MADPIPE_NODES 50
 #define MADPIPE_TRIES 3 /* points tried per plan asked for */
 
@@ -392,6 +400,27 @@ static int cmp_point(const void *x, const void *y)
   return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
+/* The divisors of B (at most lim when lim > 0, and below 2^31) in
+** increasing order, into d[MAX_DIVISORS]: trial division up to sqrt(B).
+** No number below 2^40 has more than 6,720 divisors. */
+static int64_t divisors(int64_t B, int64_t lim, int64_t *d)
+{
+  int64_t n = 0, i, nhi = 0;
+  int64_t *hi = d + MAX_DIVISORS / 2;
+  for (i = 1; i <= B / i; i++) {
+    if (B % i)
+      continue;
+    d[n++] = i;
+    if (i != B / i)
+      hi[nhi++] = B / i;
+  }
+  while (nhi > 0) /* the large ones, increasing */
+    d[n++] = hi[--nhi];
+  for (i = 0; i < n && (!lim || d[i] <= lim) && d[i] <= INT32_MAX; i++)
+    ;
+  return i;
+}
+
 /* The points in v (struct point), the most promising first. */
 static pp_status make_points(pp_ctx *ctx, const struct space *sp,
                              struct ppi_vec *vp, double *space_lb)
@@ -401,7 +430,10 @@ static pp_status make_points(pp_ctx *ctx, const struct space *sp,
   struct ppi_vec v;
   int32_t k, tp, pp, maxtp = p->max_tp ? p->max_tp : node_size(sp->c);
   pp_status rc = PP_OK;
-  int64_t idx = 0;
+  int64_t idx = 0, *div, nd, di;
+
+  if (!(div = ppi_alloc(ctx, MAX_DIVISORS * sizeof *div)))
+    return PP_ENOMEM;
 
   if (!p->max_tp && maxtp > 8)
     maxtp = 8;
@@ -418,10 +450,10 @@ static pp_status make_points(pp_ctx *ctx, const struct space *sp,
         if ((s->n / tp) % pp || p->global_batch % dp)
           continue;
         B = p->global_batch / dp;
-        for (mbs = 1; mbs <= B && !rc; mbs *= 2) {
+        nd = divisors(B, p->max_micro_batch, div);
+        for (di = 0; di < nd && !rc; di++) {
           int sc, rec;
-          if (B % mbs || (p->max_micro_batch && mbs > p->max_micro_batch))
-            continue;
+          mbs = (int32_t)div[di];
           for (rec = 0; rec <= 1 && !rc; rec++) {
             double lb;
             if (p->recompute >= 0 && rec != p->recompute)
@@ -452,6 +484,7 @@ static pp_status make_points(pp_ctx *ctx, const struct space *sp,
     }
   }
   lb_free(ctx, &lt);
+  ppi_free(ctx, div, MAX_DIVISORS * sizeof *div);
   if (rc) {
     ppi_vec_free(ctx, &v);
     return rc;

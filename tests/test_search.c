@@ -145,7 +145,7 @@ static void brute_set(struct brute *x, const int *devs, int n, int per)
       int dp = n / tp / pp, mbs;
       if ((n / tp) % pp || x->gbs % dp)
         continue;
-      for (mbs = 1; mbs <= x->gbs / dp; mbs *= 2) {
+      for (mbs = 1; mbs <= x->gbs / dp; mbs++) { /* every divisor */
         int rec, sched;
         if ((x->gbs / dp) % mbs)
           continue;
