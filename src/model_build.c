@@ -611,6 +611,23 @@ static pp_status layout_tables(pp_model_builder *b)
       return ctx->err;
     for (i = 0; i < cells; i++)
       m->tab_fwd[i] = m->tab_bwd[i] = m->tab_upd[i] = NAN;
+    m->tname = ppi_arena_alloc(ar, ctx, (size_t)nt + 1, sizeof(char *));
+    m->tab_tid = ppi_arena_alloc(ar, ctx, (size_t)nt, sizeof(int32_t));
+    if (!m->tname || !m->tab_tid)
+      return ctx->err;
+    m->tname[0] = m->reftype;
+    m->ntname = 1;
+    for (t = 0; t < nt; t++) {
+      const struct table_key *k = &PPI_VEC_AT(&b->keys, struct table_key, t);
+      int32_t q = 0;
+      if (k->type && !same_type(k->type, m->reftype)) {
+        for (q = 1; q < m->ntname && strcmp(m->tname[q], k->type); q++)
+          ;
+        if (q == m->ntname)
+          m->tname[m->ntname++] = k->type;
+      }
+      m->tab_tid[t] = q;
+    }
     for (t = 0; t < nt; t++) {
       const struct table_key *k = &PPI_VEC_AT(&b->keys, struct table_key, t);
       m->tab_type[t] = (char *)k->type;

@@ -19,11 +19,13 @@
 ** else the same tp at the nearest micro-batch (scaled linearly,
 ** PP_EST_MBS); else the nearest tp (scaled by tp'/tp, PP_EST_TP).
 ** "Nearest" is in log ratio; ties go to the larger micro-batch and the
-** smaller tp.  Cost: O(ntable) per call.
+** smaller tp.  Cost: O(ntable) per call, integer tests per table (the
+** type names are resolved once per call against the model's few).
 */
 #include "pp_int.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 /* The family of a type name: its length up to the first '-'. */
@@ -56,11 +58,17 @@ struct pick {
   double tp_dist, mbs_dist;
 };
 
+/* max(a, b) / min(a, b): the order of |log(a / b)|, exact on ties */
+static double ratio(int32_t a, int32_t b)
+{
+  return a >= b ? (double)a / b : (double)b / a;
+}
+
 static void consider(struct pick *p, int32_t table, int32_t tp, int32_t mbs,
                      int32_t want_tp, int32_t want_mbs)
 {
-  double dt = fabs(log((double)tp / want_tp));
-  double dm = fabs(log((double)mbs / want_mbs));
+  double dt = ratio(tp, want_tp);
+  double dm = ratio(mbs, want_mbs);
   bool better;
   if (p->table == -2)
     better = true;
@@ -101,12 +109,50 @@ static bool in_set(const struct pp_model *m, const char *tab_type, int set,
   }
 }
 
+/* The tables' type ids (tname) in one set, as a mask; 0 when the model
+** has too many type names for one (then in_set decides per table). */
+static uint64_t set_mask(const struct pp_model *m, int set, const char *name,
+                         bool *ok)
+{
+  uint64_t mask = 0;
+  int32_t q;
+  *ok = m->ntname <= 64;
+  if (!*ok)
+    return 0;
+  for (q = 0; q < (m->ntname > 0 ? m->ntname : 1); q++) {
+    /* id 0: the reference type (and the tables without a type) */
+    const char *t = q == 0 ? m->reftype : m->tname[q];
+    bool in;
+    switch (set) {
+    case SET_EXACT: in = name ? same_name(t, name) : q == 0; break;
+    case SET_FAMILY: in = name && t && same_family(t, name); break;
+    default: in = q == 0;
+    }
+    if (in)
+      mask |= (uint64_t)1 << q;
+  }
+  return mask;
+}
+
 /* Pick the nearest point with times for v in one set; false if none. */
 static bool pick_in(const struct pp_model *m, int32_t v, int set,
                     const char *name, int32_t tp, int32_t mbs, struct pick *p)
 {
   int32_t t;
+  bool fast;
+  uint64_t mask = set_mask(m, set, name, &fast);
   p->table = -2;
+  if (fast) { /* the same choices as below, without a string per table */
+    if (mask & 1)
+      consider(p, -1, 1, m->micro_batch, tp, mbs);
+    for (t = 0; t < m->ntable; t++) {
+      size_t c = (size_t)t * (size_t)m->nop + (size_t)v;
+      if (!(mask >> m->tab_tid[t] & 1) || isnan(m->tab_fwd[c]))
+        continue;
+      consider(p, t, m->tab_tp[t], m->tab_mbs[t], tp, mbs);
+    }
+    return p->table != -2;
+  }
   /* The operator's own fields: reference type, tp 1, reference mbs. */
   if (in_set(m, NULL, set, name))
     consider(p, -1, 1, m->micro_batch, tp, mbs);

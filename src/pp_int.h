@@ -211,6 +211,12 @@ struct pp_model {
   char **tab_type; /* NULL: the reference type */
   int32_t *tab_tp, *tab_mbs;
   double *tab_fwd, *tab_bwd, *tab_upd; /* [t*nop+v], NaN: not profiled */
+  /* the distinct type names of the tables, tname[0] the reference type
+  ** (NULL when none, and the tables without a type), for lookups by
+  ** bit mask (model_time.c) */
+  int32_t ntname;
+  const char **tname;
+  int32_t *tab_tid;
 
   int32_t ntps; /* tensor-parallel size tables */
   int32_t *tps_tp;
