@@ -70,7 +70,7 @@
 #define MAX_DIVISORS 16384 /* two halves: the large divisors from 8,192 */
 #define MADPIPE_SHARE 0.9  /* memory share above which memory binds */
 #define MADPIPE_MAX_L 512  /* part.c's limit on MadPipe's chains */
-#define MADPIPE_ILP_S 10   /* a safety net: the node limit binds first */
+#define MADPIPE_ILP_S 120  /* a safety net: the node limit binds first */
 #define MADPIPE_NODES 50
 #define MADPIPE_TRIES 3 /* points tried per plan asked for */
 
