@@ -1129,4 +1129,32 @@ pp_status pp_compare_write(pp_ctx *ctx, const pp_compare *x, int json, FILE *f);
 #ifdef __cplusplus
 }
 #endif
+
+/* ====================================================================
+** Engine exports (docs/EXPORT.md).  An export is text to write and the
+** warnings of what the engine cannot express; it never changes the plan
+** silently.
+*/
+typedef struct pp_export pp_export;
+
+/** \brief Megatron-LM arguments: tensor and pipeline sizes, micro and
+** global batch, recomputation, and --pipeline-model-parallel-layout with
+** every stage's layers (operator kinds: E embedding, t decoder layer,
+** m MTP layer, L loss / head). */
+pp_status pp_export_megatron(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
+                             const pp_cluster *c, pp_export **out);
+void pp_export_destroy(pp_export *x);
+const char *pp_export_text(const pp_export *x);
+int32_t pp_export_nwarning(const pp_export *x);
+const char *pp_export_warning(const pp_export *x, int32_t i);
+/** \brief Write the text to path atomically, or to f. */
+pp_status pp_export_write(pp_ctx *ctx, const pp_export *x, const char *path,
+                          FILE *f);
+/** \brief Parse a Megatron pipeline layout ("E|(tt|)*3,m|L"): *nstage
+** stages, counts[4 s + k] the symbols E, t, m, L (k = 0..3) of stage s;
+** at most max_stages stages. */
+pp_status pp_megatron_layout_parse(pp_ctx *ctx, const char *layout,
+                                   int32_t max_stages, int32_t *nstage,
+                                   int32_t *counts);
+
 #endif /* PARPLAN_H */

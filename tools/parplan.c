@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define DEFAULT_MODEL "gpt2-amp"
@@ -49,6 +50,10 @@ static const char *usage_text =
     "               breakdown, lower bound, memory of every device\n"
     "  simulate PLAN --model M --cluster C [--trace out.json]\n"
     "               run one iteration in the discrete-event simulator\n"
+    "  export PLAN --model M --cluster C --to megatron [-o DIR]\n"
+    "               the engine's arguments (Megatron-LM: sizes, batches and\n"
+    "               --pipeline-model-parallel-layout); warnings for what it\n"
+    "               cannot express\n"
     "  partition --model M --stages S [--replicas R]\n"
     "            [--objective minmax|amp|madpipe] [--method NAME]\n"
     "            [--bandwidth GBPS | --cluster C --devices i,j,...]\n"
@@ -121,7 +126,7 @@ static const char *usage_text =
     "Formats and generators: docs/FORMATS.md.\n";
 
 struct opts {
-  const char *cmd, *spec, *out, *model, *cluster, *trace, *devices;
+  const char *cmd, *spec, *out, *model, *cluster, *trace, *devices, *to;
   int json, chain, list, gantt;
   unsigned long long seed;
   pp_cost_params cp;
@@ -329,6 +334,8 @@ static int parse_value(struct opts *o, const char *a, const char *v)
     o->cluster = v;
   else if (!strcmp(a, "--trace"))
     o->trace = v;
+  else if (!strcmp(a, "--to"))
+    o->to = v;
   else if (!strcmp(a, "--seed")) {
     errno = 0;
     o->seed = strtoull(v, &end, 10);
@@ -379,9 +386,9 @@ static int parse_value(struct opts *o, const char *a, const char *v)
 static int parse(int argc, char **argv, struct opts *o)
 {
   static const char *const valued[] = {
-      "-o",      "--seed",       "--model",      "--cluster",   "--trace",
-      "--gantt", "--reserve-gb", "--cost-model", "--allreduce", "--network",
-      NULL};
+      "-o",          "--seed",    "--model",      "--cluster",
+      "--trace",     "--gantt",   "--reserve-gb", "--cost-model",
+      "--allreduce", "--network", "--to",         NULL};
   static const char *const part_valued[] = {"--stages",
                                             "--replicas",
                                             "--gas",
@@ -566,6 +573,55 @@ static int load_plan(pp_ctx *ctx, const struct opts *o, pp_model **m,
     return fail(ctx, rc);
   }
   return 0;
+}
+
+/* export PLAN --model M --cluster C --to megatron [-o DIR]: the engine's
+** files (DIR/megatron_args.txt), or the text on stdout; warnings on
+** stderr for what the engine cannot express. */
+static int cmd_export(pp_ctx *ctx, const struct opts *o)
+{
+  pp_model *m;
+  pp_cluster *c;
+  pp_plan *p;
+  pp_export *x = NULL;
+  pp_status rc;
+  int ret, i;
+
+  if (!o->to)
+    return usage_error("export needs --to %s", "megatron");
+  if (strcmp(o->to, "megatron"))
+    return usage_error("export --to: megatron is the engine exported so "
+                       "far, not '%s'",
+                       o->to);
+  if ((ret = load_plan(ctx, o, &m, &c, &p)))
+    return ret;
+  rc = pp_export_megatron(ctx, p, m, c, &x);
+  if (rc == PP_OK && o->out) {
+    char path[4096];
+    if (mkdir(o->out, 0777) && errno != EEXIST) {
+      fprintf(stderr, "parplan: %s: cannot create the directory: %s\n", o->out,
+              strerror(errno));
+      ret = 1;
+    } else if ((size_t)snprintf(path, sizeof path, "%s/megatron_args.txt",
+                                o->out) >= sizeof path) {
+      ret = usage_error("-o: directory name too long: %s", o->out);
+    } else {
+      rc = pp_export_write(ctx, x, path, NULL);
+      if (rc == PP_OK)
+        printf("wrote %s\n", path);
+    }
+  } else if (rc == PP_OK) {
+    rc = pp_export_write(ctx, x, NULL, stdout);
+  }
+  if (rc)
+    ret = fail(ctx, rc);
+  for (i = 0; !rc && i < pp_export_nwarning(x); i++)
+    fprintf(stderr, "parplan: warning: %s\n", pp_export_warning(x, i));
+  pp_export_destroy(x);
+  pp_plan_destroy(p);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  return ret;
 }
 
 static int cmd_evaluate(pp_ctx *ctx, const struct opts *o)
@@ -955,6 +1011,8 @@ int main(int argc, char **argv)
     ret = cmd_partition(ctx, &o);
   else if (!strcmp(o.cmd, "map"))
     ret = cmd_map(ctx, &o);
+  else if (!strcmp(o.cmd, "export"))
+    ret = cmd_export(ctx, &o);
   else
     ret = usage_error("unknown command '%s'", o.cmd);
   pp_ctx_destroy(ctx);
