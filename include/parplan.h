@@ -1157,4 +1157,23 @@ pp_status pp_megatron_layout_parse(pp_ctx *ctx, const char *layout,
                                    int32_t max_stages, int32_t *nstage,
                                    int32_t *counts);
 
+/** \brief Launch files that put every rank on its planned device: a
+** hostfile ("host slots=N") and per host a shell script starting its
+** ranks of the command it is given, with CUDA_DEVICE_ORDER=PCI_BUS_ID,
+** CUDA_VISIBLE_DEVICES, RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR/PORT
+** (ranks in Megatron's order; docs/EXPORT.md). */
+typedef struct pp_launch pp_launch;
+pp_status pp_export_launch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
+                           const pp_cluster *c, pp_launch **out);
+void pp_launch_destroy(pp_launch *x);
+int32_t pp_launch_nhost(const pp_launch *x);
+const char *pp_launch_host(const pp_launch *x, int32_t h);
+/** \brief 1 when torchrun's numbering (the same ranks per host, host by
+** host) would place the ranks the same way. */
+int pp_launch_torchrun_ok(const pp_launch *x);
+pp_status pp_launch_write_hostfile(pp_ctx *ctx, const pp_launch *x,
+                                   const char *path, FILE *f);
+pp_status pp_launch_write_script(pp_ctx *ctx, const pp_launch *x, int32_t h,
+                                 const char *path, FILE *f);
+
 #endif /* PARPLAN_H */

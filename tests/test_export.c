@@ -318,12 +318,165 @@ static void t_cli(void **state)
   assert_non_null(strstr(err, "nemo"));
 }
 
+/* Launch files: two hosts with GPUs numbered out of cluster order and a
+** plan placed off the rank order; the scripts, run with a command that
+** prints its environment, start every rank on the planned GPU. */
+static const char cl_json[] =
+    "{\"name\": \"two\", \"device_types\": {\"g\": {\"memory_gb\": 80}},"
+    " \"devices\": ["
+    "{\"name\": \"a0\", \"type\": \"g\", \"node\": 0, \"host\": \"alpha\","
+    " \"local_gpu\": 3},"
+    "{\"name\": \"a1\", \"type\": \"g\", \"node\": 0, \"host\": \"alpha\","
+    " \"local_gpu\": 1},"
+    "{\"name\": \"b0\", \"type\": \"g\", \"node\": 1, \"host\": \"beta\","
+    " \"local_gpu\": 0},"
+    "{\"name\": \"b1\", \"type\": \"g\", \"node\": 1, \"host\": \"beta\","
+    " \"local_gpu\": 2}],"
+    " \"bandwidth_GBps\": [[0, 100, 10, 10], [100, 0, 10, 10],"
+    " [10, 10, 0, 100], [10, 10, 100, 0]]}";
+
+static void t_launch(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  pp_model *m;
+  pp_cluster *c;
+  pp_plan *p;
+  pp_launch *x = NULL;
+  int first[3] = {0, 15, 30};
+  int32_t devs[4] = {2, 0, 3, 1}; /* stage 0 on b0, a0; stage 1 on b1, a1 */
+  char *buf = NULL, *out, *err, cmd[1024];
+  size_t len = 0;
+  FILE *f;
+  long k, n, ok = 0;
+  (void)state;
+  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
+  assert_int_equal(tu_cluster_json(ctx, cl_json, &c), PP_OK);
+  p = chain_plan(ctx, first, 2, 2, devs, PP_SCHED_1F1B, 16);
+  assert_int_equal(pp_export_launch(ctx, p, m, c, &x), PP_OK);
+  assert_int_equal(pp_launch_nhost(x), 2);
+  assert_string_equal(pp_launch_host(x, 0), "beta"); /* rank 0's host */
+  assert_false(pp_launch_torchrun_ok(x));            /* ranks alternate hosts */
+  f = open_memstream(&buf, &len);
+  assert_int_equal(pp_launch_write_hostfile(ctx, x, NULL, f), PP_OK);
+  fclose(f);
+  assert_string_equal(buf, "beta slots=2\nalpha slots=2\n");
+  free(buf);
+  /* run beta's and alpha's scripts with a command printing the env */
+  snprintf(cmd, sizeof cmd, "%s", tu_tmp("launch_beta.sh"));
+  assert_int_equal(pp_launch_write_script(ctx, x, 0, cmd, NULL), PP_OK);
+  {
+    char line[2048], *txt;
+    FILE *pf;
+    snprintf(line, sizeof line,
+             "sh %s sh -c 'echo $RANK $LOCAL_RANK $CUDA_VISIBLE_DEVICES "
+             "$WORLD_SIZE $MASTER_ADDR $CUDA_DEVICE_ORDER' | sort",
+             cmd);
+    pf = popen(line, "r");
+    assert_non_null(pf);
+    txt = calloc(1, 4096);
+    assert_true(fread(txt, 1, 4095, pf) > 0);
+    assert_int_equal(pclose(pf), 0);
+    /* ranks 0 (b0 = GPU 0) and 2 (b1 = GPU 2) */
+    assert_string_equal(txt, "0 0 0,2 4 beta PCI_BUS_ID\n"
+                             "2 1 0,2 4 beta PCI_BUS_ID\n");
+    free(txt);
+  }
+  snprintf(cmd, sizeof cmd, "%s", tu_tmp("launch_alpha.sh"));
+  assert_int_equal(pp_launch_write_script(ctx, x, 1, cmd, NULL), PP_OK);
+  {
+    char line[2048], *txt;
+    FILE *pf;
+    snprintf(line, sizeof line,
+             "sh %s sh -c 'echo $RANK $LOCAL_RANK $CUDA_VISIBLE_DEVICES' | "
+             "sort",
+             cmd);
+    pf = popen(line, "r");
+    assert_non_null(pf);
+    txt = calloc(1, 4096);
+    assert_true(fread(txt, 1, 4095, pf) > 0);
+    assert_int_equal(pclose(pf), 0);
+    /* ranks 1 (a0 = GPU 3) and 3 (a1 = GPU 1) */
+    assert_string_equal(txt, "1 0 3,1\n3 1 3,1\n");
+    free(txt);
+  }
+  /* the script refuses to run without a command */
+  snprintf(cmd, sizeof cmd, "sh %s 2>/dev/null", tu_tmp("launch_alpha.sh"));
+  assert_int_not_equal(system(cmd), 0);
+  pp_launch_destroy(x);
+  /* in rank order: torchrun would do */
+  {
+    int32_t ord[4] = {0, 1, 2, 3};
+    pp_plan *q = chain_plan(ctx, first, 2, 2, ord, PP_SCHED_1F1B, 16);
+    assert_int_equal(pp_export_launch(ctx, q, m, c, &x), PP_OK);
+    assert_true(pp_launch_torchrun_ok(x));
+    pp_launch_destroy(x);
+    pp_plan_destroy(q);
+  }
+  /* allocation failures are clean */
+  tu_reset(&a, 0);
+  assert_int_equal(pp_export_launch(ctx, p, m, c, &x), PP_OK);
+  pp_launch_destroy(x);
+  n = a.count;
+  for (k = 1; k <= n + 1; k++) {
+    pp_status rc;
+    x = NULL;
+    tu_reset(&a, k);
+    rc = pp_export_launch(ctx, p, m, c, &x);
+    tu_reset(&a, 0);
+    if (rc == PP_OK) {
+      ok++;
+      pp_launch_destroy(x);
+    } else {
+      assert_int_equal(rc, PP_ENOMEM);
+      assert_null(x);
+    }
+    pp_ctx_clear_error(ctx);
+  }
+  assert_true(ok > 0);
+  pp_plan_destroy(p);
+  pp_cluster_destroy(c);
+  /* a host name that cannot go into a script is refused */
+  {
+    char bad[sizeof cl_json + 16];
+    char *h;
+    snprintf(bad, sizeof bad, "%s", cl_json);
+    h = strstr(bad, "\"beta\"");
+    memcpy(h, "\"b;ta\"", 6);
+    h = strstr(h + 6, "\"beta\"");
+    memcpy(h, "\"b;ta\"", 6);
+    assert_int_equal(tu_cluster_json(ctx, bad, &c), PP_OK);
+    p = chain_plan(ctx, first, 2, 2, devs, PP_SCHED_1F1B, 16);
+    tu_expect_error(ctx, pp_export_launch(ctx, p, m, c, &x), PP_EINPUT,
+                    "host name", NULL);
+    assert_null(x);
+    pp_plan_destroy(p);
+    pp_cluster_destroy(c);
+  }
+  /* the command */
+  snprintf(cmd, sizeof cmd,
+           "export %s --model gpt2-amp --cluster amp-het-cluster --to launch "
+           "-o %s",
+           tu_path("examples/plan-gpt2-amp.json"), tu_tmp("launch_dir"));
+  assert_int_equal(tu_run(cmd, &out, &err), 0);
+  assert_non_null(strstr(out, "4 launch scripts"));
+  snprintf(cmd, sizeof cmd, "%s/launch_node3.sh", tu_tmp("launch_dir"));
+  buf = tu_slurp(cmd, &len);
+  assert_non_null(buf);
+  assert_non_null(strstr(buf, "RANK=15 LOCAL_RANK=3"));
+  free(buf);
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_exact),    cmocka_unit_test(t_roundtrip),
       cmocka_unit_test(t_warnings), cmocka_unit_test(t_parser),
       cmocka_unit_test(t_alloc),    cmocka_unit_test(t_cli),
+      cmocka_unit_test(t_launch),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

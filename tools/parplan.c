@@ -50,10 +50,10 @@ static const char *usage_text =
     "               breakdown, lower bound, memory of every device\n"
     "  simulate PLAN --model M --cluster C [--trace out.json]\n"
     "               run one iteration in the discrete-event simulator\n"
-    "  export PLAN --model M --cluster C --to megatron [-o DIR]\n"
+    "  export PLAN --model M --cluster C --to megatron|launch [-o DIR]\n"
     "               the engine's arguments (Megatron-LM: sizes, batches and\n"
     "               --pipeline-model-parallel-layout); warnings for what it\n"
-    "               cannot express\n"
+    "               cannot express; launch: hostfile and per-host scripts\n"
     "  partition --model M --stages S [--replicas R]\n"
     "            [--objective minmax|amp|madpipe] [--method NAME]\n"
     "            [--bandwidth GBPS | --cluster C --devices i,j,...]\n"
@@ -575,6 +575,56 @@ static int load_plan(pp_ctx *ctx, const struct opts *o, pp_model **m,
   return 0;
 }
 
+/* export --to launch -o DIR: DIR/hostfile and DIR/launch_HOST.sh. */
+static int export_launch(pp_ctx *ctx, const struct opts *o)
+{
+  pp_model *m;
+  pp_cluster *c;
+  pp_plan *p;
+  pp_launch *x = NULL;
+  pp_status rc;
+  int ret, h;
+  char path[4096];
+
+  if (!o->out)
+    return usage_error("export --to launch needs -o %s", "DIR");
+  if ((ret = load_plan(ctx, o, &m, &c, &p)))
+    return ret;
+  rc = pp_export_launch(ctx, p, m, c, &x);
+  if (rc == PP_OK && mkdir(o->out, 0777) && errno != EEXIST) {
+    fprintf(stderr, "parplan: %s: cannot create the directory: %s\n", o->out,
+            strerror(errno));
+    ret = 1;
+  } else if (rc == PP_OK) {
+    snprintf(path, sizeof path, "%s/hostfile", o->out);
+    rc = pp_launch_write_hostfile(ctx, x, path, NULL);
+    for (h = 0; rc == PP_OK && h < pp_launch_nhost(x); h++) {
+      if ((size_t)snprintf(path, sizeof path, "%s/launch_%s.sh", o->out,
+                           pp_launch_host(x, h)) >= sizeof path) {
+        ret = usage_error("-o: directory name too long: %s", o->out);
+        break;
+      }
+      rc = pp_launch_write_script(ctx, x, h, path, NULL);
+    }
+    if (rc == PP_OK && !ret) {
+      printf("wrote %s/hostfile and %d launch scripts\n", o->out,
+             (int)pp_launch_nhost(x));
+      if (!pp_launch_torchrun_ok(x))
+        fprintf(stderr,
+                "parplan: warning: torchrun's rank numbering (host by host, "
+                "the same count on each) would not place these ranks; use "
+                "the scripts, which set every rank explicitly\n");
+    }
+  }
+  if (rc)
+    ret = fail(ctx, rc);
+  pp_launch_destroy(x);
+  pp_plan_destroy(p);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  return ret;
+}
+
 /* export PLAN --model M --cluster C --to megatron [-o DIR]: the engine's
 ** files (DIR/megatron_args.txt), or the text on stdout; warnings on
 ** stderr for what the engine cannot express. */
@@ -588,10 +638,12 @@ static int cmd_export(pp_ctx *ctx, const struct opts *o)
   int ret, i;
 
   if (!o->to)
-    return usage_error("export needs --to %s", "megatron");
+    return usage_error("export needs --to %s", "megatron|launch");
+  if (!strcmp(o->to, "launch"))
+    return export_launch(ctx, o);
   if (strcmp(o->to, "megatron"))
-    return usage_error("export --to: megatron is the engine exported so "
-                       "far, not '%s'",
+    return usage_error("export --to: megatron or launch (the targets so "
+                       "far), not '%s'",
                        o->to);
   if ((ret = load_plan(ctx, o, &m, &c, &p)))
     return ret;
