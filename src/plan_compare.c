@@ -47,18 +47,6 @@ struct pp_compare {
   pp_plan *plan[NROW];
 };
 
-static int32_t node_run(const pp_cluster *c)
-{
-  int32_t D = pp_cluster_ndev(c), d, run = 0, best = 1, prev = -1;
-  for (d = 0; d < D; d++) {
-    int32_t nd = pp_cluster_device_node(c, d);
-    run = nd == prev ? run + 1 : 1;
-    prev = nd;
-    best = run > best ? run : best;
-  }
-  return best;
-}
-
 static bool tp_in_nodes(const pp_cluster *c, int32_t tp)
 {
   int32_t d, D = pp_cluster_ndev(c);
@@ -157,7 +145,7 @@ static pp_status partition(struct ctxs *x, pp_part_objective obj,
 /* Megatron: the smallest tp x pp that fits, the fastest micro-batch. */
 static pp_status megatron(struct ctxs *x, pp_compare_row *r, pp_plan **best)
 {
-  int32_t N = pp_cluster_ndev(x->c), maxtp = node_run(x->c), prod;
+  int32_t N = pp_cluster_ndev(x->c), maxtp = ppi_node_size(x->c), prod;
   double bt = INFINITY;
   pp_status rc = PP_OK;
   r->about = "tp inside a node, the smallest tp x pp that fits, balanced "
@@ -207,7 +195,7 @@ static pp_status megatron(struct ctxs *x, pp_compare_row *r, pp_plan **best)
 /* AMP: its space, its DP, its placement and its cost model. */
 static pp_status amp(struct ctxs *x, pp_compare_row *r, pp_plan **best)
 {
-  int32_t N = pp_cluster_ndev(x->c), M = node_run(x->c), mp;
+  int32_t N = pp_cluster_ndev(x->c), M = ppi_node_size(x->c), mp;
   double bt = INFINITY;
   pp_status rc = PP_OK;
   r->about = "AMP's space and DP (amp-original), rank-order placement, "

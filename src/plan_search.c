@@ -312,7 +312,7 @@ static bool tp_fits(const pp_cluster *c, const struct dset *s, int32_t tp)
   return true;
 }
 
-static int32_t node_size(const pp_cluster *c)
+int32_t ppi_node_size(const pp_cluster *c)
 {
   int32_t D = pp_cluster_ndev(c), d, run = 0, best = 1, prev = -1;
   /* devices of a node are usually listed together; count runs */
@@ -428,7 +428,7 @@ static pp_status make_points(pp_ctx *ctx, const struct space *sp,
   const pp_search_params *p = sp->p;
   struct lbtab lt = {0, 0, NULL, NULL, NULL, NULL};
   struct ppi_vec v;
-  int32_t k, tp, pp, maxtp = p->max_tp ? p->max_tp : node_size(sp->c);
+  int32_t k, tp, pp, maxtp = p->max_tp ? p->max_tp : ppi_node_size(sp->c);
   pp_status rc = PP_OK;
   int64_t idx = 0, *div, nd, di;
 
@@ -609,6 +609,15 @@ static pp_status build_plan(pp_ctx *ctx, const struct space *sp,
                      devs, out);
 }
 
+/* How every plan of the search is priced (the summary reports it). */
+static void cost_params(const struct space *sp, pp_cost_params *cp)
+{
+  pp_cost_params_init(cp);
+  cp->allreduce = sp->p->allreduce;
+  cp->reserve_bytes = sp->p->reserve_bytes;
+  cp->record = 0;
+}
+
 /* Price plan; a non-fitting plan reports its worst device. */
 static pp_status price(pp_ctx *ctx, const struct space *sp, const pp_plan *pl,
                        double *est, bool *fits, double *share, int32_t *worst,
@@ -619,10 +628,7 @@ static pp_status price(pp_ctx *ctx, const struct space *sp, const pp_plan *pl,
   pp_eval_summary es;
   pp_device_memory dm;
   pp_status rc;
-  pp_cost_params_init(&cp);
-  cp.allreduce = sp->p->allreduce;
-  cp.reserve_bytes = sp->p->reserve_bytes;
-  cp.record = 0;
+  cost_params(sp, &cp);
   if ((rc = pp_evaluate(ctx, pl, sp->m, sp->c, &cp, &e)))
     return rc;
   pp_eval_get_summary(e, &es);
@@ -1137,10 +1143,7 @@ static pp_status simulate(pp_ctx *ctx, const struct space *sp, struct cand *x,
   int32_t d, used = 0;
   double bub = 0;
   pp_status rc;
-  pp_cost_params_init(&cp);
-  cp.allreduce = sp->p->allreduce;
-  cp.reserve_bytes = sp->p->reserve_bytes;
-  cp.record = 0;
+  cost_params(sp, &cp);
   if ((rc = pp_simulate(ctx, x->plan, sp->m, sp->c, &cp, &sim)))
     return rc;
   pp_sim_get_summary(sim, &ss);
@@ -1169,10 +1172,7 @@ static pp_status est_bubble(pp_ctx *ctx, const struct space *sp, struct cand *x)
   int32_t s, S = pp_plan_nstage(x->plan);
   double idle = 0;
   pp_status rc;
-  pp_cost_params_init(&cp);
-  cp.allreduce = sp->p->allreduce;
-  cp.reserve_bytes = sp->p->reserve_bytes;
-  cp.record = 0;
+  cost_params(sp, &cp);
   if ((rc = pp_evaluate(ctx, x->plan, sp->m, sp->c, &cp, &e)))
     return rc;
   pp_eval_get_summary(e, &es);
@@ -1460,10 +1460,7 @@ pp_status pp_plan_search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
       close = *w;
   }
   res->sum.points = np;
-  pp_cost_params_init(&res->sum.cost);
-  res->sum.cost.allreduce = p->allreduce;
-  res->sum.cost.reserve_bytes = p->reserve_bytes;
-  res->sum.cost.record = 0;
+  cost_params(&sp, &res->sum.cost);
   res->sum.global_batch = p->global_batch;
   res->sum.nplans = res->n;
   res->sum.lower_bound_ms = isfinite(space_lb) ? space_lb : 0;

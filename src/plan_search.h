@@ -33,6 +33,10 @@ PP_INTERNAL pp_status ppi_search_random(pp_ctx *ctx, const pp_model *m,
                                         int64_t evals, pp_plan **out,
                                         struct ppi_shape *shape);
 
+/* The most devices of one node listed together: the largest tp group
+** that can stay inside a node. */
+PP_INTERNAL int32_t ppi_node_size(const pp_cluster *c);
+
 /* Take plan i out of s (the caller owns it; s keeps its figures). */
 PP_INTERNAL pp_plan *ppi_search_take_plan(pp_search *s, int32_t i);
 

@@ -246,6 +246,54 @@ static void t_parser(void **state)
   assert_int_equal(a.live, 0);
 }
 
+/* Fail every allocation of run in turn (the last run fails none): each
+** failure is PP_ENOMEM and clean, and some run succeeds. */
+struct job {
+  const pp_plan *p;
+  const pp_model *m;
+  const pp_cluster *c;
+};
+
+static pp_status run_megatron(pp_ctx *ctx, const struct job *j)
+{
+  pp_export *x = NULL;
+  pp_status rc = pp_export_megatron(ctx, j->p, j->m, j->c, &x);
+  assert_true(rc == PP_OK ? x != NULL : x == NULL);
+  pp_export_destroy(x);
+  return rc;
+}
+
+static pp_status run_launch(pp_ctx *ctx, const struct job *j)
+{
+  pp_launch *x = NULL;
+  pp_status rc = pp_export_launch(ctx, j->p, j->m, j->c, &x);
+  assert_true(rc == PP_OK ? x != NULL : x == NULL);
+  pp_launch_destroy(x);
+  return rc;
+}
+
+static void sweep(struct tu_alloc *a, pp_ctx *ctx,
+                  pp_status (*run)(pp_ctx *, const struct job *),
+                  const struct job *j)
+{
+  long k, n, ok = 0;
+  tu_reset(a, 0);
+  assert_int_equal(run(ctx, j), PP_OK);
+  n = a->count;
+  for (k = 1; k <= n + 1; k++) {
+    pp_status rc;
+    tu_reset(a, k);
+    rc = run(ctx, j);
+    tu_reset(a, 0);
+    if (rc == PP_OK)
+      ok++;
+    else
+      assert_int_equal(rc, PP_ENOMEM);
+    pp_ctx_clear_error(ctx);
+  }
+  assert_true(ok > 0);
+}
+
 static void t_alloc(void **state)
 {
   struct tu_alloc a;
@@ -253,34 +301,17 @@ static void t_alloc(void **state)
   pp_model *m;
   pp_cluster *c;
   pp_plan *p;
-  pp_export *x = NULL;
   int first[3] = {0, 15, 30};
-  long k, n, ok = 0;
   int32_t devs[2] = {1, 0};
+  struct job jb;
   (void)state;
   assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
   assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
   p = chain_plan(ctx, first, 2, 1, devs, PP_SCHED_GPIPE, 8);
-  tu_reset(&a, 0);
-  assert_int_equal(pp_export_megatron(ctx, p, m, c, &x), PP_OK);
-  pp_export_destroy(x);
-  n = a.count;
-  for (k = 1; k <= n + 1; k++) {
-    pp_status rc;
-    x = NULL;
-    tu_reset(&a, k);
-    rc = pp_export_megatron(ctx, p, m, c, &x);
-    tu_reset(&a, 0);
-    if (rc == PP_OK) {
-      ok++;
-      pp_export_destroy(x);
-    } else {
-      assert_int_equal(rc, PP_ENOMEM);
-      assert_null(x);
-    }
-    pp_ctx_clear_error(ctx);
-  }
-  assert_true(ok > 0);
+  jb.p = p;
+  jb.m = m;
+  jb.c = c;
+  sweep(&a, ctx, run_megatron, &jb);
   pp_plan_destroy(p);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
@@ -318,6 +349,20 @@ static void t_cli(void **state)
   assert_non_null(strstr(err, "nemo"));
 }
 
+/* The sorted output of running script with a command that echoes env. */
+static char *run_sorted(const char *script, const char *echo)
+{
+  char line[2048], *txt = calloc(1, 4096);
+  FILE *pf;
+  snprintf(line, sizeof line, "sh %s sh -c 'echo %s' | sort", script, echo);
+  pf = popen(line, "r");
+  assert_non_null(pf);
+  assert_non_null(txt);
+  assert_true(fread(txt, 1, 4095, pf) > 0);
+  assert_int_equal(pclose(pf), 0);
+  return txt;
+}
+
 /* Launch files: two hosts with GPUs numbered out of cluster order and a
 ** plan placed off the rank order; the scripts, run with a command that
 ** prints its environment, start every rank on the planned GPU. */
@@ -348,7 +393,6 @@ static void t_launch(void **state)
   char *buf = NULL, *out, *err, cmd[1024];
   size_t len = 0;
   FILE *f;
-  long k, n, ok = 0;
   (void)state;
   assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
   assert_int_equal(tu_cluster_json(ctx, cl_json, &c), PP_OK);
@@ -366,17 +410,8 @@ static void t_launch(void **state)
   snprintf(cmd, sizeof cmd, "%s", tu_tmp("launch_beta.sh"));
   assert_int_equal(pp_launch_write_script(ctx, x, 0, cmd, NULL), PP_OK);
   {
-    char line[2048], *txt;
-    FILE *pf;
-    snprintf(line, sizeof line,
-             "sh %s sh -c 'echo $RANK $LOCAL_RANK $CUDA_VISIBLE_DEVICES "
-             "$WORLD_SIZE $MASTER_ADDR $CUDA_DEVICE_ORDER' | sort",
-             cmd);
-    pf = popen(line, "r");
-    assert_non_null(pf);
-    txt = calloc(1, 4096);
-    assert_true(fread(txt, 1, 4095, pf) > 0);
-    assert_int_equal(pclose(pf), 0);
+    char *txt = run_sorted(cmd, "$RANK $LOCAL_RANK $CUDA_VISIBLE_DEVICES "
+                                "$WORLD_SIZE $MASTER_ADDR $CUDA_DEVICE_ORDER");
     /* ranks 0 (b0 = GPU 0) and 2 (b1 = GPU 2) */
     assert_string_equal(txt, "0 0 0,2 4 beta PCI_BUS_ID\n"
                              "2 1 0,2 4 beta PCI_BUS_ID\n");
@@ -385,17 +420,7 @@ static void t_launch(void **state)
   snprintf(cmd, sizeof cmd, "%s", tu_tmp("launch_alpha.sh"));
   assert_int_equal(pp_launch_write_script(ctx, x, 1, cmd, NULL), PP_OK);
   {
-    char line[2048], *txt;
-    FILE *pf;
-    snprintf(line, sizeof line,
-             "sh %s sh -c 'echo $RANK $LOCAL_RANK $CUDA_VISIBLE_DEVICES' | "
-             "sort",
-             cmd);
-    pf = popen(line, "r");
-    assert_non_null(pf);
-    txt = calloc(1, 4096);
-    assert_true(fread(txt, 1, 4095, pf) > 0);
-    assert_int_equal(pclose(pf), 0);
+    char *txt = run_sorted(cmd, "$RANK $LOCAL_RANK $CUDA_VISIBLE_DEVICES");
     /* ranks 1 (a0 = GPU 3) and 3 (a1 = GPU 1) */
     assert_string_equal(txt, "1 0 3,1\n3 1 3,1\n");
     free(txt);
@@ -414,26 +439,13 @@ static void t_launch(void **state)
     pp_plan_destroy(q);
   }
   /* allocation failures are clean */
-  tu_reset(&a, 0);
-  assert_int_equal(pp_export_launch(ctx, p, m, c, &x), PP_OK);
-  pp_launch_destroy(x);
-  n = a.count;
-  for (k = 1; k <= n + 1; k++) {
-    pp_status rc;
-    x = NULL;
-    tu_reset(&a, k);
-    rc = pp_export_launch(ctx, p, m, c, &x);
-    tu_reset(&a, 0);
-    if (rc == PP_OK) {
-      ok++;
-      pp_launch_destroy(x);
-    } else {
-      assert_int_equal(rc, PP_ENOMEM);
-      assert_null(x);
-    }
-    pp_ctx_clear_error(ctx);
+  {
+    struct job jb;
+    jb.p = p;
+    jb.m = m;
+    jb.c = c;
+    sweep(&a, ctx, run_launch, &jb);
   }
-  assert_true(ok > 0);
   pp_plan_destroy(p);
   pp_cluster_destroy(c);
   /* a host name that cannot go into a script is refused */

@@ -485,6 +485,39 @@ static int cancel_at_once(void *ud, double done)
 }
 
 /* A progress callback that stops the search; allocation failures. */
+/* Fail the k-th allocation of a whole search, k stepping through all of
+** them in about `steps' steps (k = n + 1 fails nothing): every failure
+** is PP_ENOMEM with no result, and some search succeeds. */
+static void alloc_sweep(struct tu_alloc *a, pp_ctx *ctx, const pp_model *m,
+                        const pp_cluster *c, const pp_search_params *p,
+                        long steps)
+{
+  pp_search *s = NULL;
+  long k, n, ok = 0;
+  tu_reset(a, 0);
+  assert_int_equal(pp_plan_search(ctx, m, c, p, &s), PP_OK);
+  pp_search_destroy(s);
+  n = a->count;
+  for (k = 1;; k = k + n / steps + 1 > n ? n + 1 : k + n / steps + 1) {
+    pp_status rc;
+    s = NULL;
+    tu_reset(a, k);
+    rc = pp_plan_search(ctx, m, c, p, &s);
+    tu_reset(a, 0);
+    if (rc == PP_OK) {
+      ok++;
+      pp_search_destroy(s);
+    } else {
+      assert_int_equal(rc, PP_ENOMEM);
+      assert_null(s);
+    }
+    pp_ctx_clear_error(ctx);
+    if (k == n + 1)
+      break;
+  }
+  assert_true(ok > 0);
+}
+
 static void t_cancel_and_alloc(void **state)
 {
   struct tu_alloc a;
@@ -494,7 +527,6 @@ static void t_cancel_and_alloc(void **state)
   pp_search_params p;
   pp_search *s = NULL;
   int calls = 0;
-  long k, n, ok = 0;
   (void)state;
   assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
   assert_int_equal(pp_cluster_load(ctx, "amp-homogeneous", &c), PP_OK);
@@ -511,37 +543,13 @@ static void t_cancel_and_alloc(void **state)
   p.schedules = 2;
   p.max_micro_batch = 1;
   p.map_time_s = 0;
-  tu_reset(&a, 0);
-  assert_int_equal(pp_plan_search(ctx, m, c, &p, &s), PP_OK);
-  pp_search_destroy(s);
-  s = NULL;
-  n = a.count; /* allocations of a whole search */
-  for (k = 1;; k = k + n / 150 + 1 > n ? n + 1 : k + n / 150 + 1) {
-    /* every failure is clean; k = n + 1 fails nothing */
-    pp_status rc;
-    tu_reset(&a, k);
-    rc = pp_plan_search(ctx, m, c, &p, &s);
-    tu_reset(&a, 0);
-    if (rc == PP_OK) {
-      ok++;
-      pp_search_destroy(s);
-      s = NULL;
-    } else {
-      assert_int_equal(rc, PP_ENOMEM);
-      assert_null(s);
-    }
-    pp_ctx_clear_error(ctx);
-    if (k == n + 1)
-      break;
-  }
-  assert_true(ok > 0);
+  alloc_sweep(&a, ctx, m, c, &p, 150);
   pp_cluster_destroy(c);
   /* the same through MadPipe's pass (one point, where memory binds) */
   assert_int_equal(pp_cluster_load(ctx, "hier:1x2,gpu=V100,mem=5", &c), PP_OK);
   p.schedules = 1u << PP_SCHED_1F1B_STAR;
   p.global_batch = 8;
   p.madpipe = 1;
-  tu_reset(&a, 0);
   assert_int_equal(pp_plan_search(ctx, m, c, &p, &s), PP_OK);
   {
     pp_search_summary sum;
@@ -552,27 +560,7 @@ static void t_cancel_and_alloc(void **state)
     assert_true(y.madpipe);
   }
   pp_search_destroy(s);
-  s = NULL;
-  n = a.count;
-  ok = 0;
-  for (k = 1;; k = k + n / 30 + 1 > n ? n + 1 : k + n / 30 + 1) {
-    pp_status rc;
-    tu_reset(&a, k);
-    rc = pp_plan_search(ctx, m, c, &p, &s);
-    tu_reset(&a, 0);
-    if (rc == PP_OK) {
-      ok++;
-      pp_search_destroy(s);
-      s = NULL;
-    } else {
-      assert_int_equal(rc, PP_ENOMEM);
-      assert_null(s);
-    }
-    pp_ctx_clear_error(ctx);
-    if (k == n + 1)
-      break;
-  }
-  assert_true(ok > 0);
+  alloc_sweep(&a, ctx, m, c, &p, 30);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
   pp_ctx_destroy(ctx);

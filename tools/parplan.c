@@ -575,6 +575,20 @@ static int load_plan(pp_ctx *ctx, const struct opts *o, pp_model **m,
   return 0;
 }
 
+/* DIR/NAME into path, creating DIR when it is missing; 0 or the exit
+** status of the error it reported. */
+static int out_path(const char *dir, const char *name, char *path, size_t n)
+{
+  if (mkdir(dir, 0777) && errno != EEXIST) {
+    fprintf(stderr, "parplan: %s: cannot create the directory: %s\n", dir,
+            strerror(errno));
+    return 1;
+  }
+  if ((size_t)snprintf(path, n, "%s/%s", dir, name) >= n)
+    return usage_error("-o: directory name too long: %s", dir);
+  return 0;
+}
+
 /* export --to launch -o DIR: DIR/hostfile and DIR/launch_HOST.sh. */
 static int export_launch(pp_ctx *ctx, const struct opts *o)
 {
@@ -591,30 +605,22 @@ static int export_launch(pp_ctx *ctx, const struct opts *o)
   if ((ret = load_plan(ctx, o, &m, &c, &p)))
     return ret;
   rc = pp_export_launch(ctx, p, m, c, &x);
-  if (rc == PP_OK && mkdir(o->out, 0777) && errno != EEXIST) {
-    fprintf(stderr, "parplan: %s: cannot create the directory: %s\n", o->out,
-            strerror(errno));
-    ret = 1;
-  } else if (rc == PP_OK) {
-    snprintf(path, sizeof path, "%s/hostfile", o->out);
+  if (rc == PP_OK && !(ret = out_path(o->out, "hostfile", path, sizeof path)))
     rc = pp_launch_write_hostfile(ctx, x, path, NULL);
-    for (h = 0; rc == PP_OK && h < pp_launch_nhost(x); h++) {
-      if ((size_t)snprintf(path, sizeof path, "%s/launch_%s.sh", o->out,
-                           pp_launch_host(x, h)) >= sizeof path) {
-        ret = usage_error("-o: directory name too long: %s", o->out);
-        break;
-      }
+  for (h = 0; rc == PP_OK && !ret && h < pp_launch_nhost(x); h++) {
+    char name[256];
+    snprintf(name, sizeof name, "launch_%s.sh", pp_launch_host(x, h));
+    if (!(ret = out_path(o->out, name, path, sizeof path)))
       rc = pp_launch_write_script(ctx, x, h, path, NULL);
-    }
-    if (rc == PP_OK && !ret) {
-      printf("wrote %s/hostfile and %d launch scripts\n", o->out,
-             (int)pp_launch_nhost(x));
-      if (!pp_launch_torchrun_ok(x))
-        fprintf(stderr,
-                "parplan: warning: torchrun's rank numbering (host by host, "
-                "the same count on each) would not place these ranks; use "
-                "the scripts, which set every rank explicitly\n");
-    }
+  }
+  if (rc == PP_OK && !ret) {
+    printf("wrote %s/hostfile and %d launch scripts\n", o->out,
+           (int)pp_launch_nhost(x));
+    if (!pp_launch_torchrun_ok(x))
+      fprintf(stderr,
+              "parplan: warning: torchrun's rank numbering (host by host, "
+              "the same count on each) would not place these ranks; use "
+              "the scripts, which set every rank explicitly\n");
   }
   if (rc)
     ret = fail(ctx, rc);
@@ -650,18 +656,9 @@ static int cmd_export(pp_ctx *ctx, const struct opts *o)
   rc = pp_export_megatron(ctx, p, m, c, &x);
   if (rc == PP_OK && o->out) {
     char path[4096];
-    if (mkdir(o->out, 0777) && errno != EEXIST) {
-      fprintf(stderr, "parplan: %s: cannot create the directory: %s\n", o->out,
-              strerror(errno));
-      ret = 1;
-    } else if ((size_t)snprintf(path, sizeof path, "%s/megatron_args.txt",
-                                o->out) >= sizeof path) {
-      ret = usage_error("-o: directory name too long: %s", o->out);
-    } else {
-      rc = pp_export_write(ctx, x, path, NULL);
-      if (rc == PP_OK)
-        printf("wrote %s\n", path);
-    }
+    if (!(ret = out_path(o->out, "megatron_args.txt", path, sizeof path)) &&
+        (rc = pp_export_write(ctx, x, path, NULL)) == PP_OK)
+      printf("wrote %s\n", path);
   } else if (rc == PP_OK) {
     rc = pp_export_write(ctx, x, NULL, stdout);
   }
