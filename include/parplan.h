@@ -1126,10 +1126,6 @@ pp_status pp_compare_row_get(const pp_compare *x, int32_t i,
 const pp_plan *pp_compare_plan(const pp_compare *x, int32_t i);
 pp_status pp_compare_write(pp_ctx *ctx, const pp_compare *x, int json, FILE *f);
 
-#ifdef __cplusplus
-}
-#endif
-
 /* ====================================================================
 ** Engine exports (docs/EXPORT.md).  An export is text to write and the
 ** warnings of what the engine cannot express; it never changes the plan
@@ -1137,17 +1133,45 @@ pp_status pp_compare_write(pp_ctx *ctx, const pp_compare *x, int json, FILE *f);
 */
 typedef struct pp_export pp_export;
 
-/** \brief Megatron-LM arguments: tensor and pipeline sizes, micro and
-** global batch, recomputation, and --pipeline-model-parallel-layout with
-** every stage's layers (operator kinds: E embedding, t decoder layer,
-** m MTP layer, L loss / head). */
+/** \brief Megatron-LM arguments (megatron_args.txt): tensor and pipeline
+** sizes, micro and global batch, recomputation, and
+** --pipeline-model-parallel-layout with every stage's layers (operator
+** kinds: E embedding, t decoder layer, m MTP layer, L loss / head). */
 pp_status pp_export_megatron(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
                              const pp_cluster *c, pp_export **out);
+/** \brief DeepSpeed: ds_config.json (batch sizes, gradient accumulation,
+** precision, ZeRO 0) and ds_pipeline.py (the explicit stage boundaries
+** PARTS and the PipelineModule subclass that applies them). */
+pp_status pp_export_deepspeed(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
+                              const pp_cluster *c, pp_export **out);
+/** \brief torch.distributed.pipelining / torchtitan: pp_schedule.csv (one
+** row per pipeline rank, the simulated order, "0F0,1B3,..."),
+** pp_stages.py (module FQNs per stage, split_spec, stage -> rank) and
+** torchtitan.toml. */
+pp_status pp_export_torch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
+                          const pp_cluster *c, pp_export **out);
+/** \brief PipeDream: pipedream_conf.json (module_to_stage_map,
+** stage_to_rank_map: stages may have different replica counts). */
+pp_status pp_export_pipedream(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
+                              const pp_cluster *c, pp_export **out);
+/** \brief The export named engine: "megatron", "deepspeed", "torch" or
+** "pipedream". */
+pp_status pp_export_to(pp_ctx *ctx, const char *engine, const pp_plan *p,
+                       const pp_model *m, const pp_cluster *c, pp_export **out);
 void pp_export_destroy(pp_export *x);
+/** \brief The files of an export: a name (no directory) and its text. */
+int32_t pp_export_nfile(const pp_export *x);
+const char *pp_export_file_name(const pp_export *x, int32_t i);
+const char *pp_export_file_text(const pp_export *x, int32_t i);
+/** \brief The first file's text. */
 const char *pp_export_text(const pp_export *x);
+/** \brief What the engine cannot express, one sentence each. */
 int32_t pp_export_nwarning(const pp_export *x);
 const char *pp_export_warning(const pp_export *x, int32_t i);
-/** \brief Write the text to path atomically, or to f. */
+/** \brief Write file i to path atomically, or to f. */
+pp_status pp_export_write_file(pp_ctx *ctx, const pp_export *x, int32_t i,
+                               const char *path, FILE *f);
+/** \brief Write the first file to path atomically, or to f. */
 pp_status pp_export_write(pp_ctx *ctx, const pp_export *x, const char *path,
                           FILE *f);
 /** \brief Parse a Megatron pipeline layout ("E|(tt|)*3,m|L"): *nstage
@@ -1175,5 +1199,9 @@ pp_status pp_launch_write_hostfile(pp_ctx *ctx, const pp_launch *x,
                                    const char *path, FILE *f);
 pp_status pp_launch_write_script(pp_ctx *ctx, const pp_launch *x, int32_t h,
                                  const char *path, FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PARPLAN_H */

@@ -5,7 +5,7 @@
 # command to run and fails.
 set -eu
 PKGS="gcc make libc6-dev cmake pkg-config libjansson-dev libcmocka-dev
-coinor-libcbc-dev libscotch-dev"
+coinor-libcbc-dev libscotch-dev python3"
 missing=""
 for p in $PKGS; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** Engine exports (export_megatron.c): exact contents on fixed plans; the
-** layout round-trips through our parser on random plans; every part of a
-** plan Megatron cannot express gives a warning; the parser refuses
+** Engine exports (export_*.c): exact contents on fixed plans; the
+** Megatron layout round-trips through our parser on random plans; the
+** DeepSpeed, torch and PipeDream files, loaded by tests/check_exports.py
+** the way the engines load them (stand-ins for their APIs), run what the
+** plan says on random plans; the torch schedule is the plan's order
+** (sched.c's, independently of the simulator that writes it); every part
+** of a plan an engine cannot express gives a warning; the parser refuses
 ** malformed, empty, huge and deeply nested layouts; allocation failures
-** are clean; the command writes DIR/megatron_args.txt.
+** are clean; the command writes every file.
 */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
@@ -13,31 +17,61 @@
 #include <stdlib.h>
 #include <string.h>
 
-static pp_plan *chain_plan(pp_ctx *ctx, const int *first, int S, int R,
-                           const int *devs, pp_schedule sched, int64_t gbs)
+/* A plan of the chain: stage s holds operators first[s] .. first[s+1]-1
+** and R replicas of tp devices each (devs: S R tp entries, NULL: 0, 1,
+** 2, ...). */
+struct gp {
+  const int *first;
+  int S, R, tp, mbs, recompute;
+  const int32_t *devs;
+  pp_schedule sched;
+  pp_optimizer opt;
+  int64_t gbs;
+};
+
+static pp_plan *gen_plan(pp_ctx *ctx, const struct gp *g)
 {
   pp_plan_params pp;
   pp_plan_builder *b;
   pp_plan *p = NULL;
   int s, r, i, k = 0;
   pp_plan_params_init(&pp);
-  pp.global_batch = gbs;
-  pp.micro_batch = 1;
-  pp.schedule = sched;
+  pp.global_batch = g->gbs;
+  pp.micro_batch = g->mbs ? g->mbs : 1;
+  pp.tp = g->tp ? g->tp : 1;
+  pp.schedule = g->sched;
+  pp.recompute = g->recompute;
+  pp.optimizer = g->opt;
   assert_int_equal(pp_plan_builder_create(ctx, &pp, "test", &b), PP_OK);
-  for (s = 0; s < S; s++) {
+  for (s = 0; s < g->S; s++) {
     int32_t ops[64], id, n = 0;
-    for (i = first[s]; i < first[s + 1]; i++)
+    for (i = g->first[s]; i < g->first[s + 1]; i++)
       ops[n++] = i;
     assert_int_equal(pp_plan_builder_add_stage(b, ops, n, &id), PP_OK);
-    for (r = 0; r < R; r++) {
-      int32_t d = devs ? devs[k] : k;
-      k++;
-      assert_int_equal(pp_plan_builder_add_replica(b, id, &d), PP_OK);
+    for (r = 0; r < g->R; r++) {
+      int32_t d[8];
+      for (i = 0; i < pp.tp; i++, k++)
+        d[i] = g->devs ? g->devs[k] : k;
+      assert_int_equal(pp_plan_builder_add_replica(b, id, d), PP_OK);
     }
   }
   assert_int_equal(pp_plan_builder_finish(b, &p), PP_OK);
   return p;
+}
+
+static pp_plan *chain_plan(pp_ctx *ctx, const int *first, int S, int R,
+                           const int32_t *devs, pp_schedule sched, int64_t gbs)
+{
+  struct gp g;
+  memset(&g, 0, sizeof g);
+  g.first = first;
+  g.S = S;
+  g.R = R;
+  g.devs = devs;
+  g.sched = sched;
+  g.opt = PP_OPT_ADAM_MIXED;
+  g.gbs = gbs;
+  return gen_plan(ctx, &g);
 }
 
 static bool has_warning(const pp_export *x, const char *needle)
@@ -70,7 +104,7 @@ static void t_exact(void **state)
       "--tensor-model-parallel-size 1 --pipeline-model-parallel-size 4 "
       "--micro-batch-size 1 --global-batch-size 32 "
       "--pipeline-model-parallel-layout "
-      "\"Ettttt|ttttttt|tttttt|ttttttL\"");
+      "\"Ettttt|ttttttt|tttttt|ttttttL\"\n");
   /* GPT-2's four no-op entries have no symbol; nothing else to say */
   assert_int_equal(pp_export_nwarning(x), 1);
   assert_true(has_warning(x, "4 operators have no Megatron symbol"));
@@ -252,7 +286,17 @@ struct job {
   const pp_plan *p;
   const pp_model *m;
   const pp_cluster *c;
+  const char *engine; /* run_engine */
 };
+
+static pp_status run_engine(pp_ctx *ctx, const struct job *j)
+{
+  pp_export *x = NULL;
+  pp_status rc = pp_export_to(ctx, j->engine, j->p, j->m, j->c, &x);
+  assert_true(rc == PP_OK ? x != NULL : x == NULL);
+  pp_export_destroy(x);
+  return rc;
+}
 
 static pp_status run_megatron(pp_ctx *ctx, const struct job *j)
 {
@@ -313,6 +357,31 @@ static void t_alloc(void **state)
   jb.c = c;
   sweep(&a, ctx, run_megatron, &jb);
   pp_plan_destroy(p);
+  { /* every engine, on a plan with tp 2, recomputation and a device
+    ** holding two stages (more of each export's paths) */
+    static const char *const engines[] = {"megatron", "deepspeed", "torch",
+                                          "pipedream"};
+    size_t e;
+    static const int32_t shared[4] = {0, 1, 0, 1};
+    struct gp g;
+    memset(&g, 0, sizeof g);
+    g.first = first;
+    g.S = 2;
+    g.R = 1;
+    g.tp = 2;
+    g.devs = shared;
+    g.sched = PP_SCHED_1F1B_STAR;
+    g.recompute = 1;
+    g.opt = PP_OPT_ADAM_MIXED;
+    g.gbs = 8;
+    p = gen_plan(ctx, &g);
+    jb.p = p;
+    for (e = 0; e < sizeof engines / sizeof *engines; e++) {
+      jb.engine = engines[e];
+      sweep(&a, ctx, run_engine, &jb);
+    }
+    pp_plan_destroy(p);
+  }
   pp_cluster_destroy(c);
   pp_model_destroy(m);
   pp_ctx_destroy(ctx);
@@ -482,13 +551,504 @@ static void t_launch(void **state)
   assert_int_equal(a.live, 0);
 }
 
+/* ---- DeepSpeed, torch and PipeDream ------------------------------------ */
+
+/* Write every file of x into the fresh directory tu_tmp(name); returns
+** its path (static). */
+static const char *write_all(pp_ctx *ctx, const pp_export *x, const char *name)
+{
+  static char dir[512];
+  char path[1200];
+  int32_t i;
+  snprintf(dir, sizeof dir, "%s", tu_tmp(name));
+  snprintf(path, sizeof path, "rm -rf '%s' && mkdir '%s'", dir, dir);
+  assert_int_equal(system(path), 0);
+  for (i = 0; i < pp_export_nfile(x); i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, pp_export_file_name(x, i));
+    assert_int_equal(pp_export_write_file(ctx, x, i, path, NULL), PP_OK);
+  }
+  return dir;
+}
+
+/* Run tests/check_exports.py WHAT DIR [WORLD]; its stdout (malloc'd).
+** It must succeed: it raises on every inconsistency it finds. */
+static char *check_py(const char *what, const char *dir, int world)
+{
+  char cmd[2048];
+  char *txt = calloc(1, 1 << 16);
+  size_t n;
+  FILE *pf;
+  snprintf(cmd, sizeof cmd, "python3 '%s' %s '%s' %d 2>&1",
+           tu_path("tests/check_exports.py"), what, dir, world);
+  pf = popen(cmd, "r");
+  assert_non_null(pf);
+  assert_non_null(txt);
+  n = fread(txt, 1, (1 << 16) - 1, pf);
+  txt[n] = 0;
+  if (pclose(pf) != 0)
+    fail_msg("%s failed:\n%s", cmd, txt);
+  return txt;
+}
+
+/* AMP's GPT-2 plan: ds_config.json exactly; the stages DeepSpeed builds on
+** every rank through PlannedPipelineModule are the plan's. */
+static void t_deepspeed(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  pp_model *m;
+  pp_cluster *c;
+  pp_plan *p;
+  pp_export *x;
+  uint64_t rng = 2024;
+  int iter;
+  (void)state;
+  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
+  assert_int_equal(
+      pp_plan_load(ctx, tu_path("examples/plan-gpt2-amp.json"), m, c, &p),
+      PP_OK);
+  assert_int_equal(pp_export_deepspeed(ctx, p, m, c, &x), PP_OK);
+  assert_int_equal(pp_export_nfile(x), 2);
+  assert_string_equal(pp_export_file_name(x, 0), "ds_config.json");
+  assert_string_equal(pp_export_file_text(x, 0),
+                      "{\n"
+                      "  \"train_batch_size\": 32,\n"
+                      "  \"train_micro_batch_size_per_gpu\": 1,\n"
+                      "  \"gradient_accumulation_steps\": 8,\n"
+                      "  \"fp16\": {\"enabled\": true, \"loss_scale\": 0},\n"
+                      "  \"zero_optimization\": {\"stage\": 0}\n"
+                      "}\n");
+  assert_string_equal(pp_export_file_name(x, 1), "ds_pipeline.py");
+  assert_non_null(
+      strstr(pp_export_file_text(x, 1), "\nPARTS = [0, 7, 14, 20, 30]\n"));
+  assert_non_null(
+      strstr(pp_export_file_text(x, 1), "    \"embedding\",  # 0, stage 0\n"));
+  assert_int_equal(pp_export_nwarning(x), 0);
+  {
+    char *txt = check_py("deepspeed", write_all(ctx, x, "ds_gpt2"), 16);
+    assert_non_null(strstr(txt, "rank 5 stage 1 layers 7 14 ckpt 0\n"));
+    assert_non_null(strstr(txt, "rank 15 stage 3 layers 20 30 ckpt 0\n"));
+    assert_non_null(strstr(txt, "refused: the plan has 30 layers"));
+    free(txt);
+  }
+  pp_export_destroy(x);
+  pp_plan_destroy(p);
+  /* random plans: cuts, replicas, tp, micro-batch, recomputation */
+  for (iter = 0; iter < 12; iter++) {
+    struct gp g;
+    int first[9], s, r, t, k, L = 30;
+    char *txt, line[128];
+    memset(&g, 0, sizeof g);
+    g.S = 1 + (int)tu_rand(&rng, 8);
+    g.tp = 1 + (int)tu_rand(&rng, 2);
+    g.R = 1 + (int)tu_rand(&rng, (uint32_t)(16 / (g.S * g.tp)));
+    g.mbs = 1 + (int)tu_rand(&rng, 2);
+    g.recompute = (int)tu_rand(&rng, 2);
+    g.sched = PP_SCHED_1F1B;
+    g.opt = (pp_optimizer)tu_rand(&rng, 3);
+    g.gbs = (int64_t)g.R * g.mbs * (1 + (int)tu_rand(&rng, 8));
+    first[0] = 0;
+    for (s = 1; s < g.S; s++) {
+      int lo = first[s - 1] + 1, hi = L - (g.S - s);
+      first[s] = lo + (int)tu_rand(&rng, (uint32_t)(hi - lo + 1));
+    }
+    first[g.S] = L;
+    g.first = first;
+    p = gen_plan(ctx, &g);
+    assert_int_equal(pp_export_deepspeed(ctx, p, m, c, &x), PP_OK);
+    assert_int_equal(pp_export_nwarning(x), 0);
+    txt = check_py("deepspeed", write_all(ctx, x, "ds_rand"), g.S * g.R * g.tp);
+    snprintf(line, sizeof line, "gradient_accumulation_steps %lld\n",
+             (long long)(g.gbs / (g.R * g.mbs)));
+    assert_non_null(strstr(txt, line));
+    snprintf(line, sizeof line, "fp16 %s\n",
+             g.opt == PP_OPT_ADAM_MIXED ? "True" : "False");
+    assert_non_null(strstr(txt, line));
+    /* rank (s R + r) tp + t builds stage s's layers */
+    for (k = 0, s = 0; s < g.S; s++)
+      for (r = 0; r < g.R; r++)
+        for (t = 0; t < g.tp; t++, k++) {
+          snprintf(line, sizeof line, "rank %d stage %d layers %d %d ckpt %d\n",
+                   k, s, first[s], first[s + 1], g.recompute);
+          if (!strstr(txt, line))
+            fail_msg("missing '%s' in\n%s", line, txt);
+        }
+    free(txt);
+    pp_export_destroy(x);
+    pp_plan_destroy(p);
+  }
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
+/* The schedule CSV's row of rank k, as cells. */
+static int csv_row(const char *csv, int k, char cells[][16], int max)
+{
+  const char *q = csv;
+  int n = 0;
+  while (k-- > 0)
+    q = strchr(q, '\n') + 1;
+  while (*q && *q != '\n' && n < max) {
+    int i = 0;
+    while (*q && *q != ',' && *q != '\n' && i < 15)
+      cells[n][i++] = *q++;
+    cells[n++][i] = 0;
+    if (*q == ',')
+      q++;
+  }
+  return n;
+}
+
+/* torch: on GPT-2's plan the CSV is 1F1B written out (warm-up of S - s
+** forwards, then one backward, one forward); on random plans every
+** rank's row is its stage's order from sched.c (the simulator writes the
+** CSV, so this compares two implementations), and check_exports.py
+** finds every action once, backward after forward, on the rank of
+** STAGE_TO_RANK, and the TOML's parts equal STAGE_MODULES. */
+static void t_torch(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  pp_model *m;
+  pp_cluster *c;
+  pp_plan *p;
+  pp_export *x;
+  uint64_t rng = 99;
+  int iter, s;
+  static char cells[512][16];
+  (void)state;
+  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
+  assert_int_equal(
+      pp_plan_load(ctx, tu_path("examples/plan-gpt2-amp.json"), m, c, &p),
+      PP_OK);
+  assert_int_equal(pp_export_torch(ctx, p, m, c, &x), PP_OK);
+  assert_int_equal(pp_export_nwarning(x), 0);
+  assert_int_equal(pp_export_nfile(x), 3);
+  assert_string_equal(pp_export_file_name(x, 0), "pp_schedule.csv");
+  for (s = 0; s < 4; s++) { /* 1F1B: S = 4, 8 micro-batches */
+    char want[512] = "", cell[16];
+    int f, b, w = 4 - s;
+    for (f = 0; f < w; f++) {
+      snprintf(cell, sizeof cell, "%s%dF%d", f ? "," : "", s, f);
+      strcat(want, cell);
+    }
+    for (b = 0; b < 8; b++) {
+      snprintf(cell, sizeof cell, ",%dB%d", s, b);
+      strcat(want, cell);
+      if (f < 8) {
+        snprintf(cell, sizeof cell, ",%dF%d", s, f++);
+        strcat(want, cell);
+      }
+    }
+    {
+      const char *csv = pp_export_file_text(x, 0), *q = csv;
+      int k;
+      for (k = 0; k < s; k++)
+        q = strchr(q, '\n') + 1;
+      if (strncmp(q, want, strlen(want)) || q[strlen(want)] != '\n')
+        fail_msg("stage %d: want %s in\n%s", s, want, csv);
+    }
+  }
+  assert_non_null(strstr(pp_export_file_text(x, 1),
+                         "    \"layer6\": SplitPoint.BEGINNING,\n"));
+  assert_non_null(
+      strstr(pp_export_file_text(x, 2), "pipeline_parallel_degree = 4\n"));
+  {
+    char *txt = check_py("torch", write_all(ctx, x, "torch_gpt2"), 0);
+    assert_non_null(strstr(txt, "data_parallel_replicate_degree 4\n"));
+    assert_non_null(strstr(txt, "local_batch_size 8\n"));
+    free(txt);
+  }
+  pp_export_destroy(x);
+  pp_plan_destroy(p);
+  for (iter = 0; iter < 24; iter++) {
+    struct gp g;
+    int first[9], L = 30, shared = iter % 3 == 2;
+    int32_t devs[16];
+    char *txt;
+    memset(&g, 0, sizeof g);
+    g.S = 1 + (int)tu_rand(&rng, 6);
+    g.R = 1 + (int)tu_rand(&rng, (uint32_t)(12 / g.S));
+    g.mbs = 1;
+    g.recompute = (int)tu_rand(&rng, 2);
+    g.sched = (pp_schedule)tu_rand(&rng, 3);
+    g.opt = PP_OPT_ADAM_MIXED;
+    g.gbs = (int64_t)g.R * (1 + (int)tu_rand(&rng, 10));
+    first[0] = 0;
+    for (s = 1; s < g.S; s++) {
+      int lo = first[s - 1] + 1, hi = L - (g.S - s);
+      first[s] = lo + (int)tu_rand(&rng, (uint32_t)(hi - lo + 1));
+    }
+    first[g.S] = L;
+    g.first = first;
+    { /* shared: the last stage goes back onto the first stage's devices */
+      int k, r;
+      for (k = 0, s = 0; s < g.S; s++)
+        for (r = 0; r < g.R; r++, k++)
+          devs[k] = shared && g.S > 2 && s == g.S - 1 ? r : k;
+      g.devs = devs;
+    }
+    if (shared && g.S > 2)
+      g.sched = PP_SCHED_1F1B_STAR; /* what a shared device runs */
+    p = gen_plan(ctx, &g);
+    assert_int_equal(pp_export_torch(ctx, p, m, c, &x), PP_OK);
+    txt = check_py("torch", write_all(ctx, x, "torch_rand"), 0);
+    free(txt);
+    if (!(shared && g.S > 2)) { /* rank s = stage s: its order */
+      pp_eval *e;
+      pp_cost_params cp;
+      pp_cost_params_init(&cp);
+      assert_int_equal(pp_evaluate(ctx, p, m, c, &cp, &e), PP_OK);
+      for (s = 0; s < g.S; s++) {
+        pp_sched_op ops[512];
+        int64_t n, i;
+        int nc = csv_row(pp_export_file_text(x, 0), s, cells, 512);
+        assert_int_equal(pp_eval_stage_order(e, s, ops, 512, &n), PP_OK);
+        assert_int_equal(nc, (int)n);
+        for (i = 0; i < n; i++) {
+          char want[16];
+          snprintf(want, sizeof want, "%d%c%d", s,
+                   ops[i].kind == PP_TASK_FWD ? 'F' : 'B',
+                   (int)ops[i].micro_batch);
+          if (strcmp(cells[i], want))
+            fail_msg("iter %d stage %d step %d: %s, sched.c %s", iter, s,
+                     (int)i, cells[i], want);
+        }
+      }
+      pp_eval_destroy(e);
+    } else { /* rank 0 holds stages 0 and S-1 */
+      int nc = csv_row(pp_export_file_text(x, 0), 0, cells, 512), i, last = 0;
+      assert_int_equal(nc, (int)(4 * (g.gbs / g.R)));
+      for (i = 0; i < nc; i++)
+        last += atoi(cells[i]) == g.S - 1;
+      assert_int_equal(last, (int)(2 * (g.gbs / g.R)));
+      assert_true(has_warning(x, "multiple of the pipeline ranks") ||
+                  has_warning(x, "\"loop\" style"));
+    }
+    pp_export_destroy(x);
+    pp_plan_destroy(p);
+  }
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
+/* PipeDream: stages with different replica counts, which only it
+** expresses: the maps exactly, no warning but its asynchronous runtime. */
+static void t_pipedream(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  pp_model *m;
+  pp_cluster *c;
+  pp_plan *p;
+  pp_export *x;
+  pp_plan_params pp;
+  pp_plan_builder *b;
+  int32_t ops[30], id, d, i;
+  (void)state;
+  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
+  pp_plan_params_init(&pp);
+  pp.global_batch = 12;
+  assert_int_equal(pp_plan_builder_create(ctx, &pp, "t", &b), PP_OK);
+  for (i = 0; i < 30; i++)
+    ops[i] = i;
+  assert_int_equal(pp_plan_builder_add_stage(b, ops, 20, &id), PP_OK);
+  for (d = 5; d < 8; d++) /* three replicas on devices 5, 6, 7 */
+    assert_int_equal(pp_plan_builder_add_replica(b, id, &d), PP_OK);
+  assert_int_equal(pp_plan_builder_add_stage(b, ops + 20, 10, &id), PP_OK);
+  d = 2;
+  assert_int_equal(pp_plan_builder_add_replica(b, id, &d), PP_OK);
+  assert_int_equal(pp_plan_builder_finish(b, &p), PP_OK);
+  assert_int_equal(pp_export_pipedream(ctx, p, m, c, &x), PP_OK);
+  assert_int_equal(pp_export_nfile(x), 1);
+  assert_string_equal(pp_export_file_name(x, 0), "pipedream_conf.json");
+  assert_non_null(strstr(pp_export_text(x),
+                         "{\n  \"module_to_stage_map\": [0, 1, 1],\n"
+                         "  \"stage_to_rank_map\": {\"0\": [0, 1, 2], "
+                         "\"1\": [3]},\n"));
+  assert_non_null(strstr(pp_export_text(x), "\"layer20\": 1,"));
+  assert_non_null(strstr(pp_export_text(x),
+                         "{\"rank\": 3, \"device\": 2, \"name\": \"n0g2\"}"));
+  assert_int_equal(pp_export_nwarning(x), 1);
+  assert_true(has_warning(x, "asynchronous"));
+  {
+    char *txt = check_py("pipedream", write_all(ctx, x, "pd"), 0);
+    assert_non_null(strstr(txt, "stage 0 ranks 0 1 2\nstage 1 ranks 3\n"));
+    assert_non_null(strstr(txt, "operators 30\n"));
+    free(txt);
+  }
+  /* the others warn about the replica counts */
+  pp_export_destroy(x);
+  assert_int_equal(pp_export_deepspeed(ctx, p, m, c, &x), PP_OK);
+  assert_true(has_warning(x, "stage 1 has 1 replicas and stage 0 has 3"));
+  pp_export_destroy(x);
+  assert_int_equal(pp_export_torch(ctx, p, m, c, &x), PP_OK);
+  assert_true(has_warning(x, "torch's data parallelism"));
+  pp_export_destroy(x);
+  pp_plan_destroy(p);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
+/* What an engine cannot express: tensor-parallel groups across nodes and
+** device types, a DAG for DeepSpeed, 2BW, GPipe, non-contiguous stages,
+** tp for PipeDream, an unknown engine. */
+static void t_engine_warnings(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  pp_model *m, *dag;
+  pp_cluster *c;
+  pp_plan *p;
+  pp_export *x;
+  struct gp g;
+  int first[3] = {0, 15, 30};
+  (void)state;
+  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
+  memset(&g, 0, sizeof g);
+  g.first = first;
+  g.S = 2;
+  g.R = 1;
+  g.tp = 2;
+  g.sched = PP_SCHED_GPIPE;
+  g.opt = PP_OPT_2BW;
+  g.gbs = 4;
+  { /* tp groups (3, 4): nodes 0 and 1; (11, 12): V100 and T4 */
+    static const int32_t devs[4] = {3, 4, 11, 12};
+    g.devs = devs;
+    p = gen_plan(ctx, &g);
+  }
+  assert_int_equal(pp_export_megatron(ctx, p, m, c, &x), PP_OK);
+  assert_true(has_warning(x, "2 tensor-parallel groups span nodes (the first: "
+                             "devices 3 and 4 on nodes 0 and 1)"));
+  assert_true(has_warning(x, "1 tensor-parallel group mixes device types "
+                             "(the first: V100 and T4)"));
+  assert_true(has_warning(x, "not GPipe"));
+  pp_export_destroy(x);
+  assert_int_equal(pp_export_deepspeed(ctx, p, m, c, &x), PP_OK);
+  assert_true(has_warning(x, "DeepSpeed runs tensor parallelism over the "
+                             "inter-node network"));
+  assert_true(has_warning(x, "PipeDream-2BW optimizer is not expressible"));
+  assert_non_null(
+      strstr(pp_export_file_text(x, 1), "PipeModelDataParallelTopology(\n"));
+  pp_export_destroy(x);
+  assert_int_equal(pp_export_pipedream(ctx, p, m, c, &x), PP_OK);
+  assert_true(has_warning(x, "no tensor parallelism"));
+  pp_export_destroy(x);
+  assert_int_equal(pp_export_torch(ctx, p, m, c, &x), PP_OK);
+  assert_true(has_warning(x, "torch runs tensor parallelism"));
+  assert_false(has_warning(x, "GPipe")); /* the CSV is the plan's order */
+  pp_export_destroy(x);
+  pp_plan_destroy(p);
+  /* a DAG in DeepSpeed, with a stage that is not a run of the model's
+  ** order: {input, conv1, branch_b} then the rest (branch_a is third) */
+  assert_int_equal(pp_model_load(ctx, tu_path("examples/model-dag.json"), &dag),
+                   PP_OK);
+  {
+    pp_plan_params pp;
+    pp_plan_builder *b;
+    int32_t s0[3] = {0, 1, 3}, s1[5] = {2, 4, 5, 6, 7}, id, d;
+    pp_plan_params_init(&pp);
+    pp.global_batch = 4;
+    assert_int_equal(pp_plan_builder_create(ctx, &pp, "t", &b), PP_OK);
+    assert_int_equal(pp_plan_builder_add_stage(b, s0, 3, &id), PP_OK);
+    d = 0;
+    assert_int_equal(pp_plan_builder_add_replica(b, id, &d), PP_OK);
+    assert_int_equal(pp_plan_builder_add_stage(b, s1, 5, &id), PP_OK);
+    d = 1;
+    assert_int_equal(pp_plan_builder_add_replica(b, id, &d), PP_OK);
+    assert_int_equal(pp_plan_builder_finish(b, &p), PP_OK);
+    assert_int_equal(pp_export_deepspeed(ctx, p, dag, c, &x), PP_OK);
+    assert_true(has_warning(x, "the model is a DAG"));
+    assert_true(has_warning(x, "stage 0 is not one run of the model's "
+                               "operators: DeepSpeed stages"));
+    /* the parts keep each stage's operator count */
+    assert_non_null(strstr(pp_export_file_text(x, 1), "\nPARTS = [0, 3, 8]"));
+    pp_export_destroy(x);
+    assert_int_equal(pp_export_torch(ctx, p, dag, c, &x), PP_OK);
+    assert_true(has_warning(x, "torchtitan stages are consecutive"));
+    assert_non_null(strstr(pp_export_file_text(x, 1),
+                           "[\"input\", \"conv1\", \"branch_b\"],\n"));
+    pp_export_destroy(x);
+    pp_plan_destroy(p);
+  }
+  pp_model_destroy(dag);
+  /* an unknown engine; NULL arguments */
+  p = chain_plan(ctx, first, 2, 1, NULL, PP_SCHED_1F1B, 4);
+  tu_expect_error(ctx, pp_export_to(ctx, "nemo", p, m, c, &x), PP_EINVAL,
+                  "unknown engine 'nemo'", "deepspeed", NULL);
+  tu_expect_error(ctx, pp_export_torch(ctx, NULL, m, c, &x), PP_EINVAL,
+                  "NULL argument", NULL);
+  assert_int_equal(pp_export_write_file(ctx, NULL, 0, NULL, stdout), PP_EINVAL);
+  pp_ctx_clear_error(ctx);
+  pp_plan_destroy(p);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
+/* The command: every engine's files in -o DIR; several files on stdout
+** are headed by their names. */
+static void t_engine_cli(void **state)
+{
+  char *out, *err, cmd[2048], path[512];
+  const char *dir = NULL;
+  static const char *const files[] = {
+      "deepspeed", "ds_config.json",  "deepspeed", "ds_pipeline.py",
+      "torch",     "pp_schedule.csv", "torch",     "pp_stages.py",
+      "torch",     "torchtitan.toml", "pipedream", "pipedream_conf.json"};
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof files / sizeof *files; i += 2) {
+    size_t len;
+    char *txt;
+    dir = tu_tmp(files[i]);
+    snprintf(path, sizeof path, "%s", dir);
+    snprintf(cmd, sizeof cmd,
+             "export %s --model gpt2-amp --cluster amp-het-cluster --to %s "
+             "-o %s",
+             tu_path("examples/plan-gpt2-amp.json"), files[i], path);
+    assert_int_equal(tu_run(cmd, &out, &err), 0);
+    snprintf(cmd, sizeof cmd, "%s/%s", path, files[i + 1]);
+    assert_non_null(strstr(out, cmd));
+    txt = tu_slurp(cmd, &len);
+    assert_non_null(txt);
+    assert_true(len > 0 && txt[len - 1] == '\n');
+    free(txt);
+  }
+  snprintf(cmd, sizeof cmd,
+           "export %s --model gpt2-amp --cluster amp-het-cluster --to torch",
+           tu_path("examples/plan-gpt2-amp.json"));
+  assert_int_equal(tu_run(cmd, &out, &err), 0);
+  assert_true(!strncmp(out, "==> pp_schedule.csv <==\n0F0,0F1,", 32));
+  assert_non_null(strstr(out, "\n\n==> torchtitan.toml <==\n"));
+  snprintf(cmd, sizeof cmd,
+           "export %s --model gpt2-amp --cluster amp-het-cluster --to nemo",
+           tu_path("examples/plan-gpt2-amp.json"));
+  assert_int_equal(tu_run(cmd, &out, &err), 1);
+  assert_non_null(strstr(err, "megatron|deepspeed|torch|pipedream|launch"));
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_exact),    cmocka_unit_test(t_roundtrip),
-      cmocka_unit_test(t_warnings), cmocka_unit_test(t_parser),
-      cmocka_unit_test(t_alloc),    cmocka_unit_test(t_cli),
-      cmocka_unit_test(t_launch),
+      cmocka_unit_test(t_exact),           cmocka_unit_test(t_roundtrip),
+      cmocka_unit_test(t_warnings),        cmocka_unit_test(t_parser),
+      cmocka_unit_test(t_alloc),           cmocka_unit_test(t_cli),
+      cmocka_unit_test(t_launch),          cmocka_unit_test(t_deepspeed),
+      cmocka_unit_test(t_torch),           cmocka_unit_test(t_pipedream),
+      cmocka_unit_test(t_engine_warnings), cmocka_unit_test(t_engine_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

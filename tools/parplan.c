@@ -50,10 +50,13 @@ static const char *usage_text =
     "               breakdown, lower bound, memory of every device\n"
     "  simulate PLAN --model M --cluster C [--trace out.json]\n"
     "               run one iteration in the discrete-event simulator\n"
-    "  export PLAN --model M --cluster C --to megatron|launch [-o DIR]\n"
-    "               the engine's arguments (Megatron-LM: sizes, batches and\n"
-    "               --pipeline-model-parallel-layout); warnings for what it\n"
-    "               cannot express; launch: hostfile and per-host scripts\n"
+    "  export PLAN --model M --cluster C\n"
+    "         --to megatron|deepspeed|torch|pipedream|launch [-o DIR]\n"
+    "               the engine's files: Megatron-LM arguments and layout;\n"
+    "               DeepSpeed config and stage boundaries; torch pipelining\n"
+    "               schedule CSV, split points and torchtitan TOML; PipeDream\n"
+    "               stage-to-rank maps; launch: hostfile and per-host\n"
+    "               scripts; warnings for what the engine cannot express\n"
     "  partition --model M --stages S [--replicas R]\n"
     "            [--objective minmax|amp|madpipe] [--method NAME]\n"
     "            [--bandwidth GBPS | --cluster C --devices i,j,...]\n"
@@ -631,9 +634,10 @@ static int export_launch(pp_ctx *ctx, const struct opts *o)
   return ret;
 }
 
-/* export PLAN --model M --cluster C --to megatron [-o DIR]: the engine's
-** files (DIR/megatron_args.txt), or the text on stdout; warnings on
-** stderr for what the engine cannot express. */
+/* export PLAN --model M --cluster C --to ENGINE [-o DIR]: the engine's
+** files in DIR, or their text on stdout (several files: each after a
+** "==> NAME <==" line); warnings on stderr for what the engine cannot
+** express. */
 static int cmd_export(pp_ctx *ctx, const struct opts *o)
 {
   pp_model *m;
@@ -642,29 +646,37 @@ static int cmd_export(pp_ctx *ctx, const struct opts *o)
   pp_export *x = NULL;
   pp_status rc;
   int ret, i;
+  static const char *engines = "megatron|deepspeed|torch|pipedream|launch";
 
   if (!o->to)
-    return usage_error("export needs --to %s", "megatron|launch");
+    return usage_error("export needs --to %s", engines);
   if (!strcmp(o->to, "launch"))
     return export_launch(ctx, o);
-  if (strcmp(o->to, "megatron"))
-    return usage_error("export --to: megatron or launch (the targets so "
-                       "far), not '%s'",
-                       o->to);
+  if (strcmp(o->to, "megatron") && strcmp(o->to, "deepspeed") &&
+      strcmp(o->to, "torch") && strcmp(o->to, "pipedream")) {
+    fprintf(stderr, "parplan: export --to: one of %s, not '%s'\n", engines,
+            o->to);
+    return 1;
+  }
   if ((ret = load_plan(ctx, o, &m, &c, &p)))
     return ret;
-  rc = pp_export_megatron(ctx, p, m, c, &x);
-  if (rc == PP_OK && o->out) {
+  rc = pp_export_to(ctx, o->to, p, m, c, &x);
+  for (i = 0; rc == PP_OK && !ret && i < pp_export_nfile(x); i++) {
+    const char *name = pp_export_file_name(x, i);
     char path[4096];
-    if (!(ret = out_path(o->out, "megatron_args.txt", path, sizeof path)) &&
-        (rc = pp_export_write(ctx, x, path, NULL)) == PP_OK)
-      printf("wrote %s\n", path);
-  } else if (rc == PP_OK) {
-    rc = pp_export_write(ctx, x, NULL, stdout);
+    if (o->out) {
+      if (!(ret = out_path(o->out, name, path, sizeof path)) &&
+          (rc = pp_export_write_file(ctx, x, i, path, NULL)) == PP_OK)
+        printf("wrote %s\n", path);
+    } else {
+      if (pp_export_nfile(x) > 1)
+        printf("%s==> %s <==\n", i ? "\n" : "", name);
+      rc = pp_export_write_file(ctx, x, i, NULL, stdout);
+    }
   }
   if (rc)
     ret = fail(ctx, rc);
-  for (i = 0; !rc && i < pp_export_nwarning(x); i++)
+  for (i = 0; !rc && !ret && i < pp_export_nwarning(x); i++)
     fprintf(stderr, "parplan: warning: %s\n", pp_export_warning(x, i));
   pp_export_destroy(x);
   pp_plan_destroy(p);
