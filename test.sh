@@ -8,7 +8,7 @@
 #   ./test.sh --sanitize the sanitizer run only
 set -eu
 cd "$(dirname "$0")"
-sh scripts/deps.sh
+sh scripts/deps.sh --test
 jobs=$(nproc)
 mode=${1:-all}
 if [ "$mode" = all ] || [ "$mode" = --fast ]; then

@@ -207,6 +207,27 @@ pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
 /** \brief Parse a PipeDream graph.txt from a string. */
 pp_status pp_model_read_pipedream(pp_ctx *ctx, const char *text, size_t len,
                                   const char *source, pp_model **out);
+
+/** \brief How an ONNX model becomes a parplan model (pp_model_read_onnx). */
+typedef struct pp_onnx_params {
+  int32_t batch;     /* value of every symbolic dimension (dim_param) and
+                        the model's reference micro-batch; default 1 */
+  double efficiency; /* fraction of peak FLOP/s reached; default 0.5 */
+  const char *name;  /* model name; NULL: the graph's name */
+} pp_onnx_params;
+void pp_onnx_params_init(pp_onnx_params *p);
+
+/** \brief Read an ONNX ModelProto (a .onnx file's bytes) after shape
+** inference: one operator per node, edges carrying the tensors between
+** nodes, parameter bytes from the floating-point initializers, sizes
+** from value_info and FLOPs from op_type and shapes (docs/FORMATS.md).
+** params may be NULL (defaults). */
+pp_status pp_model_read_onnx(pp_ctx *ctx, const void *data, size_t len,
+                             const char *source, const pp_onnx_params *params,
+                             pp_model **out);
+/** \brief pp_model_read_onnx on a file. */
+pp_status pp_model_load_onnx(pp_ctx *ctx, const char *path,
+                             const pp_onnx_params *params, pp_model **out);
 /** \brief The i-th built-in model name, or NULL past the end. */
 const char *pp_model_builtin_name(int i);
 /** \brief One line about the i-th built-in model, or NULL. */
@@ -410,6 +431,35 @@ const char *pp_cluster_generator_about(int i);
 ** graph) to path atomically, or to f when path is NULL. */
 pp_status pp_cluster_write(pp_ctx *ctx, const pp_cluster *c, const char *path,
                            FILE *f);
+
+/** \brief How a single machine's topology dump (nvidia-smi topo -m, NCCL
+** topology XML) becomes a cluster: that box repeated `nodes' times, the
+** boxes joined by a network of inter_gbps per GPU.  Bandwidths are GB/s
+** per direction; 0 means the default given with each field. */
+typedef struct pp_topo_params {
+  const char *gpu;    /* a known GPU type (pp_cluster_generator_about
+                         lists them); NULL: inferred from the dump */
+  int32_t nodes;      /* copies of the box; default 1 */
+  double inter_gbps;  /* between boxes, per GPU; default 12.5 */
+  double nvlink_gbps; /* per NVLink link; default 25 (nvidia-smi), NCCL's
+                         per-architecture figure (XML) */
+  double pcie_gbps;   /* PIX, PXB, PHB paths (nvidia-smi); default 12 */
+  double sys_gbps;    /* NODE, SYS paths (nvidia-smi); default 10 */
+  double latency_us;  /* per message; default 0 */
+} pp_topo_params;
+void pp_topo_params_init(pp_topo_params *p);
+
+/** \brief Read `nvidia-smi topo -m' output (tabs or spaces; GPU and NIC
+** columns; the legend and affinity columns are ignored). */
+pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
+                                const char *source, const pp_topo_params *p,
+                                pp_cluster **out);
+/** \brief Read an NCCL topology dump (NCCL_TOPO_DUMP_FILE): GPUs, their
+** NVLinks (to GPUs or NVSwitches), the PCIe tree and the CPUs; the
+** bandwidth of a pair is that of its widest path. */
+pp_status pp_cluster_read_nccl_xml(pp_ctx *ctx, const char *text, size_t len,
+                                   const char *source,
+                                   const pp_topo_params *p, pp_cluster **out);
 
 const char *pp_cluster_name(const pp_cluster *c);
 const char *pp_cluster_source(const pp_cluster *c);

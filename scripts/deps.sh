@@ -2,10 +2,15 @@
 # SPDX-License-Identifier: MIT
 # Install the Debian packages parplan needs to build and test, when they are
 # missing.  As root it runs apt-get itself; otherwise it prints the exact
-# command to run and fails.
+# command to run and fails.  With --test it also installs what only the
+# tests need (python3 for the export checks, chromium for the report).
 set -eu
 PKGS="gcc make libc6-dev cmake pkg-config libjansson-dev libcmocka-dev
-coinor-libcbc-dev libscotch-dev python3"
+coinor-libcbc-dev libscotch-dev libprotobuf-c-dev protobuf-c-compiler
+libonnx-dev libcairo2-dev libexpat1-dev"
+if [ "${1:-}" = --test ]; then
+  PKGS="$PKGS python3 chromium fonts-dejavu-core"
+fi
 missing=""
 for p in $PKGS; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

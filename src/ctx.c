@@ -145,6 +145,47 @@ void ppi_raw_free(struct ppi_alloc a, void *p, size_t n)
     a.fn(a.ud, p, n, 0);
 }
 
+/* Libraries that free without a size (protobuf-c, expat) get blocks
+** whose size is kept in a 16-byte header, so the hook still sees exact
+** sizes. */
+#define HDR 16
+
+void *ppi_hdr_alloc(struct ppi_alloc a, size_t n)
+{
+  size_t *p;
+  if (n > SIZE_MAX - HDR)
+    return NULL;
+  p = ppi_raw_alloc(a, n + HDR);
+  if (!p)
+    return NULL;
+  p[0] = n + HDR;
+  return (char *)p + HDR;
+}
+
+void *ppi_hdr_realloc(struct ppi_alloc a, void *ptr, size_t n)
+{
+  size_t *p;
+  if (!ptr)
+    return ppi_hdr_alloc(a, n);
+  if (n > SIZE_MAX - HDR)
+    return NULL;
+  p = (size_t *)(void *)((char *)ptr - HDR);
+  p = ppi_raw_realloc(a, p, p[0], n + HDR);
+  if (!p)
+    return NULL;
+  p[0] = n + HDR;
+  return (char *)p + HDR;
+}
+
+void ppi_hdr_free(struct ppi_alloc a, void *ptr)
+{
+  size_t *p;
+  if (!ptr)
+    return;
+  p = (size_t *)(void *)((char *)ptr - HDR);
+  ppi_raw_free(a, p, p[0]);
+}
+
 bool ppi_mul_ok(size_t n, size_t size, size_t *out)
 {
   if (size && n > SIZE_MAX / size)

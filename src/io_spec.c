@@ -210,7 +210,8 @@ static pp_status each_arg(struct spec_run *s, char *args, arg_fn fn, void *ud)
 ** rather than "unknown spec": the user meant a file. */
 static bool looks_like_path(const char *spec)
 {
-  return strchr(spec, '/') || strstr(spec, ".json") || strstr(spec, ".txt");
+  return strchr(spec, '/') || strstr(spec, ".json") || strstr(spec, ".txt") ||
+         strstr(spec, ".xml") || strstr(spec, ".onnx");
 }
 
 /* ---- clusters --------------------------------------------------------- */
@@ -341,20 +342,119 @@ static pp_status cluster_spec(pp_ctx *ctx, const char *spec, pp_cluster **out)
   return ppi_cluster_generate(ctx, &p, out);
 }
 
-pp_status pp_cluster_load(pp_ctx *ctx, const char *spec, pp_cluster **out)
+/* FILE:OPTIONS, where FILE exists: the path into buf and the options'
+** offset into *opts; false when spec is not of that form. */
+static bool file_with_options(const char *spec, char *buf, size_t n,
+                              size_t *opts)
+{
+  const char *c = strrchr(spec, ':');
+  size_t k;
+  if (!c || !c[1])
+    return false;
+  k = (size_t)(c - spec);
+  if (k == 0 || k >= n)
+    return false;
+  memcpy(buf, spec, k);
+  buf[k] = '\0';
+  if (!ppi_file_exists(buf))
+    return false;
+  *opts = k + 1;
+  return true;
+}
+
+/* The first byte that is not white space, or 0. */
+static char first_char(const char *text, size_t len)
+{
+  size_t i = 0;
+  while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' ||
+                     text[i] == '\r'))
+    i++;
+  return i < len ? text[i] : 0;
+}
+
+static pp_status topo_arg(struct spec_run *s, void *ud, int pos,
+                          const char *key, const char *v)
+{
+  pp_topo_params *p = ud;
+  int64_t k = 0;
+  pp_status rc;
+  (void)pos;
+  if (!key)
+    return sfail(s, "unexpected argument '%s' (options are key=value)", v);
+  if (!strcmp(key, "gpu")) {
+    p->gpu = v;
+    return PP_OK;
+  }
+  if (!strcmp(key, "nodes")) {
+    if ((rc = parse_int(s, key, v, 1, PP_MAX_DEVICES, &k)))
+      return rc;
+    p->nodes = (int32_t)k;
+    return PP_OK;
+  }
+  {
+    double *dst = !strcmp(key, "inter")     ? &p->inter_gbps
+                  : !strcmp(key, "nvlink")  ? &p->nvlink_gbps
+                  : !strcmp(key, "pcie")    ? &p->pcie_gbps
+                  : !strcmp(key, "sys")     ? &p->sys_gbps
+                  : !strcmp(key, "latency") ? &p->latency_us
+                                            : NULL;
+    if (!dst)
+      return sfail(s,
+                   "unknown option '%s' (options: gpu, nodes, inter, nvlink, "
+                   "pcie, sys, latency)",
+                   key);
+    return parse_double(s, key, v, 0, dst);
+  }
+}
+
+/* A cluster file: JSON, NCCL XML or nvidia-smi text, told apart by
+** their first character; opts (may be NULL) are topology options. */
+static pp_status cluster_file(pp_ctx *ctx, const char *spec, const char *path,
+                              char *opts, pp_cluster **out)
 {
   char *text;
   size_t len;
+  char c;
+  pp_topo_params tp;
+  pp_status rc;
+  struct spec_run s;
+  s.ctx = ctx;
+  s.spec = spec;
+  s.what = "cluster spec";
+  pp_topo_params_init(&tp);
+  if (opts && (rc = each_arg(&s, opts, topo_arg, &tp)))
+    return rc;
+  if ((rc = ppi_read_file(ctx, path, &text, &len)))
+    return rc;
+  c = first_char(text, len);
+  if (c == '<')
+    rc = pp_cluster_read_nccl_xml(ctx, text, len, path, &tp, out);
+  else if (c == '{' || c == '[' || !strstr(text, "GPU0")) {
+    if (opts)
+      rc = sfail(&s, "options follow a cluster JSON file; they apply to "
+                     "nvidia-smi and NCCL topology files");
+    else
+      rc = pp_cluster_read_json(ctx, text, len, path, out);
+  } else
+    rc = pp_cluster_read_nvsmi(ctx, text, len, path, &tp, out);
+  ppi_free(ctx, text, len + 1);
+  return rc;
+}
+
+pp_status pp_cluster_load(pp_ctx *ctx, const char *spec, pp_cluster **out)
+{
+  char buf[1024];
+  size_t opts;
   pp_status rc;
   if (!ctx || !spec || !out)
     return PP_EINVAL;
   *out = NULL;
-  if (ppi_file_exists(spec)) {
-    if ((rc = ppi_read_file(ctx, spec, &text, &len)))
-      return rc;
-    rc = pp_cluster_read_json(ctx, text, len, spec, out);
-    ppi_free(ctx, text, len + 1);
-    return rc;
+  if (ppi_file_exists(spec))
+    return cluster_file(ctx, spec, spec, NULL, out);
+  if (strlen(spec) < sizeof buf && file_with_options(spec, buf, sizeof buf, &opts)) {
+    char copy[1024];
+    strcpy(copy, spec);
+    return cluster_file(ctx, spec, buf, copy + opts, out);
   }
   rc = cluster_spec(ctx, spec, out);
   if (rc != PP_EINVAL)
@@ -492,20 +592,72 @@ static bool is_pipedream(const char *text, size_t len)
   return i < len && text[i] != '{' && text[i] != '[';
 }
 
+static pp_status onnx_arg(struct spec_run *s, void *ud, int pos,
+                          const char *key, const char *v)
+{
+  pp_onnx_params *p = ud;
+  int64_t k = 0;
+  pp_status rc;
+  (void)pos;
+  if (!key)
+    return sfail(s, "unexpected argument '%s' (options are key=value)", v);
+  if (!strcmp(key, "batch")) {
+    if ((rc = parse_int(s, key, v, 1, 1 << 30, &k)))
+      return rc;
+    p->batch = (int32_t)k;
+    return PP_OK;
+  }
+  if (!strcmp(key, "eff")) {
+    if ((rc = parse_double(s, key, v, 0, &p->efficiency)))
+      return rc;
+    return p->efficiency > 1 ? sfail(s, "eff must be at most 1, not '%s'", v)
+                             : PP_OK;
+  }
+  if (!strcmp(key, "name")) {
+    p->name = v;
+    return PP_OK;
+  }
+  return sfail(s, "unknown option '%s' (options: batch, eff, name)", key);
+}
+
+/* ONNX is binary: a .onnx name, or a NUL in the first bytes. */
+static bool is_onnx(const char *path, const char *text, size_t len)
+{
+  size_t n = strlen(path);
+  return (n > 5 && !strcmp(path + n - 5, ".onnx")) ||
+         memchr(text, '\0', len < 64 ? len : 64) != NULL;
+}
+
 pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out)
 {
   char *text, buf[1024];
-  size_t len;
+  size_t len, opts;
   bool found;
   pp_status rc;
 
   if (!ctx || !spec || !out)
     return PP_EINVAL;
   *out = NULL;
+  if (!ppi_file_exists(spec) && strlen(spec) < sizeof buf &&
+      file_with_options(spec, buf, sizeof buf, &opts)) {
+    struct spec_run s;
+    pp_onnx_params op;
+    char copy[1024];
+    s.ctx = ctx;
+    s.spec = spec;
+    s.what = "model spec";
+    strcpy(copy, spec);
+    pp_onnx_params_init(&op);
+    if ((rc = each_arg(&s, copy + opts, onnx_arg, &op)))
+      return rc;
+    return pp_model_load_onnx(ctx, buf, &op, out);
+  }
   if (ppi_file_exists(spec)) {
     if ((rc = ppi_read_file(ctx, spec, &text, &len)))
       return rc;
-    if (is_pipedream(text, len))
+    if (is_onnx(spec, text, len))
+      rc = pp_model_read_onnx(ctx, text, len, spec, NULL, out);
+    else if (is_pipedream(text, len))
       rc = pp_model_read_pipedream(ctx, text, len, spec, out);
     else
       rc = pp_model_read_json(ctx, text, len, spec, out);

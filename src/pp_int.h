@@ -54,6 +54,10 @@ PP_INTERNAL void *ppi_raw_alloc(struct ppi_alloc a, size_t n);
 PP_INTERNAL void *ppi_raw_realloc(struct ppi_alloc a, void *p, size_t old,
                                   size_t n);
 PP_INTERNAL void ppi_raw_free(struct ppi_alloc a, void *p, size_t n);
+/* For libraries whose free has no size: the size is kept in front. */
+PP_INTERNAL void *ppi_hdr_alloc(struct ppi_alloc a, size_t n);
+PP_INTERNAL void *ppi_hdr_realloc(struct ppi_alloc a, void *p, size_t n);
+PP_INTERNAL void ppi_hdr_free(struct ppi_alloc a, void *p);
 
 /* Through the context: failures record PP_ENOMEM with what was asked. */
 PP_INTERNAL void *ppi_alloc(pp_ctx *ctx, size_t n);
@@ -366,5 +370,15 @@ struct ppi_gpu {
 };
 PP_INTERNAL const struct ppi_gpu *ppi_gpu_find(const char *name);
 PP_INTERNAL const struct ppi_gpu *ppi_gpu_at(int i);
+
+/* A cluster of `nodes' copies of one box of g GPUs whose pairwise
+** bandwidth is bw (g x g, GB/s; the diagonal is ignored), joined by
+** p->inter_gbps (cluster_box.c).  Devices are n<node>g<k> on host
+** node<node>, GPU k. */
+PP_INTERNAL pp_status ppi_cluster_box(pp_ctx *ctx, const char *name,
+                                      const char *source, const char *gpu,
+                                      int32_t g, const double *bw,
+                                      const pp_topo_params *p,
+                                      pp_cluster **out);
 
 #endif /* PP_INT_H */

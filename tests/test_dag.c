@@ -395,7 +395,7 @@ static void t_cluster(void **state)
         fail_msg("iteration %d: cluster %d is not convex", iter, v);
     /* each cluster non-empty */
     {
-      int32_t *cnt = calloc((size_t)k, sizeof *cnt);
+      int32_t *cnt = calloc((size_t)(k > 0 ? k : 1), sizeof *cnt);
       assert_non_null(cnt);
       for (v = 0; v < n; v++)
         cnt[of[v]]++;

@@ -954,7 +954,7 @@ static void feed(struct fz *z, enum reader rd, const char *text, size_t len)
 {
   long live0 = z->a.live;
   size_t bytes0 = z->a.bytes;
-  pp_status rc = PP_OK;
+  volatile pp_status rc = PP_OK;
   const char *src = z->src_override ? z->src_override : reader_src[rd];
 
   z->rd = rd;
