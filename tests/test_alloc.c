@@ -7,6 +7,7 @@
 ** it took.  jansson allocates with its own malloc, outside the hook.
 */
 #define _POSIX_C_SOURCE 200809L
+#include "onnx_build.h"
 #include "testutil.h"
 
 #include <stdio.h>
@@ -380,6 +381,69 @@ static void test_pipedream(void **state)
   }
 }
 
+static pp_status op_onnx(pp_ctx *ctx, const void *arg)
+{
+  const struct text *t = arg;
+  pp_model *m = (pp_model *)&m;
+  pp_status rc = pp_model_read_onnx(ctx, t->text, t->len, t->src, NULL, &m);
+  if (rc != PP_OK) {
+    assert_null(m);
+    return rc;
+  }
+  assert_int_equal(pp_model_nop(m), 8);
+  pp_model_destroy(m);
+  return rc;
+}
+
+static pp_status op_nvsmi(pp_ctx *ctx, const void *arg)
+{
+  const struct text *t = arg;
+  pp_cluster *c = (pp_cluster *)&c;
+  pp_status rc = pp_cluster_read_nvsmi(ctx, t->text, t->len, t->src, NULL, &c);
+  if (rc != PP_OK) {
+    assert_null(c);
+    return rc;
+  }
+  assert_int_equal(pp_cluster_ndev(c), 8);
+  pp_cluster_destroy(c);
+  return rc;
+}
+
+static pp_status op_nccl_xml(pp_ctx *ctx, const void *arg)
+{
+  const struct text *t = arg;
+  pp_cluster *c = (pp_cluster *)&c;
+  pp_status rc =
+      pp_cluster_read_nccl_xml(ctx, t->text, t->len, t->src, NULL, &c);
+  if (rc != PP_OK) {
+    assert_null(c);
+    return rc;
+  }
+  assert_int_equal(pp_cluster_ndev(c), 8);
+  pp_cluster_destroy(c);
+  return rc;
+}
+
+/* The importers; expat and protobuf-c allocate through the hook too. */
+static void test_imports(void **state)
+{
+  struct text t;
+  size_t len;
+  (void)state;
+  t.text = (char *)ob_build(OB_OK, &len);
+  t.len = len;
+  t.src = "tiny.onnx";
+  assert_non_null(t.text);
+  sweep_all("read_onnx tiny.onnx", op_onnx, &t);
+  free(t.text);
+  t = slurp("examples/nvsmi-dgx1.txt");
+  sweep_all("read_nvsmi nvsmi-dgx1.txt", op_nvsmi, &t);
+  free(t.text);
+  t = slurp("examples/nccl-topo-dgx1.xml");
+  sweep_all("read_nccl_xml nccl-topo-dgx1.xml", op_nccl_xml, &t);
+  free(t.text);
+}
+
 static void test_describe(void **state)
 {
   pp_ctx *ctx;
@@ -566,6 +630,7 @@ int main(void)
       cmocka_unit_test(test_all_generators),
       cmocka_unit_test(test_all_builtin_models),
       cmocka_unit_test(test_pipedream),
+      cmocka_unit_test(test_imports),
       cmocka_unit_test(test_describe),
       cmocka_unit_test(test_outlive_ctx),
       cmocka_unit_test(test_simulate),
