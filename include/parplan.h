@@ -806,6 +806,17 @@ const int64_t *pp_sim_critical_path(const pp_sim *s, int64_t *n);
 ** and text, a Gantt chart of that many columns. */
 pp_status pp_sim_write(pp_ctx *ctx, const pp_sim *s, int json, int gantt_cols,
                        FILE *f);
+typedef enum pp_image_format {
+  PP_IMAGE_SVG = 0,
+  PP_IMAGE_PNG = 1
+} pp_image_format;
+/** \brief The Gantt chart of the simulated iteration (simulated with
+** cost params record = 1), drawn with cairo: a row per used device
+** (stage, replica), compute tasks coloured by kind with their
+** micro-batch, transfers in a lane under each row, a time axis in ms.
+** Written to path atomically, or to f when path is NULL. */
+pp_status pp_gantt_write(pp_ctx *ctx, const pp_sim *s, const pp_cluster *c,
+                         pp_image_format fmt, const char *path, FILE *f);
 /** \brief Chrome trace JSON (opens in Perfetto): a process per device,
 ** a compute track and a track per outgoing channel, memory counters. */
 pp_status pp_sim_write_trace(pp_ctx *ctx, const pp_sim *s, const char *path,
@@ -1052,7 +1063,7 @@ pp_status pp_mapping_write(pp_ctx *ctx, const pp_mapping *m, int json, FILE *f);
 ** rank them by the simulator.
 */
 
-/** rief Progress: done in [0, 1].  Return nonzero to stop the search
+/** \brief Progress: done in [0, 1].  Return nonzero to stop the search
 ** (it then fails with PP_ECANCELED).  Called from the calling thread. */
 typedef int (*pp_progress_fn)(void *ud, double done);
 
@@ -1086,7 +1097,7 @@ void pp_search_params_init(pp_search_params *p);
 
 typedef struct pp_search pp_search;
 
-/** rief Plan m on c.  "Nothing fits in memory" is a result: no plan
+/** \brief Plan m on c.  "Nothing fits in memory" is a result: no plan
 ** is kept (nplans 0), and the summary names the closest point. */
 pp_status pp_plan_search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
                          const pp_search_params *p, pp_search **out);
@@ -1130,9 +1141,9 @@ typedef struct pp_search_plan {
 } pp_search_plan;
 pp_status pp_search_plan_get(const pp_search *s, int32_t i,
                              pp_search_plan *out);
-/** rief The i-th plan (best first), owned by s. */
+/** \brief The i-th plan (best first), owned by s. */
 const pp_plan *pp_search_plan_at(const pp_search *s, int32_t i);
-/** rief The report: the best plan's degrees, stages, devices, memory,
+/** \brief The report: the best plan's degrees, stages, devices, memory,
 ** times and gap to the lower bound, then the others in a table; or JSON
 ** (docs/FORMATS.md, "plan --json"). */
 pp_status pp_search_write(pp_ctx *ctx, const pp_search *s, const pp_model *m,
@@ -1175,6 +1186,28 @@ pp_status pp_compare_row_get(const pp_compare *x, int32_t i,
 /** \brief Row i's plan, or NULL (not found; the lower bound). */
 const pp_plan *pp_compare_plan(const pp_compare *x, int32_t i);
 pp_status pp_compare_write(pp_ctx *ctx, const pp_compare *x, int json, FILE *f);
+
+/* ====================================================================
+** The plan report (docs/REPORT.md): one self-contained HTML page.
+*/
+typedef struct pp_report_params {
+  int baselines;       /* 1 (default): compare with the baselines
+                          (pp_plan_compare at the plan's global batch) */
+  double time_limit_s; /* of that comparison's search; default 10 */
+  int32_t threads;     /* of that search; default 2 */
+} pp_report_params;
+void pp_report_params_init(pp_report_params *p);
+
+/** \brief Check p, price it (pp_evaluate), simulate it, and write the
+** report: summary figures, the topology with the mapping drawn on it,
+** the Gantt chart of one iteration, memory per device against its
+** capacity, the breakdown of the iteration time, and the baselines.
+** cp and rp may be NULL (defaults).  Written to path atomically, or to
+** f when path is NULL. */
+pp_status pp_report_write(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
+                          const pp_cluster *c, const pp_cost_params *cp,
+                          const pp_report_params *rp, const char *path,
+                          FILE *f);
 
 /* ====================================================================
 ** Engine exports (docs/EXPORT.md).  An export is text to write and the

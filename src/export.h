@@ -97,4 +97,10 @@ PP_INTERNAL pp_status ppi_export_check_1f1b(pp_ctx *ctx, pp_export *x,
                                             const pp_plan *p,
                                             const char *engine);
 
+/* The Gantt chart of a recorded simulation drawn into out: SVG text, or
+** PNG bytes when png (io_gantt.c). */
+PP_INTERNAL pp_status ppi_gantt_render(pp_ctx *ctx, const pp_sim *s,
+                                       const pp_cluster *c, int png,
+                                       struct ppi_sbuf *out);
+
 #endif

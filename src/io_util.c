@@ -164,6 +164,27 @@ pp_status ppi_emit(pp_ctx *ctx, const char *path, FILE *f, ppi_emit_fn fn,
   return out_commit(ctx, &o);
 }
 
+struct bytes {
+  const char *data;
+  size_t n;
+};
+
+static void emit_bytes(FILE *f, const void *obj)
+{
+  const struct bytes *b = obj;
+  if (b->n)
+    fwrite(b->data, 1, b->n, f);
+}
+
+pp_status ppi_write_bytes(pp_ctx *ctx, const char *path, FILE *f,
+                          const void *data, size_t n)
+{
+  struct bytes b;
+  b.data = data;
+  b.n = n;
+  return ppi_emit(ctx, path, f, emit_bytes, &b);
+}
+
 void ppi_path_stem(const char *path, char *buf, size_t n)
 {
   const char *s = strrchr(path, '/'), *dot;

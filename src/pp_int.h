@@ -314,6 +314,9 @@ typedef void (*ppi_emit_fn)(FILE *f, const void *obj);
 PP_INTERNAL pp_status ppi_emit(pp_ctx *ctx, const char *path, FILE *f,
                                ppi_emit_fn fn, const void *obj);
 /* The file name of path without its directory and extension. */
+/* n bytes to path (atomically) or to f. */
+PP_INTERNAL pp_status ppi_write_bytes(pp_ctx *ctx, const char *path, FILE *f,
+                                      const void *data, size_t n);
 PP_INTERNAL void ppi_path_stem(const char *path, char *buf, size_t n);
 
 /* Write a JSON string literal (quotes and escapes) / the shortest

@@ -523,7 +523,18 @@ static pp_status op_simulate(pp_ctx *ctx, const void *arg)
     rewind(a->f);
     if ((rc = pp_sim_write(ctx, s, 0, 60, a->f)) == PP_OK)
       rc = pp_sim_write_trace(ctx, s, NULL, a->f);
+    if (rc == PP_OK && !net) {
+      rewind(a->f);
+      rc = pp_gantt_write(ctx, s, a->c, PP_IMAGE_SVG, NULL, a->f);
+    }
     pp_sim_destroy(s);
+  }
+  if (rc == PP_OK) { /* the report, without the baselines' search */
+    pp_report_params rp;
+    pp_report_params_init(&rp);
+    rp.baselines = 0;
+    rewind(a->f);
+    rc = pp_report_write(ctx, a->p, a->m, a->c, NULL, &rp, NULL, a->f);
   }
   return rc;
 }

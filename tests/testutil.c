@@ -117,17 +117,16 @@ char *tu_slurp(const char *path, size_t *len)
   return buf;
 }
 
-int tu_run(const char *args, char **out, char **err)
+int tu_sh(const char *command, char **out, char **err)
 {
   static char *obuf, *ebuf;
-  char cmd[8192];
+  char cmd[16384];
   const char *o = tu_tmp("run.out"), *e;
   char opath[512];
   int st;
   snprintf(opath, sizeof opath, "%s", o);
   e = tu_tmp("run.err");
-  snprintf(cmd, sizeof cmd, "%s %s >'%s' 2>'%s' </dev/null", PP_TOOL, args,
-           opath, e);
+  snprintf(cmd, sizeof cmd, "%s >'%s' 2>'%s' </dev/null", command, opath, e);
   st = system(cmd);
   free(obuf);
   free(ebuf);
@@ -138,6 +137,13 @@ int tu_run(const char *args, char **out, char **err)
   if (err)
     *err = ebuf ? ebuf : (char *)"";
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int tu_run(const char *args, char **out, char **err)
+{
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "%s %s", PP_TOOL, args);
+  return tu_sh(cmd, out, err);
 }
 
 void tu_expect_error(pp_ctx *ctx, pp_status got, pp_status rc, ...)

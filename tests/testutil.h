@@ -53,6 +53,8 @@ const char *tu_tmp(const char *name);
 ** capture stdout and stderr into buffers (NUL-terminated, static), and
 ** return the exit status. */
 int tu_run(const char *args, char **out, char **err);
+/* The same for any shell command line. */
+int tu_sh(const char *command, char **out, char **err);
 
 /* Assert that an error happened, with code rc and a message containing
 ** every string of the NULL-terminated list. */

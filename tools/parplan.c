@@ -58,6 +58,11 @@ static const char *usage_text =
     "               schedule CSV, split points and torchtitan TOML; PipeDream\n"
     "               stage-to-rank maps; launch: hostfile and per-host\n"
     "               scripts; warnings for what the engine cannot express\n"
+    "  report PLAN --model M --cluster C -o report.html\n"
+    "         [--gantt-image gantt.svg|gantt.png] [--no-baselines]\n"
+    "               one self-contained HTML page: topology with the\n"
+    "               mapping, Gantt chart, memory per device, time\n"
+    "               breakdown, the baselines (--time-limit S, default 10)\n"
     "  partition --model M --stages S [--replicas R]\n"
     "            [--objective minmax|amp|madpipe] [--method NAME]\n"
     "            [--bandwidth GBPS | --cluster C --devices i,j,...]\n"
@@ -84,6 +89,8 @@ static const char *usage_text =
     "  --trace FILE  (simulate) write a Chrome trace (opens in Perfetto)\n"
     "  --gantt COLS  (simulate) text Gantt chart width; 0 = none (default\n"
     "                100, shown for plans of up to 64 devices)\n"
+    "  --gantt-image FILE  (simulate, report) the Gantt chart as SVG, or\n"
+    "                PNG when FILE ends in .png (cairo)\n"
     "partition options:\n"
     "  --objective minmax|amp|madpipe  (default minmax)\n"
     "  --method optimal|uniform-layers|uniform-params|pipedream|\n"
@@ -131,7 +138,8 @@ static const char *usage_text =
 
 struct opts {
   const char *cmd, *spec, *out, *model, *cluster, *trace, *devices, *to;
-  int json, chain, list, gantt;
+  const char *gantt_image;
+  int json, chain, list, gantt, baselines;
   unsigned long long seed;
   pp_cost_params cp;
   pp_part_params pp;
@@ -139,7 +147,7 @@ struct opts {
   pp_search_params sp;
   const char *stages_file;
   double memory_gb;
-  bool schedule_set, optimizer_set;
+  bool schedule_set, optimizer_set, time_limit_set;
 };
 
 static int fail(pp_ctx *ctx, pp_status rc)
@@ -269,6 +277,7 @@ static int parse_part(struct opts *o, const char *a, const char *v)
     if (num(a, v, 1e-3, 1e6, &x))
       return 1;
     p->time_limit_s = x;
+    o->time_limit_set = true;
     o->mp.time_limit_s = x;
     o->sp.time_limit_s = x;
   } else if (!strcmp(a, "--objective")) {
@@ -340,6 +349,8 @@ static int parse_value(struct opts *o, const char *a, const char *v)
     o->trace = v;
   else if (!strcmp(a, "--to"))
     o->to = v;
+  else if (!strcmp(a, "--gantt-image"))
+    o->gantt_image = v;
   else if (!strcmp(a, "--seed")) {
     errno = 0;
     o->seed = strtoull(v, &end, 10);
@@ -392,7 +403,7 @@ static int parse(int argc, char **argv, struct opts *o)
   static const char *const valued[] = {
       "-o",          "--seed",    "--model",      "--cluster",
       "--trace",     "--gantt",   "--reserve-gb", "--cost-model",
-      "--allreduce", "--network", "--to",         NULL};
+      "--allreduce", "--network", "--to",         "--gantt-image", NULL};
   static const char *const part_valued[] = {"--stages",
                                             "--replicas",
                                             "--gas",
@@ -427,6 +438,7 @@ static int parse(int argc, char **argv, struct opts *o)
   memset(o, 0, sizeof *o);
   o->seed = 1;
   o->gantt = 100;
+  o->baselines = 1;
   pp_cost_params_init(&o->cp);
   pp_part_params_init(&o->pp);
   pp_map_params_init(&o->mp);
@@ -461,6 +473,8 @@ static int parse(int argc, char **argv, struct opts *o)
       o->sp.subsets = 0;
     else if (!strcmp(a, "--no-simulate"))
       o->sp.simulate = 0;
+    else if (!strcmp(a, "--no-baselines"))
+      o->baselines = 0;
     else if (part_valued[kp]) {
       if (i + 1 >= argc)
         return usage_error("%s needs a value", a);
@@ -716,6 +730,56 @@ static int cmd_evaluate(pp_ctx *ctx, const struct opts *o)
   return ret;
 }
 
+/* .png: PNG, anything else SVG. */
+static pp_image_format image_format(const char *path)
+{
+  size_t n = strlen(path);
+  return n >= 4 && !strcmp(path + n - 4, ".png") ? PP_IMAGE_PNG
+                                                 : PP_IMAGE_SVG;
+}
+
+/* report PLAN --model M --cluster C -o report.html [--gantt-image F]
+** [--no-baselines] [--time-limit S] [--threads N] */
+static int cmd_report(pp_ctx *ctx, const struct opts *o)
+{
+  pp_model *m;
+  pp_cluster *c;
+  pp_plan *p;
+  pp_report_params rp;
+  pp_status rc;
+  int ret;
+
+  if (!o->out)
+    return usage_error("report needs -o %s", "report.html");
+  if (o->cp.kind != PP_COST_PARPLAN)
+    return usage_error("%s", "the report uses parplan's cost model");
+  if ((ret = load_plan(ctx, o, &m, &c, &p)))
+    return ret;
+  pp_report_params_init(&rp);
+  rp.baselines = o->baselines;
+  rp.threads = o->sp.threads;
+  if (o->time_limit_set)
+    rp.time_limit_s = o->sp.time_limit_s;
+  rc = pp_report_write(ctx, p, m, c, &o->cp, &rp, o->out, NULL);
+  if (rc == PP_OK && o->gantt_image) {
+    pp_sim *s = NULL;
+    pp_cost_params cp = o->cp;
+    cp.record = 1;
+    if ((rc = pp_simulate(ctx, p, m, c, &cp, &s)) == PP_OK)
+      rc = pp_gantt_write(ctx, s, c, image_format(o->gantt_image),
+                          o->gantt_image, NULL);
+    pp_sim_destroy(s);
+  }
+  if (rc == PP_OK)
+    printf("wrote %s%s%s\n", o->out, o->gantt_image ? " and " : "",
+           o->gantt_image ? o->gantt_image : "");
+  ret = rc ? fail(ctx, rc) : 0;
+  pp_plan_destroy(p);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  return ret;
+}
+
 static int cmd_simulate(pp_ctx *ctx, const struct opts *o)
 {
   pp_model *m;
@@ -738,6 +802,9 @@ static int cmd_simulate(pp_ctx *ctx, const struct opts *o)
     rc = pp_sim_write(ctx, s, o->json, o->json ? 0 : o->gantt, stdout);
   if (rc == PP_OK && o->trace)
     rc = pp_sim_write_trace(ctx, s, o->trace, NULL);
+  if (rc == PP_OK && o->gantt_image)
+    rc = pp_gantt_write(ctx, s, c, image_format(o->gantt_image),
+                        o->gantt_image, NULL);
   if (rc == PP_OK && o->out)
     rc = pp_plan_write(ctx, p, o->out, NULL);
   ret = rc ? fail(ctx, rc) : 0;
@@ -1075,6 +1142,8 @@ int main(int argc, char **argv)
     ret = cmd_map(ctx, &o);
   else if (!strcmp(o.cmd, "export"))
     ret = cmd_export(ctx, &o);
+  else if (!strcmp(o.cmd, "report"))
+    ret = cmd_report(ctx, &o);
   else
     ret = usage_error("unknown command '%s'", o.cmd);
   pp_ctx_destroy(ctx);
