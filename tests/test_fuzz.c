@@ -21,6 +21,7 @@
 **   PP_TEST_FILTER=P   run only the tests matching P (cmocka's filter)
 */
 #define _POSIX_C_SOURCE 200809L
+#include "onnx_build.h"
 #include "testutil.h"
 
 #include <jansson.h>
@@ -608,12 +609,19 @@ enum reader {
   RD_PIPEDREAM,
   RD_MODEL_SPEC,
   RD_CLUSTER_SPEC,
+  RD_NVSMI,
+  RD_NCCL_XML,
+  RD_ONNX,
   RD_N
 };
 static const char *const reader_name[] = {
-    "model json", "cluster json", "pipedream", "model spec", "cluster spec"};
-static const char *const reader_src[] = {"fuzz.json", "fuzz.json", "fuzz.txt",
-                                         NULL, NULL};
+    "model json", "cluster json", "pipedream",   "model spec",
+    "cluster spec", "nvidia-smi", "nccl xml", "onnx"};
+static const char *const reader_src[] = {
+    "fuzz.json", "fuzz.json", "fuzz.txt", NULL, NULL,
+    "fuzz-topo.txt", "fuzz.xml", "fuzz.onnx"};
+/* Readers of formats that are not JSON (no tree mutations). */
+#define NOT_JSON(rd) ((rd) == RD_PIPEDREAM || (rd) >= RD_NVSMI)
 
 struct fz {
   struct tu_alloc a;
@@ -993,6 +1001,15 @@ static void feed(struct fz *z, enum reader rd, const char *text, size_t len)
     break;
   case RD_MODEL_SPEC: rc = pp_model_load(z->ctx, text, &z->m); break;
   case RD_CLUSTER_SPEC: rc = pp_cluster_load(z->ctx, text, &z->c); break;
+  case RD_NVSMI:
+    rc = pp_cluster_read_nvsmi(z->ctx, text, len, src, NULL, &z->c);
+    break;
+  case RD_NCCL_XML:
+    rc = pp_cluster_read_nccl_xml(z->ctx, text, len, src, NULL, &z->c);
+    break;
+  case RD_ONNX:
+    rc = pp_model_read_onnx(z->ctx, text, len, src, NULL, &z->m);
+    break;
   case RD_N: break;
   }
   z->fed[rd]++;
@@ -1089,7 +1106,7 @@ static void fuzz_text(struct fz *z, const char *name, const char *text,
     buf_set(&b, text, len);
     /* A third of the JSON mutants are made on the parsed tree, so that
     ** they reach the semantic checks; the rest byte by byte. */
-    if (rd == RD_PIPEDREAM || i % 3 != 0 || !tree_mutate(&r, &b)) {
+    if (NOT_JSON(rd) || i % 3 != 0 || !tree_mutate(&r, &b)) {
       buf_set(&b, text, len);
       mutate(&r, &b);
     } else {
@@ -1209,6 +1226,10 @@ static const struct {
     {"examples/cluster-links.json", RD_CLUSTER_JSON},
     {"examples/pipedream-tiny.txt", RD_PIPEDREAM},
     {"data/pipedream/resnet18/graph.txt", RD_PIPEDREAM},
+    {"examples/nvsmi-dgx1.txt", RD_NVSMI},
+    {"examples/nvsmi-dgx-a100.txt", RD_NVSMI},
+    {"examples/nccl-topo-dgx1.xml", RD_NCCL_XML},
+    {"examples/nccl-topo-dgx-a100.xml", RD_NCCL_XML},
 };
 
 static void test_fuzz_files(void **state)
@@ -1227,6 +1248,14 @@ static void test_fuzz_files(void **state)
       n /= 3;
     fuzz_text(&z, seed_files[i].path, text, len, seed_files[i].rd, n, 1000 + i);
     free(text);
+  }
+  { /* an ONNX model built through the protoc-c bindings */
+    size_t len = 0;
+    uint8_t *b = ob_build(OB_OK, &len);
+    FZ_CHECK(b != NULL);
+    fuzz_text(&z, "tiny.onnx", (const char *)b, len, RD_ONNX,
+              FZ_PER_FILE * scale(), 1100);
+    free(b);
   }
   fz_done(&z, "seed files");
 }
