@@ -437,8 +437,8 @@ pp_status pp_cluster_write(pp_ctx *ctx, const pp_cluster *c, const char *path,
 ** boxes joined by a network of inter_gbps per GPU.  Bandwidths are GB/s
 ** per direction; 0 means the default given with each field. */
 typedef struct pp_topo_params {
-  const char *gpu;    /* a known GPU type (pp_cluster_generator_about
-                         lists them); NULL: inferred from the dump */
+  const char *gpu;    /* a known GPU type (V100, T4, A100-40, A100-80,
+                         H100, ...: docs/FORMATS.md); NULL: inferred */
   int32_t nodes;      /* copies of the box; default 1 */
   double inter_gbps;  /* between boxes, per GPU; default 12.5 */
   double nvlink_gbps; /* per NVLink link; default 25 (nvidia-smi), NCCL's

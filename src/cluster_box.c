@@ -35,11 +35,7 @@ pp_status ppi_cluster_box(pp_ctx *ctx, const char *name, const char *source,
 
   if (!t) {
     char list[512];
-    size_t off = 0;
-    list[0] = '\0';
-    for (i = 0; ppi_gpu_at(i) && off < sizeof list - 32; i++)
-      off += (size_t)snprintf(list + off, sizeof list - off, "%s%s",
-                              i ? ", " : "", ppi_gpu_at(i)->name);
+    ppi_gpu_names(list, sizeof list);
     return ppi_fail(ctx, PP_EINPUT, "%s: unknown GPU '%s' (known: %s)", source,
                     gpu, list);
   }

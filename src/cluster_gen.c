@@ -125,12 +125,7 @@ static pp_status add_type(struct gen_run *g, const char *name)
   pp_device_type_desc d;
   if (!gpu) {
     char list[512];
-    size_t off = 0;
-    int i;
-    list[0] = '\0';
-    for (i = 0; ppi_gpu_at(i) && off < sizeof list - 32; i++)
-      off += (size_t)snprintf(list + off, sizeof list - off, "%s%s",
-                              i ? ", " : "", ppi_gpu_at(i)->name);
+    ppi_gpu_names(list, sizeof list);
     return gfail(g, PP_EINPUT, "unknown GPU '%s' (known: %s)", name, list);
   }
   pp_device_type_desc_init(&d);

@@ -16,6 +16,7 @@
 */
 #include "pp_int.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const struct ppi_gpu catalog[] = {
@@ -43,9 +44,13 @@ const struct ppi_gpu *ppi_gpu_find(const char *name)
   return NULL;
 }
 
-const struct ppi_gpu *ppi_gpu_at(int i)
+void ppi_gpu_names(char *buf, size_t n)
 {
-  if (i < 0 || (size_t)i >= sizeof catalog / sizeof catalog[0])
-    return NULL;
-  return &catalog[i];
+  size_t off = 0, i;
+  if (!n)
+    return;
+  buf[0] = '\0';
+  for (i = 0; i < sizeof catalog / sizeof catalog[0] && off + 32 < n; i++)
+    off += (size_t)snprintf(buf + off, n - off, "%s%s", i ? ", " : "",
+                            catalog[i].name);
 }

@@ -372,7 +372,8 @@ struct ppi_gpu {
   const char *why; /* where the speed comes from */
 };
 PP_INTERNAL const struct ppi_gpu *ppi_gpu_find(const char *name);
-PP_INTERNAL const struct ppi_gpu *ppi_gpu_at(int i);
+/* "V100, V100-16, ..." into buf, for "unknown GPU" messages. */
+PP_INTERNAL void ppi_gpu_names(char *buf, size_t n);
 
 /* A cluster of `nodes' copies of one box of g GPUs whose pairwise
 ** bandwidth is bw (g x g, GB/s; the diagonal is ignored), joined by

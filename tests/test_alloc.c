@@ -381,67 +381,60 @@ static void test_pipedream(void **state)
   }
 }
 
-static pp_status op_onnx(pp_ctx *ctx, const void *arg)
+/* One of the importers on a text: 0 ONNX, 1 nvidia-smi, 2 NCCL XML. */
+struct import_arg {
+  struct text t;
+  int kind;
+};
+
+static pp_status op_import(pp_ctx *ctx, const void *arg)
 {
-  const struct text *t = arg;
+  const struct import_arg *a = arg;
   pp_model *m = (pp_model *)&m;
-  pp_status rc = pp_model_read_onnx(ctx, t->text, t->len, t->src, NULL, &m);
-  if (rc != PP_OK) {
-    assert_null(m);
-    return rc;
-  }
-  assert_int_equal(pp_model_nop(m), 8);
-  pp_model_destroy(m);
-  return rc;
-}
-
-static pp_status op_nvsmi(pp_ctx *ctx, const void *arg)
-{
-  const struct text *t = arg;
   pp_cluster *c = (pp_cluster *)&c;
-  pp_status rc = pp_cluster_read_nvsmi(ctx, t->text, t->len, t->src, NULL, &c);
+  pp_status rc;
+  if (a->kind == 0)
+    rc = pp_model_read_onnx(ctx, a->t.text, a->t.len, a->t.src, NULL, &m);
+  else if (a->kind == 1)
+    rc = pp_cluster_read_nvsmi(ctx, a->t.text, a->t.len, a->t.src, NULL, &c);
+  else
+    rc =
+        pp_cluster_read_nccl_xml(ctx, a->t.text, a->t.len, a->t.src, NULL, &c);
   if (rc != PP_OK) {
-    assert_null(c);
+    assert_true(a->kind == 0 ? m == NULL : c == NULL);
     return rc;
   }
-  assert_int_equal(pp_cluster_ndev(c), 8);
-  pp_cluster_destroy(c);
-  return rc;
-}
-
-static pp_status op_nccl_xml(pp_ctx *ctx, const void *arg)
-{
-  const struct text *t = arg;
-  pp_cluster *c = (pp_cluster *)&c;
-  pp_status rc =
-      pp_cluster_read_nccl_xml(ctx, t->text, t->len, t->src, NULL, &c);
-  if (rc != PP_OK) {
-    assert_null(c);
-    return rc;
+  if (a->kind == 0) {
+    assert_int_equal(pp_model_nop(m), 8);
+    pp_model_destroy(m);
+  } else {
+    assert_int_equal(pp_cluster_ndev(c), 8);
+    pp_cluster_destroy(c);
   }
-  assert_int_equal(pp_cluster_ndev(c), 8);
-  pp_cluster_destroy(c);
   return rc;
 }
 
 /* The importers; expat and protobuf-c allocate through the hook too. */
 static void test_imports(void **state)
 {
-  struct text t;
+  struct import_arg a;
   size_t len;
   (void)state;
-  t.text = (char *)ob_build(OB_OK, &len);
-  t.len = len;
-  t.src = "tiny.onnx";
-  assert_non_null(t.text);
-  sweep_all("read_onnx tiny.onnx", op_onnx, &t);
-  free(t.text);
-  t = slurp("examples/nvsmi-dgx1.txt");
-  sweep_all("read_nvsmi nvsmi-dgx1.txt", op_nvsmi, &t);
-  free(t.text);
-  t = slurp("examples/nccl-topo-dgx1.xml");
-  sweep_all("read_nccl_xml nccl-topo-dgx1.xml", op_nccl_xml, &t);
-  free(t.text);
+  a.t.text = (char *)ob_build(OB_OK, &len);
+  a.t.len = len;
+  a.t.src = "tiny.onnx";
+  a.kind = 0;
+  assert_non_null(a.t.text);
+  sweep_all("read_onnx tiny.onnx", op_import, &a);
+  free(a.t.text);
+  a.t = slurp("examples/nvsmi-dgx1.txt");
+  a.kind = 1;
+  sweep_all("read_nvsmi nvsmi-dgx1.txt", op_import, &a);
+  free(a.t.text);
+  a.t = slurp("examples/nccl-topo-dgx1.xml");
+  a.kind = 2;
+  sweep_all("read_nccl_xml nccl-topo-dgx1.xml", op_import, &a);
+  free(a.t.text);
 }
 
 static void test_describe(void **state)
