@@ -8,6 +8,7 @@
 #   ./test.sh --sanitize the sanitizer run only
 set -eu
 cd "$(dirname "$0")"
+root=$(pwd)
 sh scripts/deps.sh --test
 jobs=$(nproc)
 mode=${1:-all}
@@ -25,6 +26,7 @@ if [ "$mode" = all ] || [ "$mode" = --sanitize ]; then
     -DPARPLAN_BENCH=OFF >/dev/null
   cmake --build build-asan -j"$jobs" >/dev/null
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 \
+    LSAN_OPTIONS=suppressions="$root/tests/lsan.supp" \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest -j"$jobs" --output-on-failure)
 fi
