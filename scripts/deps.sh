@@ -3,13 +3,14 @@
 # Install the Debian packages parplan needs to build and test, when they are
 # missing.  As root it runs apt-get itself; otherwise it prints the exact
 # command to run and fails.  With --test it also installs what only the
-# tests need (python3 for the export checks, chromium for the report).
+# tests need (python3 for the export checks, python3-onnx to check the
+# ONNX reader against the onnx library, chromium for the report).
 set -eu
 PKGS="gcc make libc6-dev cmake pkg-config libjansson-dev libcmocka-dev
 coinor-libcbc-dev libscotch-dev libprotobuf-c-dev protobuf-c-compiler
 libonnx-dev libcairo2-dev libexpat1-dev"
 if [ "${1:-}" = --test ]; then
-  PKGS="$PKGS python3 chromium fonts-dejavu-core"
+  PKGS="$PKGS python3 python3-onnx chromium fonts-dejavu-core"
 fi
 missing=""
 for p in $PKGS; do

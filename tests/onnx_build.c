@@ -20,6 +20,7 @@ struct ob {
   Onnx__TensorProto ini[MAXT];
   Onnx__TensorProto *inip[MAXT];
   int64_t idims[MAXT][4];
+  uint8_t *raw[MAXT]; /* zero weights: a value field, as the checker wants */
   int nini;
   Onnx__NodeProto nd[MAXT];
   Onnx__NodeProto *ndp[MAXT];
@@ -76,6 +77,16 @@ static void init(struct ob *o, const char *name, int type, int nd,
   o->ini[k].has_data_type = 1;
   o->ini[k].data_type = type;
   o->ini[k].name = (char *)name;
+  {
+    size_t n = type == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ? 8 : 4;
+    int i;
+    for (i = 0; i < nd; i++)
+      n *= (size_t)(d[i] > 0 ? d[i] : 0);
+    o->raw[k] = calloc(n ? n : 1, 1);
+    o->ini[k].has_raw_data = 1;
+    o->ini[k].raw_data.len = n;
+    o->ini[k].raw_data.data = o->raw[k];
+  }
   o->inip[k] = &o->ini[k];
 }
 
@@ -213,6 +224,8 @@ uint8_t *ob_build(enum ob_defect d, size_t *len)
   buf = malloc(*len ? *len : 1);
   if (buf)
     onnx__model_proto__pack(&mp, buf);
+  while (o->nini > 0)
+    free(o->raw[--o->nini]);
   free(o);
   return buf;
 }

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "onnx_build.h"
 #include "testutil.h"
 
@@ -215,6 +217,86 @@ static void t_onnx_cli(void **state)
   snprintf(cmd, sizeof cmd, "model %s:colour=red", path);
   assert_int_not_equal(tu_run(cmd, &out, &err), 0);
   assert_non_null(strstr(err, "unknown option 'colour'"));
+}
+
+/* A model made by the onnx library itself (Debian's python3-onnx): its
+** shape inference and checker, then our reader; the figures the script
+** computes from onnx's inferred shapes must be what we read.  Our own
+** test network passes onnx's checker too. */
+static void t_onnx_real(void **state)
+{
+  char cmd[2048], path[600], *out, *err;
+  json_t *j, *ob, *fl, *v;
+  json_error_t je;
+  pp_ctx *ctx;
+  pp_model *m;
+  pp_onnx_params p;
+  const char *key;
+  int64_t total = 0;
+  int32_t i;
+  (void)state;
+  if (tu_sh("/usr/bin/python3 -c 'import onnx'", NULL, NULL) != 0)
+    fail_msg("python3-onnx is missing: run scripts/deps.sh --test");
+  snprintf(path, sizeof path, "%s", tu_tmp("tiny-transformer.onnx"));
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s '%s' 4",
+           tu_path("scripts/gen_onnx_example.py"), path);
+  if (tu_sh(cmd, &out, &err) != 0)
+    fail_msg("gen_onnx_example.py: %s", err);
+  j = json_loads(out, 0, &je);
+  assert_non_null(j);
+  assert_int_equal(pp_ctx_create(NULL, &ctx), PP_OK);
+  pp_onnx_params_init(&p);
+  p.batch = 4;
+  if (pp_model_load_onnx(ctx, path, &p, &m))
+    fail_msg("%s", pp_ctx_errmsg(ctx));
+  assert_int_equal(pp_model_nop(m),
+                   json_integer_value(json_object_get(j, "nodes")));
+  for (i = 0; i < pp_model_nop(m); i++) {
+    pp_op_desc d;
+    pp_model_op(m, i, &d);
+    total += d.param_bytes;
+  }
+  assert_int_equal(total, json_integer_value(json_object_get(j, "param_bytes")));
+  ob = json_object_get(j, "out_bytes");
+  fl = json_object_get(j, "flops");
+  json_object_foreach(ob, key, v)
+  {
+    pp_op_desc d;
+    int32_t k = pp_model_find_op(m, key);
+    assert_true(k >= 0);
+    pp_model_op(m, k, &d);
+    if (d.out_bytes != json_integer_value(v))
+      fail_msg("%s: %lld bytes, onnx says %lld", key, (long long)d.out_bytes,
+               (long long)json_integer_value(v));
+  }
+  json_object_foreach(fl, key, v)
+  {
+    pp_op_desc d;
+    pp_model_op(m, pp_model_find_op(m, key), &d);
+    if (d.fwd_flops != (double)json_integer_value(v))
+      fail_msg("%s: %g FLOPs, expected %lld", key, d.fwd_flops,
+               (long long)json_integer_value(v));
+  }
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+  json_decref(j);
+  { /* our C-built network is a valid ONNX model for the onnx checker */
+    size_t len;
+    uint8_t *b = ob_build(OB_OK, &len);
+    FILE *f;
+    snprintf(path, sizeof path, "%s", tu_tmp("tiny.onnx"));
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, len, f), len);
+    fclose(f);
+    free(b);
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c 'import onnx, sys; "
+             "onnx.checker.check_model(onnx.load(sys.argv[1]))' '%s'",
+             path);
+    if (tu_sh(cmd, &out, &err) != 0)
+      fail_msg("onnx.checker: %s", err);
+  }
 }
 
 /* ---- nvidia-smi --------------------------------------------------------- */
@@ -578,6 +660,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_onnx_contents), cmocka_unit_test(t_onnx_defects),
       cmocka_unit_test(t_onnx_garbage),  cmocka_unit_test(t_onnx_cli),
+      cmocka_unit_test(t_onnx_real),
       cmocka_unit_test(t_nvsmi),         cmocka_unit_test(t_nvsmi_bad),
       cmocka_unit_test(t_nccl),          cmocka_unit_test(t_nccl_bad),
       cmocka_unit_test(t_topo_cli),
