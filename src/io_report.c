@@ -343,12 +343,17 @@ static void topology(struct rep *r)
                   "%d</span>",
                   (int)s, col, (int)s);
   }
-  ppi_sb_printf(b, "<span data-s=\"-1\"><i style=\"background:#d5d5d5\">"
-                   "</i>idle</span></div>\n<p class=\"sub\">Lines: each "
-                   "replica's path from stage to stage, darker and thicker "
-                   "the faster the link (fastest used: %.4g GB/s). Hover a "
-                   "device for its name, type, stage and replica.</p>\n",
-                maxbw);
+  ppi_sb_puts(b, "<span data-s=\"-1\"><i style=\"background:#d5d5d5\">"
+                 "</i>idle</span></div>\n<p class=\"sub\">");
+  if (maxbw > 0)
+    ppi_sb_printf(b, "Lines: each replica's path from stage to stage, darker "
+                     "and thicker the faster the link (fastest used: %.4g "
+                     "GB/s). ",
+                  maxbw);
+  else
+    ppi_sb_puts(b, "No transfers between stages on different devices. ");
+  ppi_sb_puts(b, "Hover a device for its name, type, stage and "
+                 "replica.</p>\n");
 done:
   if (node_ids)
     ppi_free(ctx, node_ids, (size_t)r->ndev * sizeof *node_ids);
