@@ -703,8 +703,8 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
     }
     make_bfs_from(q, bfs_from, seen);
     ppi_free(ctx, seen, (size_t)q->S);
-    for (i = 0; i < T; i++) {
-      jobs[i].x.cover = true;
+    for (i = 0; i < T; i++) { /* a portfolio: the other order on odd */
+      jobs[i].x.cover = i % 2 == 0;
       jobs[i].x.bfs_from = bfs_from;
     }
   }
@@ -731,6 +731,13 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
       }
       proof = from_i >= ib;
     } else {
+      /* the incumbent meets the proved bound (up to the rounding of
+      ** summing the same terms in another order): optimal */
+      if (hi <= lo * (1 + 1e-12)) {
+        lo = hi;
+        done = true;
+        break;
+      }
       proof =
           hi <= lo * (1 + 1e-9) || hi - lo < 1e-12 || from >= hi * (1 - 1e-9);
     }
