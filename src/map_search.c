@@ -7,7 +7,8 @@
 ** over injective maps of the S x R stage replicas to the D devices
 ** (D >= S R: the search also chooses which devices stay idle).
 **
-** Outer level: bisection on a target t between a lower bound (Eq. 8/9)
+** Outer level: bisection on a target t between a lower bound (Eq. 8/9
+** and the group bound of map_bound.c)
 ** and the best mapping known (the least of the baselines); each round
 ** searches `threads' targets spread over the interval in parallel
 ** threads (no shared mutable state: each owns its search; the context's
@@ -46,6 +47,25 @@
 ** Candidates are tried cheapest first.  Exactness: a check prunes only
 ** partial mappings none of whose completions reaches t, and symmetry
 ** removes only mappings that have an image of the same value kept.
+**
+** The cover rule (p2p, every device used, no twins), on the even threads
+** (the odd ones keep the order above: a portfolio of two exact
+** searches): replica r holds the lowest device left free by replicas 0 ..
+** r-1, so each replica starts by choosing which stage sits there, then
+** places its other stages in breadth-first order from that stage.  Valid:
+** the replicas are interchangeable under p2p, so sort any mapping's
+** replicas by their lowest device; with every device used, the lowest
+** device free after the first r replicas belongs to some later replica,
+** whose lowest device it then is, and no later replica's lowest device is
+** lower, so it is replica r's.  Like covering the first empty cell in
+** tiling, this packs replicas without holes (the 4 x 2 tiles of a mesh).
+**
+** Greedy probes before the bisection (p2p and full, replica by replica):
+** at targets rising from the lower bound, each replica's first
+** completion is kept and never revisited; a probe that places all of them
+** only lowers the upper end.  The search also stops, optimal, when the
+** incumbent's value meets the proved lower bound (relative 1e-12, the
+** rounding of the same terms summed in another order).
 **
 ** Complexity: exponential in the worst case (the problem is NP-complete,
 ** Theorem 6.1); O(D (deg + R)) per search node.
