@@ -199,9 +199,9 @@ static int cmp_adj(const void *x, const void *y)
   return (a->s > b->s) - (a->s < b->s);
 }
 
-static pp_status build(pp_ctx *ctx, struct ppi_arena *ar,
-                       const pp_stage_graph *g, const pp_cluster *c, int32_t R,
-                       int obj, struct ppi_map *q)
+pp_status ppi_map_build(pp_ctx *ctx, struct ppi_arena *ar,
+                        const pp_stage_graph *g, const pp_cluster *c, int32_t R,
+                        int obj, struct ppi_map *q)
 {
   int32_t S = g->S, D = pp_cluster_ndev(c), s, d, e, k, i;
   struct adjx *tmp;
@@ -330,7 +330,7 @@ pp_status pp_map(pp_ctx *ctx, const pp_stage_graph *g, const pp_cluster *c,
                     (int)g->S, (int)R, (int)n, pp_cluster_name(c),
                     (int)pp_cluster_ndev(c));
   ppi_arena_init(&tmp, ppi_ctx_alloc(ctx));
-  if ((rc = build(ctx, &tmp, g, c, R, resolve(g, R, p->objective), &q)))
+  if ((rc = ppi_map_build(ctx, &tmp, g, c, R, resolve(g, R, p->objective), &q)))
     goto done;
   if (!(m = ppi_calloc(ctx, 1, sizeof *m))) {
     rc = PP_ENOMEM;

@@ -67,6 +67,13 @@ static inline double ppi_map_pair(const struct ppi_map *q, int32_t s, int32_t a,
          2.0 * (q->R - 1) * q->lat;
 }
 
+/* The problem of R replicas of g on c under objective obj (MAP_*), its
+** arrays in ar (map.c). */
+PP_INTERNAL pp_status ppi_map_build(pp_ctx *ctx, struct ppi_arena *ar,
+                                    const pp_stage_graph *g,
+                                    const pp_cluster *c, int32_t R, int obj,
+                                    struct ppi_map *q);
+
 /* The objective of a complete mapping (p[v] devices); t[v] (may be NULL)
 ** receives every stage replica's time. */
 PP_INTERNAL double ppi_map_value(const struct ppi_map *q, const int32_t *p,
@@ -75,6 +82,25 @@ PP_INTERNAL double ppi_map_value(const struct ppi_map *q, const int32_t *p,
 ** (replicas need distinct devices): a lower bound on every mapping. */
 PP_INTERNAL double ppi_map_lower_bound(const pp_ctx *ctx,
                                        const struct ppi_map *q);
+/* The Eq. 8/9 bound with the bottleneck assignment alone (map_cost.c). */
+PP_INTERNAL double ppi_map_matching_bound(const pp_ctx *ctx,
+                                          const struct ppi_map *q);
+
+/* The group bound (map_bound.c): grp[d] in 0..G-1 a partition of the
+** devices; labelling steps stop after `budget' nodes (the bound stays
+** valid).  0 under the allreduce objective. */
+enum { MAP_GROUP_BUDGET = 200000 };
+PP_INTERNAL double ppi_map_group_bound(const pp_ctx *ctx,
+                                       const struct ppi_map *q,
+                                       const int32_t *grp, int64_t budget);
+/* Up to max_parts partitions found from the bandwidths, grp[i D + d];
+** returns how many. */
+PP_INTERNAL int32_t ppi_map_groups(const pp_ctx *ctx, const struct ppi_map *q,
+                                   int32_t *grp, int32_t max_parts);
+/* The largest group bound over the partitions ppi_map_groups finds. */
+PP_INTERNAL double ppi_map_group_bounds(const pp_ctx *ctx,
+                                        const struct ppi_map *q,
+                                        int64_t budget);
 
 /* The exact search (map_search.c). */
 struct ppi_map_search {

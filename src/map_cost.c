@@ -149,7 +149,7 @@ static bool assignable(const struct ppi_map *q, const double *lb, double t,
   return true;
 }
 
-double ppi_map_lower_bound(const pp_ctx *ctx, const struct ppi_map *q)
+double ppi_map_matching_bound(const pp_ctx *ctx, const struct ppi_map *q)
 {
   struct ppi_alloc a = ppi_ctx_alloc(ctx);
   int32_t S = q->S, D = q->D, s, d;
@@ -203,4 +203,11 @@ double ppi_map_lower_bound(const pp_ctx *ctx, const struct ppi_map *q)
   }
   ppi_raw_free(a, buf, bytes);
   return best;
+}
+
+double ppi_map_lower_bound(const pp_ctx *ctx, const struct ppi_map *q)
+{
+  double a = ppi_map_matching_bound(ctx, q);
+  double b = ppi_map_group_bounds(ctx, q, MAP_GROUP_BUDGET);
+  return a > b ? a : b;
 }

@@ -7,7 +7,8 @@
 ** over injective maps of the S x R stage replicas to the D devices
 ** (D >= S R: the search also chooses which devices stay idle).
 **
-** Outer level: bisection on a target t between a lower bound (Eq. 8/9)
+** Outer level: bisection on a target t between a lower bound (Eq. 8/9
+** and the group bound of map_bound.c)
 ** and the best mapping known (the least of the baselines); each round
 ** searches `threads' targets spread over the interval in parallel
 ** threads (no shared mutable state: each owns its search; the context's
@@ -47,6 +48,25 @@
 ** partial mappings none of whose completions reaches t, and symmetry
 ** removes only mappings that have an image of the same value kept.
 **
+** The cover rule (p2p, every device used, no twins), on the even threads
+** (the odd ones keep the order above: a portfolio of two exact
+** searches): replica r holds the lowest device left free by replicas 0 ..
+** r-1, so each replica starts by choosing which stage sits there, then
+** places its other stages in breadth-first order from that stage.  Valid:
+** the replicas are interchangeable under p2p, so sort any mapping's
+** replicas by their lowest device; with every device used, the lowest
+** device free after the first r replicas belongs to some later replica,
+** whose lowest device it then is, and no later replica's lowest device is
+** lower, so it is replica r's.  Like covering the first empty cell in
+** tiling, this packs replicas without holes (the 4 x 2 tiles of a mesh).
+**
+** Greedy probes before the bisection (p2p and full, replica by replica):
+** at targets rising from the lower bound, each replica's first
+** completion is kept and never revisited; a probe that places all of them
+** only lowers the upper end.  The search also stops, optimal, when the
+** incumbent's value meets the proved lower bound (relative 1e-12, the
+** rounding of the same terms summed in another order).
+**
 ** Complexity: exponential in the worst case (the problem is NP-complete,
 ** Theorem 6.1); O(D (deg + R)) per search node.
 */
@@ -60,13 +80,14 @@
 
 struct cand {
   double key;
-  int32_t d;
+  int32_t free, d; /* free: d's free fast partners (greedy: fewest first) */
 };
 
 struct srch {
   const struct ppi_map *q;
   double t, deadline;
-  const int32_t *order;    /* variables in assignment order */
+  const int32_t *order;           /* variables in assignment order */
+  const int32_t *near_off, *near; /* each device's fast partners */
   int32_t *first_of;       /* [R] the first variable of each copy (symmetry) */
   int32_t *p;              /* [n] device or -1 */
   uint8_t *used;           /* [D] */
@@ -76,7 +97,14 @@ struct srch {
   int32_t *tried;          /* [n * D] twin classes tried, by level stamp */
   int32_t *best;           /* [n] the mapping found */
   int64_t nodes;
-  int result; /* 1 found, 0 none, -1 timed out */
+  int result;  /* 1 found, 0 none, -1 timed out, -2 gave up (greedy) */
+  bool greedy; /* commit to each replica's first completion */
+  /* the cover rule (every device used, p2p, no twins): replica r holds
+  ** the lowest device free when it starts; root[r] the stage put there,
+  ** the replica's other stages in breadth-first order from it */
+  bool cover;
+  const int32_t *bfs_from; /* [S * S] */
+  int32_t *root;           /* [R] */
 };
 
 /* The least the unplaced neighbours of variable v (stage s, replica r)
@@ -102,6 +130,8 @@ static int cmp_cand(const void *a, const void *b)
   const struct cand *x = a, *y = b;
   if (x->key != y->key)
     return x->key < y->key ? -1 : 1;
+  if (x->free != y->free)
+    return x->free < y->free ? -1 : 1;
   return (x->d > y->d) - (x->d < y->d);
 }
 
@@ -245,6 +275,39 @@ static int32_t floor_of(const struct srch *x, int32_t v)
   return -1;
 }
 
+static int dfs(struct srch *x, int32_t k);
+
+/* The cover rule's first level of replica r (variables k .. k+S-1): each
+** stage, cheapest first, on the lowest free device. */
+static int cover_root(struct srch *x, int32_t k, int32_t r)
+{
+  const struct ppi_map *q = x->q;
+  int32_t S = q->S, f = 0, s, nc = 0, i;
+  struct cand *cd = x->cands + (size_t)k * q->D;
+  while (x->used[f])
+    f++;
+  for (s = 0; s < S; s++) {
+    double key;
+    if (admissible(x, r * S + s, f, &key)) {
+      cd[nc].key = key;
+      cd[nc].free = 0;
+      cd[nc++].d = s; /* here: the stage */
+    }
+  }
+  qsort(cd, (size_t)nc, sizeof *cd, cmp_cand);
+  for (i = 0; i < nc; i++) {
+    double save[2];
+    int res;
+    x->root[r] = cd[i].d;
+    place(x, r * S + cd[i].d, f, save);
+    res = dfs(x, k + 1);
+    unplace(x, r * S + cd[i].d, save);
+    if (res)
+      return res;
+  }
+  return 0;
+}
+
 static int dfs(struct srch *x, int32_t k)
 {
   const struct ppi_map *q = x->q;
@@ -257,10 +320,18 @@ static int dfs(struct srch *x, int32_t k)
   }
   if ((++x->nodes & 4095) == 0 && ppi_now_s() > x->deadline)
     return -1;
-  v = x->order[k];
   cd = x->cands + (size_t)k * D;
   tried = x->tried + (size_t)k * D;
-  low = floor_of(x, v);
+  if (x->cover) {
+    int32_t S = q->S, r = k / S, j = k % S;
+    if (j == 0) /* the replica's root: some stage on the lowest free */
+      return cover_root(x, k, r);
+    v = r * S + x->bfs_from[(size_t)x->root[r] * S + j];
+    low = -1;
+  } else {
+    v = x->order[k];
+    low = floor_of(x, v);
+  }
   for (d = 0; d < D; d++)
     tried[d] = 0;
   for (d = low + 1; d < D; d++) {
@@ -273,7 +344,12 @@ static int dfs(struct srch *x, int32_t k)
       tried[q->twin[d]] = 1;
     }
     if (admissible(x, v, d, &key)) {
+      int32_t j, f = 0;
+      if (x->greedy)
+        for (j = x->near_off[d]; j < x->near_off[d + 1]; j++)
+          f += !x->used[x->near[j]];
       cd[nc].key = key;
+      cd[nc].free = f;
       cd[nc++].d = d;
     }
   }
@@ -286,6 +362,9 @@ static int dfs(struct srch *x, int32_t k)
     unplace(x, v, save);
     if (res)
       return res;
+    /* greedy: replica v's copy was complete and the later ones failed */
+    if (x->greedy && (k + 1) % q->S == 0)
+      return -2;
   }
   return 0;
 }
@@ -309,6 +388,81 @@ static void *run_job(void *arg)
   j->x.nodes = 0;
   j->x.result = dfs(&j->x, 0);
   return NULL;
+}
+
+/* bfs_from[s S ..]: the stages in breadth-first order from s, then from
+** each unseen stage (the cover rule's orders). */
+static void make_bfs_from(const struct ppi_map *q, int32_t *bfs_from,
+                          uint8_t *seen)
+{
+  int32_t S = q->S, s0, s, k;
+  for (s0 = 0; s0 < S; s0++) {
+    int32_t *bfs = bfs_from + (size_t)s0 * S, head = 0, tail = 0;
+    memset(seen, 0, (size_t)S);
+    for (s = s0; tail < S; s = (s + 1) % S) {
+      if (seen[s])
+        continue;
+      seen[s] = 1;
+      bfs[tail++] = s;
+      while (head < tail) {
+        int32_t u = bfs[head++];
+        for (k = q->adj_off[u]; k < q->adj_off[u + 1]; k++)
+          if (!seen[q->adj_s[k]]) {
+            seen[q->adj_s[k]] = 1;
+            bfs[tail++] = q->adj_s[k];
+          }
+      }
+    }
+  }
+}
+
+/* Whether the assignment order is stage by stage (make_order). */
+static bool stage_major_of(const struct ppi_map *q)
+{
+  double ar = 0, pp = 0;
+  int32_t s, k;
+  if (q->obj != MAP_FULL)
+    return q->obj == MAP_AR;
+  for (s = 0; s < q->S; s++)
+    ar += q->P[s];
+  for (k = 0; k < q->ne; k++)
+    pp += 2 * q->em[k];
+  return q->R > 1 && ar > pp;
+}
+
+/* Greedy probes for a better incumbent (upper end only, so exactness is
+** untouched): at targets rising from just above the lower bound, place
+** the replicas one after the other, each at its first completion in the
+** search's order, never revisiting a finished replica; the first probe
+** that places them all gives a mapping of value <= its target.  A
+** twentieth of the time limit in all. */
+static void probe(const struct ppi_map *q, struct job *j, double lo, double *hi,
+                  int32_t *p, struct ppi_map_search *out, double deadline)
+{
+  static const double frac[] = {0.001, 0.005, 0.02, 0.05, 0.1, 0.2, 0.4};
+  double t0 = ppi_now_s(), each = out->time_limit / 20 / 7;
+  size_t i;
+  if (q->R < 2 || !(lo > 0) || !(*hi > lo))
+    return;
+  for (i = 0; i < sizeof frac / sizeof *frac; i++) {
+    double t = lo + (*hi - lo) * frac[i], now = ppi_now_s();
+    if (now > deadline || now - t0 > out->time_limit / 20)
+      break;
+    j->x.t = t;
+    j->x.greedy = true;
+    j->x.deadline = now + each < deadline ? now + each : deadline;
+    run_job(j);
+    j->x.greedy = false;
+    out->nodes += j->x.nodes;
+    if (j->x.result == 1) {
+      double v = ppi_map_value(q, j->x.best, NULL);
+      if (v < *hi) {
+        *hi = v;
+        memcpy(p, j->x.best, (size_t)q->n * sizeof *p);
+      }
+      break;
+    }
+  }
 }
 
 /* The assignment order and each copy's first variable. */
@@ -362,14 +516,45 @@ static pp_status make_order(pp_ctx *ctx, const struct ppi_map *q,
   return PP_OK;
 }
 
+/* Each device's fast partners: the devices within 3/4 of its best
+** bandwidth (near[near_off[d] : near_off[d+1]]), for the greedy probes'
+** value ordering. */
+static int32_t *make_near(pp_ctx *ctx, const struct ppi_map *q, int32_t *off,
+                          size_t *bytes)
+{
+  int32_t D = q->D, d, e, n = 0, *near;
+  for (d = 0; d < D; d++)
+    for (e = 0; e < D; e++)
+      n += e != d && D > 1 &&
+           q->B[(size_t)d * D + e] >= 0.75 * q->bw_sorted[(size_t)d * (D - 1)];
+  *bytes = (size_t)(n ? n : 1) * sizeof *near;
+  if (!(near = ppi_alloc(ctx, *bytes)))
+    return NULL;
+  for (d = 0, n = 0; d < D; d++) {
+    off[d] = n;
+    for (e = 0; e < D; e++)
+      if (e != d && D > 1 &&
+          q->B[(size_t)d * D + e] >= 0.75 * q->bw_sorted[(size_t)d * (D - 1)])
+        near[n++] = e;
+  }
+  off[D] = n;
+  return near;
+}
+
 static pp_status job_alloc(pp_ctx *ctx, struct job *j, const struct ppi_map *q,
-                           const int32_t *order, int32_t *first_of)
+                           const int32_t *order, int32_t *first_of,
+                           const int32_t *near_off, const int32_t *near)
 {
   struct srch *x = &j->x;
   memset(j, 0, sizeof *j);
   x->q = q;
   x->order = order;
   x->first_of = first_of;
+  x->near_off = near_off;
+  x->near = near;
+  x->root = ppi_alloc(ctx, (size_t)q->R * sizeof *x->root);
+  if (!x->root)
+    return PP_ENOMEM;
   x->p = ppi_alloc(ctx, (size_t)q->n * sizeof *x->p);
   x->used = ppi_alloc(ctx, (size_t)q->D);
   x->part = ppi_alloc(ctx, (size_t)q->n * sizeof *x->part);
@@ -395,6 +580,7 @@ static void job_free(pp_ctx *ctx, struct job *j, const struct ppi_map *q)
   ppi_free(ctx, x->cands, (size_t)q->n * q->D * sizeof *x->cands);
   ppi_free(ctx, x->tried, (size_t)q->n * q->D * sizeof *x->tried);
   ppi_free(ctx, x->best, (size_t)q->n * sizeof *x->best);
+  ppi_free(ctx, x->root, (size_t)q->R * sizeof *x->root);
 }
 
 /* The allreduce objective's achievable values in (lo, hi): a replica's
@@ -494,7 +680,9 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
                         struct ppi_map_search *out)
 {
   int32_t T = out->threads < 1 ? 1 : out->threads > 16 ? 16 : out->threads;
-  int32_t *order = NULL, *first_of = NULL, i;
+  int32_t *order = NULL, *first_of = NULL, i, *near_off = NULL, *near = NULL;
+  int32_t *bfs_from = NULL;
+  size_t nbytes = 0, SS = (size_t)q->S * q->S;
   struct job *jobs = NULL;
   double lo, hi, t0 = ppi_now_s(), deadline = t0 + out->time_limit, wlo;
   double *vals = NULL; /* the allreduce's achievable values (ar_values) */
@@ -517,12 +705,34 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
   }
   if ((rc = make_order(ctx, q, order, first_of)))
     goto out;
+  if (!(near_off = ppi_alloc(ctx, (size_t)(q->D + 1) * sizeof *near_off)) ||
+      !(near = make_near(ctx, q, near_off, &nbytes))) {
+    rc = PP_ENOMEM;
+    goto out;
+  }
   for (i = 0; i < T; i++)
-    if ((rc = job_alloc(ctx, &jobs[i], q, order, first_of)))
+    if ((rc = job_alloc(ctx, &jobs[i], q, order, first_of, near_off, near)))
       goto out;
+  /* the cover rule: see the header */
+  if (q->obj == MAP_P2P && q->D == q->n && !q->twins && q->R >= 2) {
+    uint8_t *seen = ppi_alloc(ctx, (size_t)q->S);
+    if (!seen || !(bfs_from = ppi_alloc(ctx, SS * sizeof *bfs_from))) {
+      ppi_free(ctx, seen, (size_t)q->S);
+      rc = PP_ENOMEM;
+      goto out;
+    }
+    make_bfs_from(q, bfs_from, seen);
+    ppi_free(ctx, seen, (size_t)q->S);
+    for (i = 0; i < T; i++) { /* a portfolio: the other order on odd */
+      jobs[i].x.cover = i % 2 == 0;
+      jobs[i].x.bfs_from = bfs_from;
+    }
+  }
   if (q->obj == MAP_AR &&
       (rc = ar_values(ctx, q, lo * (1 - 1e-9), hi, &vals, &nv, &vbytes)))
     goto out;
+  if (!vals && !stage_major_of(q))
+    probe(q, &jobs[0], lo, &hi, p, out, deadline);
   while (!done) {
     int32_t k = T, started = 0, ia = 0, ib = 0, from_i = 0;
     double target[16], from = lo > wlo ? lo : wlo, slice;
@@ -541,6 +751,13 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
       }
       proof = from_i >= ib;
     } else {
+      /* the incumbent meets the proved bound (up to the rounding of
+      ** summing the same terms in another order): optimal */
+      if (hi <= lo * (1 + 1e-12)) {
+        lo = hi;
+        done = true;
+        break;
+      }
       proof =
           hi <= lo * (1 + 1e-9) || hi - lo < 1e-12 || from >= hi * (1 - 1e-9);
     }
@@ -620,6 +837,9 @@ out:
   ppi_free(ctx, jobs, (size_t)T * sizeof *jobs);
   ppi_free(ctx, order, (size_t)q->n * sizeof *order);
   ppi_free(ctx, first_of, (size_t)q->R * sizeof *first_of);
+  ppi_free(ctx, near_off, (size_t)(q->D + 1) * sizeof *near_off);
+  ppi_free(ctx, near, nbytes);
+  ppi_free(ctx, bfs_from, SS * sizeof *bfs_from);
   ppi_free(ctx, vals, vbytes);
   return rc;
 }

@@ -11,6 +11,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
 
+#include "map.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -423,12 +425,131 @@ static void t_cli(void **state)
   assert_non_null(strstr(err, "/no/such.json"));
 }
 
+/* ---- the group bound (map_bound.c) ------------------------------------- */
+
+/* A structured instance: a grid with hop bandwidths (25 / hops) or blocks
+** of fast links joined by slow ones; a chain with skips (odd cycles). */
+static void structured_inst(uint64_t *rng, struct inst *x, bool mixed)
+{
+  int i, j, n;
+  memset(x, 0, sizeof *x);
+  x->S = 2 + (int)tu_rand(rng, MAXS - 1);
+  x->R = 1 + (int)tu_rand(rng, 2);
+  n = x->S * x->R;
+  if (tu_rand(rng, 2)) { /* a 2 x c grid */
+    int cols = (n + 1) / 2 + (int)tu_rand(rng, 2);
+    if (cols < 2)
+      cols = 2;
+    if (2 * cols > MAXD)
+      cols = MAXD / 2;
+    x->D = 2 * cols;
+    for (i = 0; i < x->D; i++)
+      for (j = 0; j < x->D; j++) {
+        int h = abs(i / cols - j / cols) + abs(i % cols - j % cols);
+        x->bw[i][j] = i == j ? 0 : 25.0 / h;
+      }
+  } else { /* blocks of b */
+    int b = 2 + (int)tu_rand(rng, 3);
+    x->D = b * ((n + b - 1) / b);
+    if (x->D < 4)
+      x->D = 4 - 4 % b + (4 % b ? b : 0);
+    if (x->D > MAXD)
+      x->D = MAXD - MAXD % b;
+    for (i = 0; i < x->D; i++)
+      for (j = 0; j < i; j++)
+        x->bw[i][j] = x->bw[j][i] =
+            i / b == j / b ? 40 + tu_rand(rng, 11) : 2 + tu_rand(rng, 9);
+  }
+  for (i = 0; i < x->S; i++) {
+    x->compute[i] = 1 + tu_rand(rng, 20);
+    x->param[i] = tu_rand(rng, 2) ? 1e6 * tu_rand(rng, 100) : 0;
+  }
+  for (i = 0; i + 1 < x->S; i++) {
+    x->ea[x->ne] = i;
+    x->eb[x->ne] = i + 1;
+    x->em[x->ne++] = 1e6 * (1 + tu_rand(rng, 400));
+  }
+  for (i = 0; i + 2 < x->S; i++)
+    if (tu_rand(rng, 2)) {
+      x->ea[x->ne] = i;
+      x->eb[x->ne] = i + 2;
+      x->em[x->ne++] = 1e6 * (1 + tu_rand(rng, 400));
+    }
+  for (i = 0; i < x->D; i++)
+    x->speed[i] = mixed && tu_rand(rng, 2) ? 0.5 + tu_rand(rng, 4) / 2.0 : 1;
+  x->lat_us = tu_rand(rng, 2) ? 0 : tu_rand(rng, 30);
+}
+
+/* Every group bound (each partition found, and random partitions) is <=
+** the brute-force optimum, for p2p and full, equal and mixed speeds; the
+** group bound beats the matching bound on some instances. */
+static void t_group_bound(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  uint64_t rng = 11;
+  int iter, obj, tighter = 0, found = 0, n_iter = 400;
+  (void)state;
+  for (iter = 0; iter < n_iter; iter++) {
+    struct inst x;
+    pp_cluster *c;
+    pp_stage_graph *g;
+    if (iter % 4 == 3)
+      random_inst(&rng, &x, iter % 2);
+    else
+      structured_inst(&rng, &x, iter % 2);
+    c = inst_cluster(ctx, &x);
+    g = inst_graph(ctx, &x);
+    for (obj = 0; obj < 3; obj += 2) {
+      struct ppi_arena ar;
+      struct ppi_map q;
+      int32_t grp[4 * MAXD], np, i, d;
+      double want = brute(&x, obj), old, gb, lb;
+      ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
+      assert_int_equal(ppi_map_build(ctx, &ar, g, c, x.R, obj, &q), PP_OK);
+      old = ppi_map_matching_bound(ctx, &q);
+      gb = ppi_map_group_bounds(ctx, &q, MAP_GROUP_BUDGET);
+      lb = ppi_map_lower_bound(ctx, &q);
+      assert_true(old <= want * (1 + 1e-9));
+      if (!(gb <= want * (1 + 1e-9)))
+        fail_msg("iteration %d: group bound %.12g > optimum %.12g", iter, gb,
+                 want);
+      assert_true(lb <= want * (1 + 1e-9));
+      assert_true(lb >= old && lb >= gb);
+      tighter += gb > old * (1 + 1e-9);
+      np = ppi_map_groups(ctx, &q, grp, 4);
+      found += np > 0;
+      for (i = 0; i < np; i++)
+        assert_true(ppi_map_group_bound(ctx, &q, grp + i * x.D, 1000000) <=
+                    want * (1 + 1e-9));
+      for (i = 0; i < 3; i++) { /* any partition: still a bound */
+        for (d = 0; d < x.D; d++)
+          grp[d] = (int32_t)tu_rand(&rng, 3);
+        assert_true(ppi_map_group_bound(ctx, &q, grp, 1000000) <=
+                    want * (1 + 1e-9));
+        /* a tiny budget: weaker, never wrong */
+        assert_true(ppi_map_group_bound(ctx, &q, grp, 3) <= want * (1 + 1e-9));
+      }
+      ppi_arena_free(&ar);
+    }
+    pp_stage_graph_destroy(g);
+    pp_cluster_destroy(c);
+  }
+  print_message("group bound: tighter than the matching bound on %d of %d "
+                "(instance, objective) pairs; groups found on %d\n",
+                tighter, 2 * n_iter, found);
+  assert_true(tighter > 0);
+  assert_true(found > n_iter / 2);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_exact_equal),   cmocka_unit_test(t_exact_mixed),
       cmocka_unit_test(t_deterministic), cmocka_unit_test(t_bad_graphs),
-      cmocka_unit_test(t_cli),
+      cmocka_unit_test(t_cli),           cmocka_unit_test(t_group_bound),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
