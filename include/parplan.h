@@ -458,8 +458,8 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
 ** NVLinks (to GPUs or NVSwitches), the PCIe tree and the CPUs; the
 ** bandwidth of a pair is that of its widest path. */
 pp_status pp_cluster_read_nccl_xml(pp_ctx *ctx, const char *text, size_t len,
-                                   const char *source,
-                                   const pp_topo_params *p, pp_cluster **out);
+                                   const char *source, const pp_topo_params *p,
+                                   pp_cluster **out);
 
 const char *pp_cluster_name(const pp_cluster *c);
 const char *pp_cluster_source(const pp_cluster *c);

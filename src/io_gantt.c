@@ -113,7 +113,8 @@ static pp_status gantt_rows(pp_ctx *ctx, struct gantt *g)
                     "gantt: the simulation recorded no events (simulate "
                     "with cost params record = 1)");
   if (g->nrows > MAXROWS)
-    return ppi_fail(ctx, PP_ELIMIT, "gantt: %d devices exceed the %d rows a "
+    return ppi_fail(ctx, PP_ELIMIT,
+                    "gantt: %d devices exceed the %d rows a "
                     "chart can show",
                     (int)g->nrows, MAXROWS);
   qsort(g->rows, (size_t)g->nrows, sizeof *g->rows, cmp_row);
@@ -138,24 +139,25 @@ static void text(cairo_t *cr, double x, double y, const char *s, int align)
 {
   cairo_text_extents_t te;
   cairo_text_extents(cr, s, &te);
-  cairo_move_to(cr, align < 0 ? x : align == 0 ? x - te.width / 2 - te.x_bearing
-                                               : x - te.width - te.x_bearing,
+  cairo_move_to(cr,
+                align < 0    ? x
+                : align == 0 ? x - te.width / 2 - te.x_bearing
+                             : x - te.width - te.x_bearing,
                 y);
   cairo_show_text(cr, s);
 }
 
 static void draw(cairo_t *cr, const struct gantt *g)
 {
-  double H = gantt_height(g), plot = W - LEFT - RIGHT,
-         sx = plot / g->t_ms, step, t, rgb[3];
+  double H = gantt_height(g), plot = W - LEFT - RIGHT, sx = plot / g->t_ms,
+         step, t, rgb[3];
   int64_t i, n = pp_sim_nevent(g->s);
   int32_t r;
   char buf[128];
   pp_sim_summary sum;
-  static const char *const legend[] = {"forward",   "recompute",
-                                       "backward",  "send activations",
-                                       "send gradients", "allreduce",
-                                       "optimizer"};
+  static const char *const legend[] = {
+      "forward",        "recompute", "backward", "send activations",
+      "send gradients", "allreduce", "optimizer"};
 
   pp_sim_get_summary(g->s, &sum);
   cairo_set_source_rgb(cr, 1, 1, 1);
@@ -165,8 +167,9 @@ static void draw(cairo_t *cr, const struct gantt *g)
   /* title */
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
   cairo_set_font_size(cr, 14);
-  snprintf(buf, sizeof buf, "One iteration: %.3f ms simulated, lower bound "
-                            "%.3f ms",
+  snprintf(buf, sizeof buf,
+           "One iteration: %.3f ms simulated, lower bound "
+           "%.3f ms",
            sum.iteration_ms, sum.lower_bound_ms);
   text(cr, LEFT, 22, buf, -1);
   /* grid and axis */
@@ -306,8 +309,7 @@ pp_status ppi_gantt_render(pp_ctx *ctx, const pp_sim *s, const pp_cluster *c,
     cairo_t *cr;
     cairo_status_t st;
     if (png)
-      sf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)W,
-                                      (int)ceil(H));
+      sf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)W, (int)ceil(H));
     else
       sf = cairo_svg_surface_create_for_stream(to_buf, out, W, H);
     cr = cairo_create(sf);

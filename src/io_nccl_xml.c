@@ -99,9 +99,9 @@ static void xfail(struct xrun *r, pp_status rc, const char *fmt, ...)
   if (r->rc)
     return;
   va_start(ap, fmt);
-  r->rc = ppi_vfail_at(r->ctx, rc, r->src,
-                       (long)XML_GetCurrentLineNumber(r->xp),
-                       (long)XML_GetCurrentColumnNumber(r->xp) + 1, fmt, ap);
+  r->rc =
+      ppi_vfail_at(r->ctx, rc, r->src, (long)XML_GetCurrentLineNumber(r->xp),
+                   (long)XML_GetCurrentColumnNumber(r->xp) + 1, fmt, ap);
   va_end(ap);
   XML_StopParser(r->xp, XML_FALSE);
 }
@@ -115,8 +115,8 @@ static const char *att(const char **a, const char *name)
 }
 
 /* An integer attribute in [lo, hi]; dv when absent. */
-static bool att_int(struct xrun *r, const char **a, const char *name,
-                    long dv, long lo, long hi, long *out)
+static bool att_int(struct xrun *r, const char **a, const char *name, long dv,
+                    long lo, long hi, long *out)
 {
   const char *v = att(a, name);
   char *end;
@@ -188,8 +188,12 @@ static double pci_gbps(struct xrun *r, const char **a)
     return 0;
   }
   /* NCCL's per-lane table, in units of 100 Mb/s */
-  lane = gts >= 64 ? 480 : gts >= 32 ? 240 : gts >= 16 ? 120 : gts >= 8 ? 60
-       : gts >= 5 ? 30 : 15;
+  lane = gts >= 64   ? 480
+         : gts >= 32 ? 240
+         : gts >= 16 ? 120
+         : gts >= 8  ? 60
+         : gts >= 5  ? 30
+                     : 15;
   return width > 0 ? (double)width * lane / 80.0 : 12;
 }
 
@@ -206,8 +210,7 @@ static void XMLCALL on_start(void *ud, const char *el, const char **a)
   if (r->depth == 0) {
     if (strcmp(el, "system")) {
       xfail(r, PP_EINPUT,
-            "the root element is <%s>, not <system>: not an NCCL topology",
-            el);
+            "the root element is <%s>, not <system>: not an NCCL topology", el);
       return;
     }
     r->seen_system = true;
@@ -241,8 +244,7 @@ static void XMLCALL on_start(void *ud, const char *el, const char **a)
       return;
     }
     if (VX(r, r->cur).gpu_dev >= 0) {
-      xfail(r, PP_EINPUT, "two <gpu> in <pci busid='%s'>",
-            VX(r, r->cur).busid);
+      xfail(r, PP_EINPUT, "two <gpu> in <pci busid='%s'>", VX(r, r->cur).busid);
       return;
     }
     if (!att(a, "dev")) {
@@ -312,8 +314,12 @@ static void XMLCALL on_end(void *ud, const char *el)
 
 static double nvlink_per_link(int32_t sm)
 {
-  return sm >= 100 ? 40.1 : sm >= 90 ? 20.6 : sm == 86 ? 12.0 : sm >= 70 ? 20.0
-       : sm >= 60 ? 18.0 : 20.0;
+  return sm >= 100  ? 40.1
+         : sm >= 90 ? 20.6
+         : sm == 86 ? 12.0
+         : sm >= 70 ? 20.0
+         : sm >= 60 ? 18.0
+                    : 20.0;
 }
 
 static const char *gpu_of_sm(int32_t sm)
@@ -380,9 +386,9 @@ static pp_status to_cluster(struct xrun *r, const pp_topo_params *p,
     if (v->kind == V_CPU)
       for (j = 0; j < i; j++)
         if (VX(r, j).kind == V_CPU) {
-          double q = sys > 0 ? sys
+          double q = sys > 0                           ? sys
                      : v->qpi_gbps < VX(r, j).qpi_gbps ? v->qpi_gbps
-                                                         : VX(r, j).qpi_gbps;
+                                                       : VX(r, j).qpi_gbps;
           JOIN(i, j, q);
         }
     if (v->gpu_dev >= 0) {
@@ -477,8 +483,8 @@ done:
 }
 
 pp_status pp_cluster_read_nccl_xml(pp_ctx *ctx, const char *text, size_t len,
-                                   const char *source,
-                                   const pp_topo_params *p, pp_cluster **out)
+                                   const char *source, const pp_topo_params *p,
+                                   pp_cluster **out)
 {
   struct xrun r;
   struct ppi_alloc al;
@@ -524,8 +530,8 @@ pp_status pp_cluster_read_nccl_xml(pp_ctx *ctx, const char *text, size_t len,
                ? ppi_nomem(ctx)
                : ppi_fail_at(ctx, PP_EPARSE, source,
                              (long)XML_GetCurrentLineNumber(r.xp),
-                             (long)XML_GetCurrentColumnNumber(r.xp) + 1,
-                             "%s", XML_ErrorString(e));
+                             (long)XML_GetCurrentColumnNumber(r.xp) + 1, "%s",
+                             XML_ErrorString(e));
   }
   XML_ParserFree(r.xp);
   xml_alloc = NULL;

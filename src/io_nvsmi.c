@@ -113,8 +113,8 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
     }
     n = split(q, e, tk, MAXCOL);
     if (n > MAXCOL) {
-      rc = ppi_fail_at(ctx, PP_ELIMIT, source, line, 0,
-                       "more than %d columns", MAXCOL);
+      rc = ppi_fail_at(ctx, PP_ELIMIT, source, line, 0, "more than %d columns",
+                       MAXCOL);
       goto done;
     }
     if (!header) {
@@ -217,10 +217,10 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
                          (int)i, (int)j, (int)j, (int)i);
         goto done;
       }
-  gpu = p->gpu                                  ? p->gpu
-        : maxnv >= 18                           ? "H100"
-        : maxnv >= 12                           ? "A100-80"
-                                                : "V100";
+  gpu = p->gpu        ? p->gpu
+        : maxnv >= 18 ? "H100"
+        : maxnv >= 12 ? "A100-80"
+                      : "V100";
   rc = ppi_cluster_box(ctx, "nvidia-smi", source, gpu, g, bw, p, out);
 done:
   ppi_free(ctx, tk, (MAXCOL + 1) * sizeof *tk);

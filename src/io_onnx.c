@@ -75,9 +75,9 @@ static void pb_free_fn(void *ud, void *ptr)
 /* ---- tensors ----------------------------------------------------------- */
 
 struct tinfo {
-  int32_t elem;    /* bytes per element; 0: unknown */
-  int32_t ndim;    /* -1: no static shape */
-  int64_t elems;   /* product of the dims */
+  int32_t elem;  /* bytes per element; 0: unknown */
+  int32_t ndim;  /* -1: no static shape */
+  int64_t elems; /* product of the dims */
   int64_t dims[MAXDIM];
   int32_t producer; /* node index, -1: a graph input or initializer */
   int32_t init;     /* initializer index, -1: none */
@@ -180,8 +180,8 @@ static pp_status set_dims(struct onnx_run *r, const char *name, int32_t k,
     else
       return PP_OK; /* an unknown dimension: no static shape */
     if (d < 0)
-      return ofail(r, "%s '%s': dimension %zu is negative (%lld)", where,
-                   name, i, (long long)d);
+      return ofail(r, "%s '%s': dimension %zu is negative (%lld)", where, name,
+                   i, (long long)d);
     prod *= (double)d;
     if (i < MAXDIM)
       t->dims[i] = d;
@@ -210,10 +210,10 @@ static pp_status value_info(struct onnx_run *r, const Onnx__ValueInfoProto *v,
   tt = v->type->tensor_type;
   if (!tt || !tt->shape)
     return PP_OK;
-  return set_dims(r, v->name, k, tt->shape->n_dim, NULL,
-                  (const Onnx__TensorShapeProto__Dimension *const *)
-                      tt->shape->dim,
-                  elem_bytes(tt->elem_type), where);
+  return set_dims(
+      r, v->name, k, tt->shape->n_dim, NULL,
+      (const Onnx__TensorShapeProto__Dimension *const *)tt->shape->dim,
+      elem_bytes(tt->elem_type), where);
 }
 
 static int64_t tbytes(const struct tinfo *t)
@@ -260,17 +260,17 @@ static bool op_is(const char *op, const char *const *list)
 }
 
 static const char *const k_unary[] = {
-    "Add",     "Sub",   "Mul",       "Div",         "Relu",  "Sigmoid",
-    "Tanh",    "Gelu",  "Erf",       "Sqrt",        "Pow",   "Exp",
-    "Log",     "Neg",   "Clip",      "LeakyRelu",   "Elu",   "Selu",
-    "Abs",     "Max",   "Min",       "Where",       "Dropout", "HardSigmoid",
-    "HardSwish", "Mish", "Softplus", "PRelu",       "Reciprocal", "Sum",
-    "Mean",    "Cast",  "Equal",     "Less",        "Greater", "Not",
+    "Add",       "Sub",  "Mul",      "Div",       "Relu",       "Sigmoid",
+    "Tanh",      "Gelu", "Erf",      "Sqrt",      "Pow",        "Exp",
+    "Log",       "Neg",  "Clip",     "LeakyRelu", "Elu",        "Selu",
+    "Abs",       "Max",  "Min",      "Where",     "Dropout",    "HardSigmoid",
+    "HardSwish", "Mish", "Softplus", "PRelu",     "Reciprocal", "Sum",
+    "Mean",      "Cast", "Equal",    "Less",      "Greater",    "Not",
     NULL};
 static const char *const k_reduce[] = {
-    "ReduceMean", "ReduceSum",       "ReduceMax",   "ReduceMin",
-    "ReduceProd", "ReduceL2",        "ReduceSumSquare", "GlobalAveragePool",
-    "GlobalMaxPool", "ArgMax",       "ArgMin",      NULL};
+    "ReduceMean",    "ReduceSum", "ReduceMax",       "ReduceMin",
+    "ReduceProd",    "ReduceL2",  "ReduceSumSquare", "GlobalAveragePool",
+    "GlobalMaxPool", "ArgMax",    "ArgMin",          NULL};
 
 /* Forward FLOPs of node n (multiply-adds count 2), from its inputs' and
 ** first output's shapes; 0 for data movement. */
@@ -310,8 +310,7 @@ static double node_flops(struct onnx_run *r, const Onnx__NodeProto *n,
     return oe * k;
   }
   if (!strcmp(op, "BatchNormalization") ||
-      !strcmp(op, "InstanceNormalization") ||
-      !strcmp(op, "GroupNormalization"))
+      !strcmp(op, "InstanceNormalization") || !strcmp(op, "GroupNormalization"))
     return 4 * oe;
   if (!strcmp(op, "LayerNormalization"))
     return 8 * oe;
@@ -392,7 +391,8 @@ static pp_status tensors(struct onnx_run *r)
       if ((rc = tensor(r, n->output[i], &k)))
         return rc;
       if (TI(r, k).producer >= 0)
-        return ofail(r, "tensor '%s' is produced by node %d ('%s') and node "
+        return ofail(r,
+                     "tensor '%s' is produced by node %d ('%s') and node "
                      "%zu ('%s')",
                      n->output[i], (int)TI(r, k).producer,
                      r->names[TI(r, k).producer], j, r->names[j]);
@@ -421,7 +421,8 @@ static pp_status out_size(struct onnx_run *r, size_t j, size_t i,
     return ofail(r, "operator '%s': output '%s' %s", r->names[j], name,
                  no_shape);
   if (t->elem <= 0)
-    return ofail(r, "operator '%s': output '%s' has an element type of "
+    return ofail(r,
+                 "operator '%s': output '%s' has an element type of "
                  "unknown size",
                  r->names[j], name);
   *bytes = tbytes(t);
@@ -528,8 +529,8 @@ static pp_status build(struct onnx_run *r, pp_model_builder *b)
         continue;
       }
       if (t->ndim < 0 || t->elem <= 0) {
-        rc = ofail(r, "operator '%s': input '%s' %s", r->names[j], in,
-                   no_shape);
+        rc =
+            ofail(r, "operator '%s': input '%s' %s", r->names[j], in, no_shape);
         goto done;
       }
       { /* an edge from the producer; tensors between one pair add up */
@@ -557,8 +558,7 @@ static pp_status build(struct onnx_run *r, pp_model_builder *b)
   }
   for (i = 0; i < edges.n; i++) {
     const int64_t *t = &PPI_VEC_AT(&edges, int64_t, 3 * i);
-    if ((rc = pp_model_builder_add_edge(b, (int32_t)t[0], (int32_t)t[1],
-                                        t[2])))
+    if ((rc = pp_model_builder_add_edge(b, (int32_t)t[0], (int32_t)t[1], t[2])))
       goto done;
   }
 done:
@@ -594,8 +594,7 @@ pp_status pp_model_read_onnx(pp_ctx *ctx, const void *data, size_t len,
   }
   if (!source)
     source = "<onnx>";
-  if (params->batch < 1 || !(params->efficiency > 0) ||
-      params->efficiency > 1)
+  if (params->batch < 1 || !(params->efficiency > 0) || params->efficiency > 1)
     return ppi_fail(ctx, PP_EINVAL,
                     "%s: ONNX import needs batch >= 1 and 0 < efficiency "
                     "<= 1 (got %d and %g)",
@@ -635,8 +634,8 @@ pp_status pp_model_read_onnx(pp_ctx *ctx, const void *data, size_t len,
   }
   if (r.g->n_node > PP_MAX_OPS) {
     rc = ppi_fail_at(ctx, PP_ELIMIT, source, 0, 0,
-                     "%zu nodes exceed the limit of %d operators",
-                     r.g->n_node, PP_MAX_OPS);
+                     "%zu nodes exceed the limit of %d operators", r.g->n_node,
+                     PP_MAX_OPS);
     goto done;
   }
   r.names = ppi_calloc(ctx, r.g->n_node, sizeof *r.names);
@@ -649,12 +648,11 @@ pp_status pp_model_read_onnx(pp_ctx *ctx, const void *data, size_t len,
       goto done;
   if ((rc = tensors(&r)))
     goto done;
-  if ((rc = pp_model_builder_create(
-           ctx,
-           params->name       ? params->name
-           : r.g->name && r.g->name[0] ? r.g->name
-                                       : "onnx",
-           source, &b)) ||
+  if ((rc = pp_model_builder_create(ctx,
+                                    params->name                ? params->name
+                                    : r.g->name && r.g->name[0] ? r.g->name
+                                                                : "onnx",
+                                    source, &b)) ||
       (rc = pp_model_builder_set_micro_batch(b, params->batch)) ||
       (rc = pp_model_builder_set_efficiency(b, params->efficiency)))
     goto done;

@@ -90,8 +90,7 @@ static void gib(char *buf, size_t n, double bytes)
 static void stage_color(char *buf, size_t n, int32_t s, int32_t ns)
 {
   snprintf(buf, n, "hsl(%d,62%%,%d%%)",
-           (int)(ns > 0 ? (s * 360 / ns + 200) % 360 : 200),
-           s % 2 ? 58 : 46);
+           (int)(ns > 0 ? (s * 360 / ns + 200) % 360 : 200), s % 2 ? 58 : 46);
 }
 
 /* ---- the report --------------------------------------------------------- */
@@ -197,8 +196,8 @@ static void topology(struct rep *r)
   struct ppi_sbuf *b = r->b;
   pp_ctx *ctx = r->ctx;
   int32_t nn = 0, i, d, s, *node_ids = NULL, *cnt = NULL;
-  double *dx = NULL, *dy = NULL, cell = r->ndev > 256 ? 16 : 46, x = 10,
-         y = 10, rowh = 0, width = 1200, height, maxbw = 0;
+  double *dx = NULL, *dy = NULL, cell = r->ndev > 256 ? 16 : 46, x = 10, y = 10,
+         rowh = 0, width = 1200, height, maxbw = 0;
   char col[64];
 
   node_ids = ppi_calloc(ctx, (size_t)r->ndev, sizeof *node_ids);
@@ -298,8 +297,8 @@ static void topology(struct rep *r)
                     "stroke-opacity=\"0.8\"><title>stage %d to %d, replica "
                     "%d: %.4g GB/s</title></line>\n",
                     dx[a], dy[a], dx[c2], dy[c2], (int)(200 - 160 * f),
-                    (int)(200 - 160 * f), (int)(200 - 160 * f),
-                    1 + 4 * f, (int)s, (int)s + 1, (int)k, bw);
+                    (int)(200 - 160 * f), (int)(200 - 160 * f), 1 + 4 * f,
+                    (int)s, (int)s + 1, (int)k, bw);
     }
   }
   for (d = 0; d < r->ndev; d++) {
@@ -346,9 +345,10 @@ static void topology(struct rep *r)
   ppi_sb_puts(b, "<span data-s=\"-1\"><i style=\"background:#d5d5d5\">"
                  "</i>idle</span></div>\n<p class=\"sub\">");
   if (maxbw > 0)
-    ppi_sb_printf(b, "Lines: each replica's path from stage to stage, darker "
-                     "and thicker the faster the link (fastest used: %.4g "
-                     "GB/s). ",
+    ppi_sb_printf(b,
+                  "Lines: each replica's path from stage to stage, darker "
+                  "and thicker the faster the link (fastest used: %.4g "
+                  "GB/s). ",
                   maxbw);
   else
     ppi_sb_puts(b, "No transfers between stages on different devices. ");
@@ -413,8 +413,7 @@ static void memory(struct rep *r)
     pp_device_memory dm;
     pp_sim_device sd;
     pp_device_desc dd;
-    double part[4], x = L, y = 6 + k * 18.0, sc = (W - L - 140) / maxcap,
-           cap;
+    double part[4], x = L, y = 6 + k * 18.0, sc = (W - L - 140) / maxcap, cap;
     int j;
     char t1[32], t2[32];
     if (r->stage_of[d] < 0)
@@ -446,20 +445,19 @@ static void memory(struct rep *r)
     cap = (double)dm.capacity_bytes * sc + L;
     gib(t1, sizeof t1, dm.total_bytes);
     gib(t2, sizeof t2, (double)dm.capacity_bytes);
-    ppi_sb_printf(b,
-                  "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" "
-                  "stroke=\"#b00020\" stroke-width=\"2\"/>"
-                  "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" "
-                  "stroke=\"#000\" stroke-width=\"1\" "
-                  "stroke-dasharray=\"2,2\"/>"
-                  "<text x=\"%.2f\" y=\"%.1f\" font-size=\"10\" "
-                  "fill=\"%s\">%s / %s GiB</text>\n",
-                  cap, y - 2, cap, y + 15, L + sd.peak_memory_bytes * sc,
-                  y - 1, L + sd.peak_memory_bytes * sc, y + 14,
-                  (x > cap ? x : cap) + 4, y + 11,
-                  dm.total_bytes > (double)dm.capacity_bytes ? "#b00020"
-                                                             : "#333",
-                  t1, t2);
+    ppi_sb_printf(
+        b,
+        "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" "
+        "stroke=\"#b00020\" stroke-width=\"2\"/>"
+        "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" "
+        "stroke=\"#000\" stroke-width=\"1\" "
+        "stroke-dasharray=\"2,2\"/>"
+        "<text x=\"%.2f\" y=\"%.1f\" font-size=\"10\" "
+        "fill=\"%s\">%s / %s GiB</text>\n",
+        cap, y - 2, cap, y + 15, L + sd.peak_memory_bytes * sc, y - 1,
+        L + sd.peak_memory_bytes * sc, y + 14, (x > cap ? x : cap) + 4, y + 11,
+        dm.total_bytes > (double)dm.capacity_bytes ? "#b00020" : "#333", t1,
+        t2);
   }
   ppi_sb_puts(b, "</svg>\n<div class=\"legend\">"
                  "<span><i style=\"background:#4a7fc1\"></i>parameters, "
@@ -524,10 +522,9 @@ static void breakdown(struct rep *r)
                   "<td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>"
                   "<td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%s</td></tr>\n",
                   s == es.bottleneck ? "&#9654; " : "", (int)s, (int)nops,
-                  (int)pp_plan_nreplica(r->p, s),
-                  (long long)sc.micro_batches, sc.fwd_ms, sc.bwd_ms,
-                  sc.recompute_ms, sc.send_ms, sc.recv_ms, sc.allreduce_ms,
-                  sc.update_ms, g);
+                  (int)pp_plan_nreplica(r->p, s), (long long)sc.micro_batches,
+                  sc.fwd_ms, sc.bwd_ms, sc.recompute_ms, sc.send_ms, sc.recv_ms,
+                  sc.allreduce_ms, sc.update_ms, g);
   }
   ppi_sb_puts(b, "</table>\n");
 }
@@ -547,8 +544,10 @@ static void baselines(struct rep *r)
                 "<tr><td class=\"l\"><b>this plan</b></td><td colspan=\"6\">"
                 "</td><td><b>%.3f</b></td><td>1.00</td><td>%s</td><td "
                 "class=\"l\">",
-                ss.iteration_ms, ss.fits ? "yes" : "<span class=\"bad\">no"
-                                                   "</span>");
+                ss.iteration_ms,
+                ss.fits ? "yes"
+                        : "<span class=\"bad\">no"
+                          "</span>");
   esc(b, pp_plan_source(r->p) ? pp_plan_source(r->p) : "the plan given");
   ppi_sb_puts(b, "</td></tr>\n");
   for (i = 0; r->cmp && i < pp_compare_nrow(r->cmp); i++) {
@@ -663,8 +662,7 @@ static pp_status build(struct rep *r, const pp_report_params *rp,
 
 pp_status pp_report_write(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
                           const pp_cluster *c, const pp_cost_params *cp,
-                          const pp_report_params *rp, const char *path,
-                          FILE *f)
+                          const pp_report_params *rp, const char *path, FILE *f)
 {
   struct rep r;
   struct ppi_sbuf b;

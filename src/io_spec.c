@@ -451,7 +451,8 @@ pp_status pp_cluster_load(pp_ctx *ctx, const char *spec, pp_cluster **out)
   *out = NULL;
   if (ppi_file_exists(spec))
     return cluster_file(ctx, spec, spec, NULL, out);
-  if (strlen(spec) < sizeof buf && file_with_options(spec, buf, sizeof buf, &opts)) {
+  if (strlen(spec) < sizeof buf &&
+      file_with_options(spec, buf, sizeof buf, &opts)) {
     char copy[1024];
     strcpy(copy, spec);
     return cluster_file(ctx, spec, buf, copy + opts, out);

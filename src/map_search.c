@@ -392,28 +392,35 @@ static void *run_job(void *arg)
 
 /* bfs_from[s S ..]: the stages in breadth-first order from s, then from
 ** each unseen stage (the cover rule's orders). */
+/* The stages in breadth-first order from s0, then from each stage not
+** yet reached, in index order after s0 (seen: S bytes of scratch). */
+static void bfs_order(const struct ppi_map *q, int32_t s0, int32_t *bfs,
+                      uint8_t *seen)
+{
+  int32_t S = q->S, head = 0, tail = 0, s, k;
+  memset(seen, 0, (size_t)S);
+  for (s = s0; tail < S; s = (s + 1) % S) {
+    if (seen[s])
+      continue;
+    seen[s] = 1;
+    bfs[tail++] = s;
+    while (head < tail) {
+      int32_t u = bfs[head++];
+      for (k = q->adj_off[u]; k < q->adj_off[u + 1]; k++)
+        if (!seen[q->adj_s[k]]) {
+          seen[q->adj_s[k]] = 1;
+          bfs[tail++] = q->adj_s[k];
+        }
+    }
+  }
+}
+
 static void make_bfs_from(const struct ppi_map *q, int32_t *bfs_from,
                           uint8_t *seen)
 {
-  int32_t S = q->S, s0, s, k;
-  for (s0 = 0; s0 < S; s0++) {
-    int32_t *bfs = bfs_from + (size_t)s0 * S, head = 0, tail = 0;
-    memset(seen, 0, (size_t)S);
-    for (s = s0; tail < S; s = (s + 1) % S) {
-      if (seen[s])
-        continue;
-      seen[s] = 1;
-      bfs[tail++] = s;
-      while (head < tail) {
-        int32_t u = bfs[head++];
-        for (k = q->adj_off[u]; k < q->adj_off[u + 1]; k++)
-          if (!seen[q->adj_s[k]]) {
-            seen[q->adj_s[k]] = 1;
-            bfs[tail++] = q->adj_s[k];
-          }
-      }
-    }
-  }
+  int32_t s0;
+  for (s0 = 0; s0 < q->S; s0++)
+    bfs_order(q, s0, bfs_from + (size_t)s0 * q->S, seen);
 }
 
 /* Whether the assignment order is stage by stage (make_order). */
@@ -469,16 +476,9 @@ static void probe(const struct ppi_map *q, struct job *j, double lo, double *hi,
 static pp_status make_order(pp_ctx *ctx, const struct ppi_map *q,
                             int32_t *order, int32_t *first_of)
 {
-  int32_t S = q->S, R = q->R, *bfs, *seen, head = 0, tail = 0, s, r, k, n = 0;
-  bool stage_major = q->obj == MAP_AR;
-  if (q->obj == MAP_FULL) { /* the dominant traffic decides */
-    double ar = 0, pp = 0;
-    for (s = 0; s < S; s++)
-      ar += q->P[s];
-    for (k = 0; k < q->ne; k++)
-      pp += 2 * q->em[k];
-    stage_major = R > 1 && ar > pp;
-  }
+  int32_t S = q->S, R = q->R, *bfs, r, k, n = 0;
+  uint8_t *seen;
+  bool stage_major = stage_major_of(q);
   bfs = ppi_alloc(ctx, (size_t)S * sizeof *bfs);
   seen = ppi_calloc(ctx, (size_t)S, sizeof *seen);
   if (!bfs || !seen) {
@@ -486,20 +486,7 @@ static pp_status make_order(pp_ctx *ctx, const struct ppi_map *q,
     ppi_free(ctx, seen, (size_t)S * sizeof *seen);
     return PP_ENOMEM;
   }
-  for (s = 0; s < S; s++) { /* breadth first from each unseen stage */
-    if (seen[s])
-      continue;
-    seen[s] = 1;
-    bfs[tail++] = s;
-    while (head < tail) {
-      int32_t u = bfs[head++];
-      for (k = q->adj_off[u]; k < q->adj_off[u + 1]; k++)
-        if (!seen[q->adj_s[k]]) {
-          seen[q->adj_s[k]] = 1;
-          bfs[tail++] = q->adj_s[k];
-        }
-    }
-  }
+  bfs_order(q, 0, bfs, seen);
   if (stage_major) {
     for (k = 0; k < S; k++)
       for (r = 0; r < R; r++)

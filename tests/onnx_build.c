@@ -197,7 +197,8 @@ uint8_t *ob_build(enum ob_defect d, size_t *len)
     n->n_input = 4;
   }
   attr_ints(o, n, "kernel_shape", 3, 3, 2);
-  node(o, "relu1", "Relu", "c1", NULL, NULL, d == OB_DUP_PRODUCER ? "c1" : "r1");
+  node(o, "relu1", "Relu", "c1", NULL, NULL,
+       d == OB_DUP_PRODUCER ? "c1" : "r1");
   n = node(o, "pool", "MaxPool", "r1", NULL, NULL, "p1");
   attr_ints(o, n, "kernel_shape", 2, 2, 2);
   node(o, "reshape", "Reshape", "p1", "shape", NULL, "f1");

@@ -12,15 +12,15 @@
 
 enum ob_defect {
   OB_OK = 0,
-  OB_NO_SHAPE,       /* value_info of conv1's output left out */
-  OB_UNKNOWN_INPUT,  /* fc1 reads a tensor nobody makes */
-  OB_DUP_PRODUCER,   /* relu1 and conv1 both write c1 */
-  OB_CYCLE,          /* conv1 also reads add's output */
-  OB_NEG_DIM,        /* a dimension of -3 */
-  OB_HUGE_DIM,       /* 2^40 x 2^40 elements */
-  OB_NO_GRAPH,       /* a ModelProto without a graph */
-  OB_NO_NODES,       /* a graph without nodes */
-  OB_NO_OP_TYPE,     /* a node without op_type */
+  OB_NO_SHAPE,      /* value_info of conv1's output left out */
+  OB_UNKNOWN_INPUT, /* fc1 reads a tensor nobody makes */
+  OB_DUP_PRODUCER,  /* relu1 and conv1 both write c1 */
+  OB_CYCLE,         /* conv1 also reads add's output */
+  OB_NEG_DIM,       /* a dimension of -3 */
+  OB_HUGE_DIM,      /* 2^40 x 2^40 elements */
+  OB_NO_GRAPH,      /* a ModelProto without a graph */
+  OB_NO_NODES,      /* a graph without nodes */
+  OB_NO_OP_TYPE,    /* a node without op_type */
   OB_NDEFECT
 };
 

@@ -398,8 +398,7 @@ static pp_status op_import(pp_ctx *ctx, const void *arg)
   else if (a->kind == 1)
     rc = pp_cluster_read_nvsmi(ctx, a->t.text, a->t.len, a->t.src, NULL, &c);
   else
-    rc =
-        pp_cluster_read_nccl_xml(ctx, a->t.text, a->t.len, a->t.src, NULL, &c);
+    rc = pp_cluster_read_nccl_xml(ctx, a->t.text, a->t.len, a->t.src, NULL, &c);
   if (rc != PP_OK) {
     assert_true(a->kind == 0 ? m == NULL : c == NULL);
     return rc;

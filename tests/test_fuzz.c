@@ -615,11 +615,11 @@ enum reader {
   RD_N
 };
 static const char *const reader_name[] = {
-    "model json", "cluster json", "pipedream",   "model spec",
-    "cluster spec", "nvidia-smi", "nccl xml", "onnx"};
+    "model json",   "cluster json", "pipedream", "model spec",
+    "cluster spec", "nvidia-smi",   "nccl xml",  "onnx"};
 static const char *const reader_src[] = {
-    "fuzz.json", "fuzz.json", "fuzz.txt", NULL, NULL,
-    "fuzz-topo.txt", "fuzz.xml", "fuzz.onnx"};
+    "fuzz.json", "fuzz.json",     "fuzz.txt", NULL,
+    NULL,        "fuzz-topo.txt", "fuzz.xml", "fuzz.onnx"};
 /* Readers of formats that are not JSON (no tree mutations). */
 #define NOT_JSON(rd) ((rd) == RD_PIPEDREAM || (rd) >= RD_NVSMI)
 

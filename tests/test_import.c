@@ -35,7 +35,7 @@ static pp_model *onnx_model(pp_ctx *ctx, int32_t batch)
 
 static void t_onnx_contents(void **state)
 {
-  static const char *const names[] = {"conv1", "relu1", "pool",  "reshape",
+  static const char *const names[] = {"conv1", "relu1",  "pool", "reshape",
                                       "fc1",   "Relu_5", "add",  "fc2"};
   static const char *const kinds[] = {"Conv", "Relu", "MaxPool", "Reshape",
                                       "Gemm", "Relu", "Add",     "Gemm"};
@@ -43,8 +43,9 @@ static void t_onnx_contents(void **state)
   ** Reshape is a constant), first output, forward FLOPs */
   static const int64_t param[] = {448, 0, 0, 0, 8320, 0, 0, 1320};
   static const int64_t outb[] = {2048, 2048, 512, 512, 256, 256, 256, 80};
-  static const double flops[] = {2 * 512 * 27 + 512, 512, 128 * 4, 0,
-                                 2 * 64 * 64 + 64,  64,  64,      2 * 20 * 32 + 20};
+  static const double flops[] = {
+      2 * 512 * 27 + 512, 512, 128 * 4, 0,
+      2 * 64 * 64 + 64,   64,  64,      2 * 20 * 32 + 20};
   static const int32_t efrom[] = {0, 1, 2, 3, 4, 4, 5, 6};
   static const int32_t eto[] = {1, 2, 3, 4, 5, 6, 6, 7};
   static const int64_t ebytes[] = {2048, 2048, 512, 512, 256, 256, 256, 256};
@@ -150,10 +151,9 @@ static void t_onnx_garbage(void **state)
   tu_expect_error(ctx, pp_model_read_onnx(ctx, "", 0, "e.onnx", NULL, &m),
                   PP_EPARSE, "e.onnx", "empty", NULL);
   pp_ctx_clear_error(ctx);
-  tu_expect_error(ctx,
-                  pp_model_read_onnx(ctx, text, sizeof text - 1, "j.onnx",
-                                     NULL, &m),
-                  PP_EPARSE, "j.onnx", "not an ONNX model", NULL);
+  tu_expect_error(
+      ctx, pp_model_read_onnx(ctx, text, sizeof text - 1, "j.onnx", NULL, &m),
+      PP_EPARSE, "j.onnx", "not an ONNX model", NULL);
   pp_onnx_params_init(&p);
   p.batch = 0;
   pp_ctx_clear_error(ctx);
@@ -206,9 +206,8 @@ static void t_onnx_cli(void **state)
   assert_int_equal(tu_run(cmd, &out, &err), 0);
   assert_non_null(strstr(out, "\"cnn\""));
   assert_non_null(strstr(out, "\"operators\": 8"));
-  snprintf(cmd, sizeof cmd,
-           "plan --model %s:batch=4 --cluster %s --batch 64", path,
-           tu_path("examples/nvsmi-dgx1.txt"));
+  snprintf(cmd, sizeof cmd, "plan --model %s:batch=4 --cluster %s --batch 64",
+           path, tu_path("examples/nvsmi-dgx1.txt"));
   if (tu_run(cmd, &out, &err) != 0)
     fail_msg("%s%s", out, err);
   snprintf(cmd, sizeof cmd, "model %s:batch=x", path);
@@ -256,7 +255,8 @@ static void t_onnx_real(void **state)
     pp_model_op(m, i, &d);
     total += d.param_bytes;
   }
-  assert_int_equal(total, json_integer_value(json_object_get(j, "param_bytes")));
+  assert_int_equal(total,
+                   json_integer_value(json_object_get(j, "param_bytes")));
   ob = json_object_get(j, "out_bytes");
   fl = json_object_get(j, "flops");
   json_object_foreach(ob, key, v)
@@ -334,8 +334,8 @@ static void t_nvsmi(void **state)
   pp_topo_params_init(&p);
   p.nodes = 2;
   p.inter_gbps = 3.125;
-  assert_int_equal(
-      pp_cluster_read_nvsmi(ctx, t, len, "nvsmi-dgx1.txt", &p, &c), PP_OK);
+  assert_int_equal(pp_cluster_read_nvsmi(ctx, t, len, "nvsmi-dgx1.txt", &p, &c),
+                   PP_OK);
   assert_int_equal(pp_cluster_load(ctx, "dgx1:2", &ref), PP_OK);
   same_bandwidth(c, ref);
   assert_int_equal(pp_cluster_device(c, 11, &d), PP_OK);
@@ -374,8 +374,7 @@ static void t_nvsmi(void **state)
   free(t);
   /* NVSwitch box: NV12 everywhere is an A100 box, 12 x 25 GB/s */
   t = slurp("examples/nvsmi-dgx-a100.txt", &len);
-  assert_int_equal(pp_cluster_read_nvsmi(ctx, t, len, "a100", NULL, &c),
-                   PP_OK);
+  assert_int_equal(pp_cluster_read_nvsmi(ctx, t, len, "a100", NULL, &c), PP_OK);
   assert_int_equal(pp_cluster_ndev(c), 8);
   {
     pp_device_type_desc td;
@@ -403,14 +402,13 @@ static void t_nvsmi_bad(void **state)
   } cases[] = {
       {"", PP_EPARSE, "no header", "nvidia-smi topo -m"},
       {"hello world\n", PP_EPARSE, "no header", NULL},
-      {"\tGPU0\tGPU1\nGPU0\tX\tNVX\nGPU1\tNV1\tX\n", PP_EPARSE, "t:2:",
-       "'NVX'"},
-      {"\tGPU0\tGPU1\nGPU0\tX\tNV1\n", PP_EPARSE, "ends before row GPU1",
-       NULL},
+      {"\tGPU0\tGPU1\nGPU0\tX\tNVX\nGPU1\tNV1\tX\n", PP_EPARSE,
+       "t:2:", "'NVX'"},
+      {"\tGPU0\tGPU1\nGPU0\tX\tNV1\n", PP_EPARSE, "ends before row GPU1", NULL},
       {"\tGPU0\tGPU1\nGPU0\tX\tNV1\nGPU1\tNV2\tX\n", PP_EINPUT, "symmetric",
        NULL},
-      {"\tGPU0\tGPU1\nGPU0\tSYS\tNV1\nGPU1\tNV1\tX\n", PP_EPARSE,
-       "to itself", NULL},
+      {"\tGPU0\tGPU1\nGPU0\tSYS\tNV1\nGPU1\tNV1\tX\n", PP_EPARSE, "to itself",
+       NULL},
       {"\tGPU0\tGPU2\n", PP_EPARSE, "out of order", NULL},
       {"\tGPU0\tGPU1\nGPU1\tX\tNV1\n", PP_EPARSE, "GPU0 was expected", NULL},
       {"\tGPU0\tGPU1\nGPU0\tX\n", PP_EPARSE, "1 cells", NULL},
@@ -428,8 +426,7 @@ static void t_nvsmi_bad(void **state)
     pp_ctx_clear_error(ctx);
     tu_expect_error(ctx,
                     pp_cluster_read_nvsmi(ctx, cases[i].text,
-                                          strlen(cases[i].text), "t", NULL,
-                                          &c),
+                                          strlen(cases[i].text), "t", NULL, &c),
                     cases[i].rc, cases[i].a, cases[i].b, NULL);
     assert_null(c);
   }
@@ -442,24 +439,22 @@ static void t_nvsmi_bad(void **state)
   for (i = 0; i < 1100; i++)
     strcat(big, " NIC");
   pp_ctx_clear_error(ctx);
-  tu_expect_error(ctx, pp_cluster_read_nvsmi(ctx, big, strlen(big), "t", NULL,
-                                             &c),
+  tu_expect_error(ctx,
+                  pp_cluster_read_nvsmi(ctx, big, strlen(big), "t", NULL, &c),
                   PP_ELIMIT, "columns", NULL);
   free(big);
   pp_topo_params_init(&p);
   p.gpu = "Z80";
   pp_ctx_clear_error(ctx);
-  tu_expect_error(ctx,
-                  pp_cluster_read_nvsmi(ctx, "\tGPU0\nGPU0\tX\n", 12, "t", &p,
-                                        &c),
-                  PP_EINPUT, "unknown GPU 'Z80'", NULL);
+  tu_expect_error(
+      ctx, pp_cluster_read_nvsmi(ctx, "\tGPU0\nGPU0\tX\n", 12, "t", &p, &c),
+      PP_EINPUT, "unknown GPU 'Z80'", NULL);
   pp_topo_params_init(&p);
   p.latency_us = 0.0 / 0.0;
   pp_ctx_clear_error(ctx);
-  tu_expect_error(ctx,
-                  pp_cluster_read_nvsmi(ctx, "\tGPU0\nGPU0\tX\n", 12, "t", &p,
-                                        &c),
-                  PP_EINPUT, "latency", NULL);
+  tu_expect_error(
+      ctx, pp_cluster_read_nvsmi(ctx, "\tGPU0\nGPU0\tX\n", 12, "t", &p, &c),
+      PP_EINPUT, "latency", NULL);
   pp_topo_params_init(&p);
   p.nodes = 3000;
   pp_ctx_clear_error(ctx);
@@ -626,10 +621,9 @@ static void t_nccl_bad(void **state)
   for (i = 0; i < 1000; i++)
     strcat(deep, "<x>");
   pp_ctx_clear_error(ctx);
-  tu_expect_error(ctx,
-                  pp_cluster_read_nccl_xml(ctx, deep, strlen(deep), "x.xml",
-                                           NULL, &c),
-                  PP_ELIMIT, "deeper", NULL);
+  tu_expect_error(
+      ctx, pp_cluster_read_nccl_xml(ctx, deep, strlen(deep), "x.xml", NULL, &c),
+      PP_ELIMIT, "deeper", NULL);
   free(deep);
   pp_ctx_destroy(ctx);
 }
@@ -660,10 +654,9 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_onnx_contents), cmocka_unit_test(t_onnx_defects),
       cmocka_unit_test(t_onnx_garbage),  cmocka_unit_test(t_onnx_cli),
-      cmocka_unit_test(t_onnx_real),
-      cmocka_unit_test(t_nvsmi),         cmocka_unit_test(t_nvsmi_bad),
-      cmocka_unit_test(t_nccl),          cmocka_unit_test(t_nccl_bad),
-      cmocka_unit_test(t_topo_cli),
+      cmocka_unit_test(t_onnx_real),     cmocka_unit_test(t_nvsmi),
+      cmocka_unit_test(t_nvsmi_bad),     cmocka_unit_test(t_nccl),
+      cmocka_unit_test(t_nccl_bad),      cmocka_unit_test(t_topo_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

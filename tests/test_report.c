@@ -119,8 +119,7 @@ static void t_errors(void **state)
   (void)state;
   load(&f);
   tu_expect_error(f.ctx,
-                  pp_report_write(f.ctx, NULL, f.m, f.c, NULL, NULL, "x",
-                                  NULL),
+                  pp_report_write(f.ctx, NULL, f.m, f.c, NULL, NULL, "x", NULL),
                   PP_EINVAL, "NULL", NULL);
   pp_ctx_clear_error(f.ctx);
   pp_cost_params_init(&cp);
@@ -212,8 +211,7 @@ static void t_cli(void **state)
 
 /* Headless Chromium on a page: the DOM after scripts ran, a screenshot,
 ** and every console line. */
-static int chromium(const char *page, const char *shot, char **dom,
-                    char **log)
+static int chromium(const char *page, const char *shot, char **dom, char **log)
 {
   char cmd[4096], prof[600], *o, *e;
   static char *dom_keep;

@@ -403,7 +403,8 @@ static int parse(int argc, char **argv, struct opts *o)
   static const char *const valued[] = {
       "-o",          "--seed",    "--model",      "--cluster",
       "--trace",     "--gantt",   "--reserve-gb", "--cost-model",
-      "--allreduce", "--network", "--to",         "--gantt-image", NULL};
+      "--allreduce", "--network", "--to",         "--gantt-image",
+      NULL};
   static const char *const part_valued[] = {"--stages",
                                             "--replicas",
                                             "--gas",
@@ -734,8 +735,7 @@ static int cmd_evaluate(pp_ctx *ctx, const struct opts *o)
 static pp_image_format image_format(const char *path)
 {
   size_t n = strlen(path);
-  return n >= 4 && !strcmp(path + n - 4, ".png") ? PP_IMAGE_PNG
-                                                 : PP_IMAGE_SVG;
+  return n >= 4 && !strcmp(path + n - 4, ".png") ? PP_IMAGE_PNG : PP_IMAGE_SVG;
 }
 
 /* report PLAN --model M --cluster C -o report.html [--gantt-image F]
@@ -803,8 +803,8 @@ static int cmd_simulate(pp_ctx *ctx, const struct opts *o)
   if (rc == PP_OK && o->trace)
     rc = pp_sim_write_trace(ctx, s, o->trace, NULL);
   if (rc == PP_OK && o->gantt_image)
-    rc = pp_gantt_write(ctx, s, c, image_format(o->gantt_image),
-                        o->gantt_image, NULL);
+    rc = pp_gantt_write(ctx, s, c, image_format(o->gantt_image), o->gantt_image,
+                        NULL);
   if (rc == PP_OK && o->out)
     rc = pp_plan_write(ctx, p, o->out, NULL);
   ret = rc ? fail(ctx, rc) : 0;
