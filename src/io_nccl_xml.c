@@ -39,7 +39,7 @@
 #define MAXV 4096
 #define MAXDEPTH 256
 
-enum vkind { V_CPU, V_PCI, V_SWITCH };
+enum vkind { V_CPU, V_PCI }; /* the merged NVSwitch is vertex nv, added later */
 
 struct vert {
   int kind;

@@ -53,7 +53,6 @@ void pp_onnx_params_init(pp_onnx_params *p)
 /* ---- protobuf-c allocations through the context's allocator ----------- */
 
 struct pb_alloc {
-  pp_ctx *ctx;
   struct ppi_alloc a;
   bool failed;
 };
@@ -81,6 +80,9 @@ struct tinfo {
   int64_t dims[MAXDIM];
   int32_t producer; /* node index, -1: a graph input or initializer */
   int32_t init;     /* initializer index, -1: none */
+  bool read;        /* some node reads it */
+  bool counted;     /* an initializer already counted as parameters */
+  bool graph_in, graph_out;
 };
 
 struct onnx_run {
@@ -371,12 +373,16 @@ static pp_status tensors(struct onnx_run *r)
                        elem_bytes(t->data_type), "initializer")))
       return rc;
   }
-  for (i = 0; i < g->n_input; i++)
+  for (i = 0; i < g->n_input; i++) {
     if ((rc = value_info(r, g->input[i], "graph input")))
       return rc;
-  for (i = 0; i < g->n_output; i++)
+    TI(r, ppi_strmap_get(&r->tmap, g->input[i]->name)).graph_in = true;
+  }
+  for (i = 0; i < g->n_output; i++) {
     if ((rc = value_info(r, g->output[i], "graph output")))
       return rc;
+    TI(r, ppi_strmap_get(&r->tmap, g->output[i]->name)).graph_out = true;
+  }
   for (i = 0; i < g->n_value_info; i++)
     if ((rc = value_info(r, g->value_info[i], "value_info")))
       return rc;
@@ -429,54 +435,23 @@ static pp_status out_size(struct onnx_run *r, size_t j, size_t i,
   return PP_OK;
 }
 
-/* Whether a node's output is read or is a graph output. */
-static bool used(struct onnx_run *r, const char *name, const bool *read)
-{
-  size_t i;
-  int32_t k = ppi_strmap_get(&r->tmap, name);
-  if (k >= 0 && read[k])
-    return true;
-  for (i = 0; i < r->g->n_output; i++)
-    if (r->g->output[i]->name && !strcmp(r->g->output[i]->name, name))
-      return true;
-  return false;
-}
-
-static bool is_graph_input(const Onnx__GraphProto *g, const char *name)
-{
-  size_t q;
-  for (q = 0; q < g->n_input; q++)
-    if (g->input[q]->name && !strcmp(g->input[q]->name, name))
-      return true;
-  return false;
-}
-
 static pp_status build(struct onnx_run *r, pp_model_builder *b)
 {
   const Onnx__GraphProto *g = r->g;
   size_t nn = g->n_node, i, j;
-  bool *read = NULL, *param_seen = NULL;
   struct ppi_i64map emap;
   struct ppi_vec edges; /* int64_t: from, to, bytes triples */
-  size_t ntv;
   pp_status rc = PP_OK;
   double rate = V100_PEAK_TFLOPS * 1e12 * r->p->efficiency / 1e3;
 
   ppi_i64map_init(&emap);
   ppi_vec_init(&edges, 3 * sizeof(int64_t));
-  ntv = r->tv.n;
-  read = ppi_calloc(r->ctx, ntv ? ntv : 1, sizeof *read);
-  param_seen = ppi_calloc(r->ctx, ntv ? ntv : 1, sizeof *param_seen);
-  if (!read || !param_seen) {
-    rc = r->ctx->err;
-    goto done;
-  }
   for (j = 0; j < nn; j++)
     for (i = 0; i < g->node[j]->n_input; i++)
       if (g->node[j]->input[i][0]) {
         int32_t k = ppi_strmap_get(&r->tmap, g->node[j]->input[i]);
         if (k >= 0)
-          read[k] = true;
+          TI(r, k).read = true;
       }
 
   for (j = 0; j < nn; j++) {
@@ -488,7 +463,11 @@ static pp_status build(struct onnx_run *r, pp_model_builder *b)
     d.kind = n->op_type;
     for (i = 0; i < n->n_output; i++) {
       int64_t bytes;
-      if (!n->output[i][0] || (i > 0 && !used(r, n->output[i], read)))
+      const struct tinfo *o;
+      if (!n->output[i][0])
+        continue;
+      o = &TI(r, ppi_strmap_get(&r->tmap, n->output[i]));
+      if (i > 0 && !o->read && !o->graph_out)
         continue;
       if ((rc = out_size(r, j, i, &bytes)))
         goto done;
@@ -507,7 +486,7 @@ static pp_status build(struct onnx_run *r, pp_model_builder *b)
       k = ppi_strmap_get(&r->tmap, in);
       t = k >= 0 ? &TI(r, k) : NULL;
       if (!t || (t->producer < 0 && t->init < 0)) {
-        if (!is_graph_input(g, in)) {
+        if (!t || !t->graph_in) {
           rc = ofail(r,
                      "operator '%s': input '%s' is not a graph input, an "
                      "initializer or any node's output",
@@ -517,7 +496,7 @@ static pp_status build(struct onnx_run *r, pp_model_builder *b)
         continue;
       }
       if (t->init >= 0) {
-        if (!param_seen[k] && is_float(g->initializer[t->init]->data_type)) {
+        if (!t->counted && is_float(g->initializer[t->init]->data_type)) {
           if (t->ndim < 0 || t->elem <= 0) {
             rc = ofail(r, "operator '%s': initializer '%s' has no size",
                        r->names[j], in);
@@ -525,7 +504,7 @@ static pp_status build(struct onnx_run *r, pp_model_builder *b)
           }
           d.param_bytes += tbytes(t);
         }
-        param_seen[k] = true;
+        t->counted = true;
         continue;
       }
       if (t->ndim < 0 || t->elem <= 0) {
@@ -562,10 +541,6 @@ static pp_status build(struct onnx_run *r, pp_model_builder *b)
       goto done;
   }
 done:
-  if (read)
-    ppi_free(r->ctx, read, (ntv ? ntv : 1) * sizeof *read);
-  if (param_seen)
-    ppi_free(r->ctx, param_seen, (ntv ? ntv : 1) * sizeof *param_seen);
   ppi_i64map_free(r->ctx, &emap);
   ppi_vec_free(r->ctx, &edges);
   return rc;
@@ -602,7 +577,6 @@ pp_status pp_model_read_onnx(pp_ctx *ctx, const void *data, size_t len,
   if (len == 0)
     return ppi_fail_at(ctx, PP_EPARSE, source, 0, 0,
                        "empty file (not an ONNX model)");
-  pa.ctx = ctx;
   pa.a = ppi_ctx_alloc(ctx);
   pa.failed = false;
   pal.alloc = pb_alloc_fn;

@@ -195,7 +195,7 @@ static void topology(struct rep *r)
 {
   struct ppi_sbuf *b = r->b;
   pp_ctx *ctx = r->ctx;
-  int32_t nn = 0, i, d, s, *node_ids = NULL, *cnt = NULL;
+  int32_t nn = 0, i, d, s, pass, *node_ids = NULL, *cnt = NULL;
   double *dx = NULL, *dy = NULL, cell = r->ndev > 256 ? 16 : 46, x = 10, y = 10,
          rowh = 0, width = 1200, height, maxbw = 0;
   char col[64];
@@ -268,39 +268,34 @@ static void topology(struct rep *r)
     ppi_sb_free(&boxes);
   }
   /* the pipeline path of each replica: stage s's replica k to stage
-  ** s+1's replica k mod R, first tensor-parallel rank of each */
-  for (s = 0; s + 1 < r->nstage; s++) {
-    int32_t ra = pp_plan_nreplica(r->p, s), rb = pp_plan_nreplica(r->p, s + 1),
-            k, n = ra > rb ? ra : rb;
-    for (k = 0; k < n; k++) {
-      int32_t a = pp_plan_replica(r->p, s, k % ra)[0],
-              c2 = pp_plan_replica(r->p, s + 1, k % rb)[0];
-      double bw = a == c2 ? 0 : pp_cluster_bandwidth(r->c, a, c2);
-      if (bw > maxbw)
-        maxbw = bw;
+  ** s+1's replica k mod R, first tensor-parallel rank of each; a first
+  ** pass finds the fastest link (the scale), the second draws */
+  for (pass = 0; pass < 2; pass++)
+    for (s = 0; s + 1 < r->nstage; s++) {
+      int32_t ra = pp_plan_nreplica(r->p, s),
+              rb = pp_plan_nreplica(r->p, s + 1), k, n = ra > rb ? ra : rb;
+      for (k = 0; k < n; k++) {
+        int32_t a = pp_plan_replica(r->p, s, k % ra)[0],
+                c2 = pp_plan_replica(r->p, s + 1, k % rb)[0];
+        double bw, f;
+        if (a == c2)
+          continue;
+        bw = pp_cluster_bandwidth(r->c, a, c2);
+        if (pass == 0) {
+          maxbw = bw > maxbw ? bw : maxbw;
+          continue;
+        }
+        f = maxbw > 0 ? bw / maxbw : 1;
+        ppi_sb_printf(b,
+                      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                      "y2=\"%.1f\" stroke=\"rgb(%d,%d,%d)\" "
+                      "stroke-width=\"%.1f\" stroke-opacity=\"0.8\"><title>"
+                      "stage %d to %d, replica %d: %.4g GB/s</title></line>\n",
+                      dx[a], dy[a], dx[c2], dy[c2], (int)(200 - 160 * f),
+                      (int)(200 - 160 * f), (int)(200 - 160 * f), 1 + 4 * f,
+                      (int)s, (int)s + 1, (int)k, bw);
+      }
     }
-  }
-  for (s = 0; s + 1 < r->nstage; s++) {
-    int32_t ra = pp_plan_nreplica(r->p, s), rb = pp_plan_nreplica(r->p, s + 1),
-            k, n = ra > rb ? ra : rb;
-    for (k = 0; k < n; k++) {
-      int32_t a = pp_plan_replica(r->p, s, k % ra)[0],
-              c2 = pp_plan_replica(r->p, s + 1, k % rb)[0];
-      double bw, f;
-      if (a == c2)
-        continue;
-      bw = pp_cluster_bandwidth(r->c, a, c2);
-      f = maxbw > 0 ? bw / maxbw : 1;
-      ppi_sb_printf(b,
-                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                    "stroke=\"rgb(%d,%d,%d)\" stroke-width=\"%.1f\" "
-                    "stroke-opacity=\"0.8\"><title>stage %d to %d, replica "
-                    "%d: %.4g GB/s</title></line>\n",
-                    dx[a], dy[a], dx[c2], dy[c2], (int)(200 - 160 * f),
-                    (int)(200 - 160 * f), (int)(200 - 160 * f), 1 + 4 * f,
-                    (int)s, (int)s + 1, (int)k, bw);
-    }
-  }
   for (d = 0; d < r->ndev; d++) {
     pp_device_desc dd;
     pp_device_type_desc td;
