@@ -7,7 +7,9 @@
 **
 ** The exact search starts from the best of the consecutive and Megatron
 ** mappings and a few random ones, annealed from there, so its upper end
-** is never worse than what a user gets today and is usually close.
+** is never worse than what a user gets today and is usually close; under
+** p2p also from a replica per part of the machine (map_parts.c).  The
+** time limit covers all of it.
 */
 #include "map.h"
 
@@ -203,7 +205,7 @@ pp_status ppi_map_build(pp_ctx *ctx, struct ppi_arena *ar,
                         const pp_stage_graph *g, const pp_cluster *c, int32_t R,
                         int obj, struct ppi_map *q)
 {
-  int32_t S = g->S, D = pp_cluster_ndev(c), s, d, e, k, i;
+  int32_t S = g->S, D = pp_cluster_ndev(c), s, d, e, k;
   struct adjx *tmp;
   memset(q, 0, sizeof *q);
   q->S = S;
@@ -217,9 +219,7 @@ pp_status ppi_map_build(pp_ctx *ctx, struct ppi_arena *ar,
   if (!ANEW(q->cu, (size_t)S * D) || !ANEW(q->P, S) ||
       !ANEW(q->adj_off, S + 1) || !ANEW(q->adj_s, 2 * g->ne) ||
       !ANEW(q->adj_m, 2 * g->ne) || !ANEW(q->ea, g->ne) ||
-      !ANEW(q->eb, g->ne) || !ANEW(q->em, g->ne) ||
-      !ANEW(q->bw_sorted, (size_t)D * (D > 1 ? D - 1 : 1)) ||
-      !ANEW(q->twin, D) || !ANEW(tmp, 2 * g->ne))
+      !ANEW(q->eb, g->ne) || !ANEW(q->em, g->ne) || !ANEW(tmp, 2 * g->ne))
     return PP_ENOMEM;
   for (s = 0; s < S; s++) {
     q->P[s] = g->param[s];
@@ -257,6 +257,15 @@ pp_status ppi_map_build(pp_ctx *ctx, struct ppi_arena *ar,
       q->adj_m[a + k] = tmp[a + k].m;
     }
   }
+  return ppi_map_finish(ctx, ar, q);
+}
+
+pp_status ppi_map_finish(pp_ctx *ctx, struct ppi_arena *ar, struct ppi_map *q)
+{
+  int32_t D = q->D, S = q->S, d, i, k;
+  if (!ANEW(q->bw_sorted, (size_t)D * (D > 1 ? D - 1 : 1)) || !ANEW(q->twin, D))
+    return PP_ENOMEM;
+  q->twins = false;
   for (d = 0; d < D; d++) {
     double *row = q->bw_sorted + (size_t)d * (D - 1);
     for (i = 0, k = 0; i < D; i++)
@@ -265,12 +274,14 @@ pp_status ppi_map_build(pp_ctx *ctx, struct ppi_arena *ar,
     if (D > 1)
       qsort(row, (size_t)(D - 1), sizeof *row, cmp_desc);
   }
-  /* twins: same type, same bandwidth to every third device */
+  /* twins: the same compute time of every stage (the same speed) and the
+  ** same bandwidth to every third device - all the objective sees */
   for (d = 0; d < D; d++) {
     q->twin[d] = d;
     for (i = 0; i < d; i++) {
-      bool same = q->twin[i] == i &&
-                  pp_cluster_device_type(c, i) == pp_cluster_device_type(c, d);
+      bool same = q->twin[i] == i;
+      for (k = 0; k < S && same; k++)
+        same = q->cu[(size_t)k * D + d] == q->cu[(size_t)k * D + i];
       for (k = 0; k < D && same; k++)
         if (k != i && k != d)
           same = q->B[(size_t)d * D + k] == q->B[(size_t)i * D + k];
@@ -390,6 +401,8 @@ pp_status pp_map(pp_ctx *ctx, const pp_stage_graph *g, const pp_cluster *c,
     case PP_MAP_SCOTCH: rc = ppi_map_scotch(ctx, &q, m->dev); break;
     case PP_MAP_EXACT: {
       struct ppi_map_search sr;
+      double t0 = ppi_now_s();
+      bool found;
       /* the best of what users get today as the first upper end */
       ppi_map_cs(&q, start);
       ppi_map_megatron(&q, alt);
@@ -405,15 +418,23 @@ pp_status pp_map(pp_ctx *ctx, const pp_stage_graph *g, const pp_cluster *c,
         break;
       if (ppi_map_value(&q, alt, NULL) < ppi_map_value(&q, start, NULL))
         memcpy(start, alt, (size_t)n * sizeof *alt);
+      /* and a replica per part of the machine, each part solved alone */
+      if ((rc = ppi_map_parts(ctx, &q, p->time_limit_s / 2, alt, &found)))
+        break;
+      if (found &&
+          ppi_map_value(&q, alt, NULL) < ppi_map_value(&q, start, NULL))
+        memcpy(start, alt, (size_t)n * sizeof *alt);
       memset(&sr, 0, sizeof sr);
-      sr.time_limit = p->time_limit_s;
+      sr.time_limit = p->time_limit_s - (ppi_now_s() - t0);
+      if (sr.time_limit < p->time_limit_s / 100)
+        sr.time_limit = p->time_limit_s / 100;
       sr.threads = p->threads;
       if ((rc = ppi_map_exact(ctx, &q, start, m->dev, &sr)))
         break;
       m->sum.optimal = sr.optimal;
       m->sum.timed_out = sr.timed_out;
       m->sum.nodes = sr.nodes;
-      m->sum.seconds = sr.seconds;
+      m->sum.seconds = ppi_now_s() - t0; /* the parts too */
       m->sum.lower_bound_ms = sr.lower;
       break;
     }

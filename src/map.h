@@ -74,6 +74,11 @@ PP_INTERNAL pp_status ppi_map_build(pp_ctx *ctx, struct ppi_arena *ar,
                                     const pp_cluster *c, int32_t R, int obj,
                                     struct ppi_map *q);
 
+/* Fill q's bw_sorted and twin from its B and cu (ppi_map_build, and the
+** sub-problems of map_parts.c). */
+PP_INTERNAL pp_status ppi_map_finish(pp_ctx *ctx, struct ppi_arena *ar,
+                                     struct ppi_map *q);
+
 /* The objective of a complete mapping (p[v] devices); t[v] (may be NULL)
 ** receives every stage replica's time. */
 PP_INTERNAL double ppi_map_value(const struct ppi_map *q, const int32_t *p,
@@ -115,6 +120,14 @@ struct ppi_map_search {
 PP_INTERNAL pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
                                     const int32_t *start, int32_t *p,
                                     struct ppi_map_search *out);
+
+/* Part and solve (map_parts.c): under p2p (and full), split the devices
+** into one part per replica and solve each part alone, within budget_s
+** seconds; *found is false when it does not apply (the allreduce, one
+** replica, more than MAP_PARTS_MAX_D devices). */
+enum { MAP_PARTS_MAX_D = 1024 };
+PP_INTERNAL pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q,
+                                    double budget_s, int32_t *p, bool *found);
 
 /* Baselines (map_baseline.c, map_scotch.c). */
 PP_INTERNAL void ppi_map_cs(const struct ppi_map *q, int32_t *p);

@@ -9,7 +9,8 @@
 **
 ** Outer level: bisection on a target t between a lower bound (Eq. 8/9
 ** and the group bound of map_bound.c)
-** and the best mapping known (the least of the baselines); each round
+** and the best mapping known (the least of the baselines and of
+** map_parts.c); each round
 ** searches `threads' targets spread over the interval in parallel
 ** threads (no shared mutable state: each owns its search; the context's
 ** allocator is used before they start and after they end), keeps the
@@ -38,7 +39,7 @@
 **   - the allreduce: the largest compute among a stage's placed replicas
 **     plus its slowest placed ring pair (or the least the next pair can
 **     cost through the new device's best link) must not exceed t;
-**   - symmetry: devices that are twins (same type, same bandwidth to every
+**   - symmetry: devices that are twins (same speed, same bandwidth to every
 **     other device) are interchangeable, so only the lowest free one of a
 **     class is tried; without twins, the replicas are interchangeable
 **     (point-to-point: any permutation; the allreduce: the ring's

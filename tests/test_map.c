@@ -544,12 +544,107 @@ static void t_group_bound(void **state)
   assert_int_equal(a.live, 0);
 }
 
+/* Part and solve (map_parts.c): on random instances an injective mapping
+** never better than the optimum (its gap printed), not applied where it
+** does not apply; on a mesh, compact parts reach the lower bound. */
+static void t_parts(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  uint64_t rng = 19;
+  int iter, obj, ran[2] = {0, 0}, hit[2] = {0, 0}, n_iter = 300, k;
+  double gap_sum[2] = {0, 0}, gap_max[2] = {0, 0};
+  (void)state;
+  for (iter = 0; iter < n_iter; iter++) {
+    struct inst x;
+    pp_cluster *c;
+    pp_stage_graph *g;
+    random_inst(&rng, &x, iter % 2);
+    c = inst_cluster(ctx, &x);
+    g = inst_graph(ctx, &x);
+    for (obj = 0; obj < 3; obj++) {
+      struct ppi_arena ar;
+      struct ppi_map q;
+      int32_t p[MAXD * MAXS];
+      int pv[MAXD][MAXS], s, r;
+      bool found, used[MAXD] = {false};
+      double want = brute(&x, obj), got;
+      ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
+      assert_int_equal(ppi_map_build(ctx, &ar, g, c, x.R, obj, &q), PP_OK);
+      assert_int_equal(ppi_map_parts(ctx, &q, 0.05, p, &found), PP_OK);
+      assert_int_equal(found, obj != MAP_AR && x.R >= 2 && x.S >= 2);
+      if (found) {
+        for (r = 0; r < x.R; r++)
+          for (s = 0; s < x.S; s++) {
+            int32_t d = p[r * x.S + s];
+            assert_true(d >= 0 && d < x.D && !used[d]);
+            used[d] = true;
+            pv[r][s] = d;
+          }
+        got = ppi_map_value(&q, p, NULL);
+        near(got, value(&x, obj, pv), "parts: value = recomputed", iter);
+        assert_true(got >= want * (1 - 1e-9));
+        /* k = 1: p2p with every device used, where it is meant to work */
+        for (k = 0; k < 1 + (obj == MAP_P2P && x.D == x.S * x.R); k++) {
+          ran[k]++;
+          hit[k] += got <= want * (1 + 1e-9);
+          gap_sum[k] += got / want - 1;
+          if (got / want - 1 > gap_max[k])
+            gap_max[k] = got / want - 1;
+        }
+      }
+      ppi_arena_free(&ar);
+    }
+    pp_stage_graph_destroy(g);
+    pp_cluster_destroy(c);
+  }
+  for (k = 0; k < 2; k++)
+    print_message("part and solve, %s: optimal on %d of %d, mean gap %.2f%%, "
+                  "largest %.2f%%\n",
+                  k ? "p2p, every device used" : "all", hit[k], ran[k],
+                  100 * gap_sum[k] / ran[k], 100 * gap_max[k]);
+  assert_true(ran[0] > n_iter / 2 && ran[1] > 10);
+  {
+    /* 16 stages of the FPN-like model, 8 replicas on a 16 x 8 mesh */
+    struct ppi_arena ar;
+    struct ppi_map q;
+    pp_model *m;
+    pp_part_params pp;
+    pp_partition *pt;
+    pp_stage_graph *g;
+    pp_cluster *c;
+    int32_t *p;
+    bool found;
+    assert_int_equal(pp_model_load(ctx, "fpn", &m), PP_OK);
+    pp_part_params_init(&pp);
+    pp.stages = 16;
+    assert_int_equal(pp_partition_chain(ctx, m, &pp, &pt), PP_OK);
+    assert_int_equal(pp_partition_stage_graph(ctx, pt, &g), PP_OK);
+    assert_int_equal(pp_cluster_load(ctx, "mesh2d:16x8", &c), PP_OK);
+    ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
+    assert_int_equal(ppi_map_build(ctx, &ar, g, c, 8, MAP_P2P, &q), PP_OK);
+    assert_non_null(p = ppi_arena_alloc(&ar, ctx, (size_t)q.n, sizeof *p));
+    assert_int_equal(ppi_map_parts(ctx, &q, 60, p, &found), PP_OK);
+    assert_true(found);
+    near(ppi_map_value(&q, p, NULL), ppi_map_lower_bound(ctx, &q),
+         "mesh parts = lower bound", 0);
+    ppi_arena_free(&ar);
+    pp_cluster_destroy(c);
+    pp_stage_graph_destroy(g);
+    pp_partition_destroy(pt);
+    pp_model_destroy(m);
+  }
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_exact_equal),   cmocka_unit_test(t_exact_mixed),
       cmocka_unit_test(t_deterministic), cmocka_unit_test(t_bad_graphs),
       cmocka_unit_test(t_cli),           cmocka_unit_test(t_group_bound),
+      cmocka_unit_test(t_parts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** Part and solve: an upper end for the exact search (map_search.c) on
+** machines where the replicas sit side by side.  Paper 001 5.1 starts
+** its bisection from any mapping; ours starts from the best of the
+** baselines, and on large meshes and clustered machines the pruned search
+** then spends its time packing replicas that a decomposition places at
+** once.
+**
+** Objective: the p2p objective (map_cost.c).  Under p2p the replicas meet
+** only in taking devices: once the devices are split into R parts of S
+** devices (and an idle rest), the best mapping that keeps replica r in
+** part r is R independent one-replica problems.  So:
+**   1. split the devices with Scotch's graph partitioning (libscotch,
+**      fixed seed) of a device graph into parts of weight S (and one of
+**      D - S R), under two graphs: the complete graph with edges weighted
+**      by bandwidth (clustered machines: the parts pair the best-connected
+**      blocks) and the graph of each device's fastest links (meshes and
+**      tori: compact blocks); Scotch may miss the sizes by a few devices,
+**      so the sizes are restored by moving, one at a time, the device of
+**      an oversized part that loses least bandwidth to its part and gains
+**      most to an undersized one;
+**   2. solve every part's one-replica problem with the exact search under
+**      an equal share of the time left (the best found when it runs out);
+**   3. keep the better of the two graphs' mappings.
+** A 16 x 16 mesh splits into 16 compact blocks of 16 and a replica's best
+** layout in one meets the whole problem's lower bound: proven optimal
+** before the bisection starts.
+**
+** Invariant: the result is injective; its value is an upper bound only
+** (the split is a heuristic), so the exact search stays exact.
+**
+** Complexity: Scotch's (near-linear in the D^2 edges), O(D^2) per
+** repairing move, and per part an exact search bounded by its time share.
+*/
+#include "map.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <scotch.h>
+
+enum { GRAPH_COMPLETE = 0, GRAPH_FAST = 1 };
+
+/* The bandwidth from device v to the devices of part k. */
+static double conn(const struct ppi_map *q, const SCOTCH_Num *part, int32_t v,
+                   SCOTCH_Num k)
+{
+  double c = 0;
+  int32_t u;
+  for (u = 0; u < q->D; u++)
+    if (u != v && part[u] == k)
+      c += q->B[(size_t)v * q->D + u];
+  return c;
+}
+
+/* Split the devices into parts 0..R-1 of S devices and part R of D - n. */
+static pp_status split(pp_ctx *ctx, const struct ppi_map *q, int graph,
+                       SCOTCH_Num *part)
+{
+  SCOTCH_Graph g;
+  SCOTCH_Arch arch;
+  SCOTCH_Strat strat;
+  int32_t D = q->D, R = q->R, np = q->D > q->n ? R + 1 : R, i, j, k;
+  size_t ne = (size_t)D * (D - 1);
+  SCOTCH_Num *v = NULL, *e = NULL, *w = NULL, *pw = NULL, *cnt = NULL, m = 0;
+  double bmax = 0;
+  bool g_ok = false, a_ok = false, s_ok = false;
+  pp_status rc = PP_OK;
+
+  v = ppi_alloc(ctx, ((size_t)D + 1) * sizeof *v);
+  e = ppi_alloc(ctx, ne * sizeof *e);
+  w = ppi_alloc(ctx, ne * sizeof *w);
+  pw = ppi_alloc(ctx, (size_t)np * sizeof *pw);
+  cnt = ppi_alloc(ctx, (size_t)np * sizeof *cnt);
+  if (!v || !e || !w || !pw || !cnt) {
+    rc = PP_ENOMEM;
+    goto done;
+  }
+  for (i = 0; i < D * D; i++)
+    bmax = q->B[i] > bmax ? q->B[i] : bmax;
+  for (i = 0; i < D; i++) {
+    const double *row = q->B + (size_t)i * D;
+    v[i] = m;
+    for (j = 0; j < D; j++) {
+      double b = row[j];
+      if (j == i ||
+          (graph == GRAPH_FAST && b < q->bw_sorted[(size_t)i * (D - 1)] &&
+           b < q->bw_sorted[(size_t)j * (D - 1)]))
+        continue;
+      e[m] = j;
+      w[m++] =
+          (SCOTCH_Num)(b / bmax * 1000 >= 1 ? llround(b / bmax * 1000) : 1);
+    }
+  }
+  v[D] = m;
+  for (k = 0; k < np; k++)
+    pw[k] = k < R ? q->S : D - q->n;
+  if (SCOTCH_graphInit(&g)) {
+    rc = ppi_fail(ctx, PP_EINTERNAL, "scotch: graph init failed");
+    goto done;
+  }
+  g_ok = true;
+  SCOTCH_randomSeed(1);
+  SCOTCH_randomReset();
+  if (SCOTCH_graphBuild(&g, 0, D, v, NULL, NULL, NULL, m, e, w) ||
+      SCOTCH_archInit(&arch)) {
+    rc = ppi_fail(ctx, PP_EINTERNAL, "scotch: graph build failed");
+    goto done;
+  }
+  a_ok = true;
+  if (SCOTCH_archCmpltw(&arch, np, pw) || SCOTCH_stratInit(&strat)) {
+    rc = ppi_fail(ctx, PP_EINTERNAL, "scotch: target build failed");
+    goto done;
+  }
+  s_ok = true;
+  if (SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATQUALITY, np, 0.0) ||
+      SCOTCH_graphMap(&g, &arch, &strat, part)) {
+    rc = ppi_fail(ctx, PP_EINTERNAL, "scotch: partitioning failed");
+    goto done;
+  }
+  /* restore the sizes */
+  memset(cnt, 0, (size_t)np * sizeof *cnt);
+  for (i = 0; i < D; i++) {
+    if (part[i] < 0 || part[i] >= np)
+      part[i] = np - 1;
+    cnt[part[i]]++;
+  }
+  for (k = 0; k < np; k++)
+    while (cnt[k] > pw[k]) {
+      int32_t bv = -1;
+      SCOTCH_Num bj = -1;
+      double bg = -INFINITY;
+      for (i = 0; i < D; i++) {
+        double out;
+        if (part[i] != k)
+          continue;
+        out = conn(q, part, i, k);
+        for (j = 0; j < np; j++)
+          if (cnt[j] < pw[j]) {
+            double gain = conn(q, part, i, j) - out;
+            if (gain > bg) {
+              bg = gain;
+              bv = i;
+              bj = j;
+            }
+          }
+      }
+      part[bv] = bj;
+      cnt[k]--;
+      cnt[bj]++;
+    }
+done:
+  if (s_ok)
+    SCOTCH_stratExit(&strat);
+  if (a_ok)
+    SCOTCH_archExit(&arch);
+  if (g_ok)
+    SCOTCH_graphExit(&g);
+  ppi_free(ctx, v, ((size_t)D + 1) * sizeof *v);
+  ppi_free(ctx, e, ne * sizeof *e);
+  ppi_free(ctx, w, ne * sizeof *w);
+  ppi_free(ctx, pw, (size_t)np * sizeof *pw);
+  ppi_free(ctx, cnt, (size_t)np * sizeof *cnt);
+  return rc;
+}
+
+/* One part: the replica alone on the S devices dev[], from sp (sub-problem
+** indices; NULL: annealed from any mapping) until `limit' seconds pass;
+** the best mapping found goes to sp. */
+static pp_status solve_one(pp_ctx *ctx, const struct ppi_map *q,
+                           const int32_t *dev, bool warm, double limit,
+                           int32_t *sp, double *val, bool *opt)
+{
+  int32_t S = q->S, D = q->D, i, j, s;
+  struct ppi_arena ar;
+  struct ppi_map sub = *q;
+  struct ppi_map_search sr;
+  double *cu, *B;
+  pp_status rc;
+
+  ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
+  sub.R = 1;
+  sub.D = S;
+  sub.n = S;
+  sub.obj = MAP_P2P;
+  cu = ppi_arena_alloc(&ar, ctx, (size_t)S * S, sizeof *cu);
+  B = ppi_arena_alloc(&ar, ctx, (size_t)S * S, sizeof *B);
+  if (!cu || !B) {
+    ppi_arena_free(&ar);
+    return PP_ENOMEM;
+  }
+  for (i = 0; i < S; i++) {
+    for (s = 0; s < S; s++)
+      cu[(size_t)s * S + i] = q->cu[(size_t)s * D + dev[i]];
+    for (j = 0; j < S; j++)
+      B[(size_t)i * S + j] = q->B[(size_t)dev[i] * D + dev[j]];
+  }
+  sub.cu = cu;
+  sub.B = B;
+  memset(&sr, 0, sizeof sr);
+  sr.time_limit = limit > 1e-3 ? limit : 1e-3;
+  sr.threads = 1;
+  if (!warm)
+    for (i = 0; i < S; i++)
+      sp[i] = i;
+  if (!(rc = ppi_map_finish(ctx, &ar, &sub)) &&
+      (warm || !(rc = ppi_map_anneal(ctx, &sub, 200 * (int64_t)S + 2000,
+                                     pp_ctx_seed(ctx), sp, sp))) &&
+      !(rc = ppi_map_exact(ctx, &sub, sp, sp, &sr))) {
+    *val = sr.value;
+    *opt = sr.optimal;
+  }
+  ppi_arena_free(&ar);
+  return rc;
+}
+
+/* A split and its parts' solutions. */
+struct parts {
+  int32_t *dev; /* [R S] part r's devices, ascending */
+  int32_t *sol; /* [R S] its replica's mapping, indices into dev */
+  double *val, *spent;
+  bool *opt;
+};
+
+/* Solve every part of the split `part' within `until'. */
+static pp_status solve_all(pp_ctx *ctx, const struct ppi_map *q,
+                           const SCOTCH_Num *part, double until,
+                           struct parts *x)
+{
+  int32_t S = q->S, r, i, k;
+  pp_status rc = PP_OK;
+  for (r = 0; r < q->R && !rc; r++) {
+    double left = until - ppi_now_s();
+    for (i = 0, k = 0; i < q->D; i++)
+      if (part[i] == r)
+        x->dev[r * S + k++] = i;
+    x->spent[r] = left / (q->R - r);
+    rc = solve_one(ctx, q, x->dev + r * S, false, x->spent[r], x->sol + r * S,
+                   &x->val[r], &x->opt[r]);
+  }
+  return rc;
+}
+
+static double worst(const struct ppi_map *q, const struct parts *x)
+{
+  double w = 0;
+  int32_t r;
+  for (r = 0; r < q->R; r++)
+    w = x->val[r] > w ? x->val[r] : w;
+  return w;
+}
+
+pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
+                        int32_t *p, bool *found)
+{
+  struct ppi_arena ar;
+  struct parts x[2];
+  SCOTCH_Num *part;
+  int32_t S = q->S, R = q->R, n = q->n, r, s, g, b;
+  double t0 = ppi_now_s(), until = t0 + budget_s;
+  pp_status rc = PP_OK;
+
+  *found = false;
+  if (q->obj == MAP_AR || R < 2 || S < 2 || q->D > MAP_PARTS_MAX_D)
+    return PP_OK;
+  ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
+  if (!(part = ppi_arena_alloc(&ar, ctx, (size_t)q->D, sizeof *part))) {
+    rc = PP_ENOMEM;
+    goto done;
+  }
+  for (g = 0; g < 2; g++)
+    if (!(x[g].dev = ppi_arena_alloc(&ar, ctx, (size_t)n, sizeof(int32_t))) ||
+        !(x[g].sol = ppi_arena_alloc(&ar, ctx, (size_t)n, sizeof(int32_t))) ||
+        !(x[g].val = ppi_arena_alloc(&ar, ctx, (size_t)R, sizeof(double))) ||
+        !(x[g].spent = ppi_arena_alloc(&ar, ctx, (size_t)R, sizeof(double))) ||
+        !(x[g].opt = ppi_arena_alloc(&ar, ctx, (size_t)R, sizeof(bool)))) {
+      rc = PP_ENOMEM;
+      goto done;
+    }
+  /* a quarter of the budget for each split's first solution */
+  for (g = 0; g < 2; g++)
+    if ((rc = split(ctx, q, g, part)) ||
+        (rc = solve_all(ctx, q, part, t0 + budget_s * (g + 1) / 4, &x[g])))
+      goto done;
+  b = worst(q, &x[1]) < worst(q, &x[0]);
+  /* the rest to the better split's slowest part, whose time is doubled
+  ** each round (it starts from its best mapping) until it is optimal */
+  for (;;) {
+    double left = until - ppi_now_s(), lim;
+    int32_t w = -1;
+    for (r = 0; r < R; r++)
+      if (w < 0 || x[b].val[r] > x[b].val[w])
+        w = r;
+    if (x[b].opt[w] || left <= 1e-3)
+      break;
+    lim = 2 * x[b].spent[w] < left ? 2 * x[b].spent[w] : left;
+    x[b].spent[w] = lim;
+    if ((rc = solve_one(ctx, q, x[b].dev + w * S, true, lim, x[b].sol + w * S,
+                        &x[b].val[w], &x[b].opt[w])))
+      goto done;
+  }
+  for (r = 0; r < R; r++)
+    for (s = 0; s < S; s++)
+      p[r * S + s] = x[b].dev[r * S + x[b].sol[r * S + s]];
+  *found = true;
+done:
+  ppi_arena_free(&ar);
+  return rc;
+}
