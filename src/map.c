@@ -402,7 +402,6 @@ pp_status pp_map(pp_ctx *ctx, const pp_stage_graph *g, const pp_cluster *c,
     case PP_MAP_EXACT: {
       struct ppi_map_search sr;
       double t0 = ppi_now_s();
-      bool found;
       /* the best of what users get today as the first upper end */
       ppi_map_cs(&q, start);
       ppi_map_megatron(&q, alt);
@@ -418,17 +417,12 @@ pp_status pp_map(pp_ctx *ctx, const pp_stage_graph *g, const pp_cluster *c,
         break;
       if (ppi_map_value(&q, alt, NULL) < ppi_map_value(&q, start, NULL))
         memcpy(start, alt, (size_t)n * sizeof *alt);
-      /* and a replica per part of the machine, each part solved alone */
-      if ((rc = ppi_map_parts(ctx, &q, p->time_limit_s / 2, alt, &found)))
-        break;
-      if (found &&
-          ppi_map_value(&q, alt, NULL) < ppi_map_value(&q, start, NULL))
-        memcpy(start, alt, (size_t)n * sizeof *alt);
       memset(&sr, 0, sizeof sr);
       sr.time_limit = p->time_limit_s - (ppi_now_s() - t0);
       if (sr.time_limit < p->time_limit_s / 100)
         sr.time_limit = p->time_limit_s / 100;
       sr.threads = p->threads;
+      sr.parts_s = p->time_limit_s / 2; /* map_parts.c */
       if ((rc = ppi_map_exact(ctx, &q, start, m->dev, &sr)))
         break;
       m->sum.optimal = sr.optimal;

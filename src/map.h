@@ -111,6 +111,7 @@ PP_INTERNAL double ppi_map_group_bounds(const pp_ctx *ctx,
 struct ppi_map_search {
   double time_limit; /* seconds, whole search */
   int32_t threads;
+  double parts_s; /* at most this for map_parts.c's start; 0: none */
   /* results */
   double value, lower;
   bool optimal, timed_out;
@@ -123,11 +124,13 @@ PP_INTERNAL pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
 
 /* Part and solve (map_parts.c): under p2p (and full), split the devices
 ** into one part per replica and solve each part alone, within budget_s
-** seconds; *found is false when it does not apply (the allreduce, one
-** replica, more than MAP_PARTS_MAX_D devices). */
+** seconds, stopping early once the value reaches `goal' (a lower bound);
+** *found is false when it does not apply (the allreduce, one replica,
+** more than MAP_PARTS_MAX_D devices). */
 enum { MAP_PARTS_MAX_D = 1024 };
 PP_INTERNAL pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q,
-                                    double budget_s, int32_t *p, bool *found);
+                                    double budget_s, double goal, int32_t *p,
+                                    bool *found);
 
 /* Baselines (map_baseline.c, map_scotch.c). */
 PP_INTERNAL void ppi_map_cs(const struct ppi_map *q, int32_t *p);

@@ -13,16 +13,20 @@
 ** part r is R independent one-replica problems.  So:
 **   1. split the devices with Scotch's graph partitioning (libscotch,
 **      fixed seed) of a device graph into parts of weight S (and one of
-**      D - S R), under two graphs: the complete graph with edges weighted
-**      by bandwidth (clustered machines: the parts pair the best-connected
-**      blocks) and the graph of each device's fastest links (meshes and
-**      tori: compact blocks); Scotch may miss the sizes by a few devices,
+**      D - S R), under two graphs: first the graph of each device's
+**      fastest links (meshes and tori: compact blocks), then the complete
+**      graph with edges weighted by bandwidth (clustered machines: the
+**      parts pair the best-connected blocks); Scotch may miss the sizes by a
+*few devices,
 **      so the sizes are restored by moving, one at a time, the device of
 **      an oversized part that loses least bandwidth to its part and gains
 **      most to an undersized one;
 **   2. solve every part's one-replica problem with the exact search under
 **      an equal share of the time left (the best found when it runs out);
-**   3. keep the better of the two graphs' mappings.
+**   3. keep the better of the two graphs' mappings, and give the rest of
+**      the time to its slowest part, doubled each round.
+** It stops as soon as the value meets the goal (the search's lower
+** bound): then the second split is not even tried.
 ** A 16 x 16 mesh splits into 16 compact blocks of 16 and a replica's best
 ** layout in one meets the whole problem's lower bound: proven optimal
 ** before the bisection starts.
@@ -252,7 +256,7 @@ static double worst(const struct ppi_map *q, const struct parts *x)
 }
 
 pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
-                        int32_t *p, bool *found)
+                        double goal, int32_t *p, bool *found)
 {
   struct ppi_arena ar;
   struct parts x[2];
@@ -278,12 +282,16 @@ pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
       rc = PP_ENOMEM;
       goto done;
     }
-  /* a quarter of the budget for each split's first solution */
-  for (g = 0; g < 2; g++)
-    if ((rc = split(ctx, q, g, part)) ||
+  /* a quarter of the budget for each split's first solution; the fastest
+  ** links first: on meshes and tori its compact blocks meet the bound */
+  for (g = 0; g < 2; g++) {
+    if ((rc = split(ctx, q, g ? GRAPH_COMPLETE : GRAPH_FAST, part)) ||
         (rc = solve_all(ctx, q, part, t0 + budget_s * (g + 1) / 4, &x[g])))
       goto done;
-  b = worst(q, &x[1]) < worst(q, &x[0]);
+    if (worst(q, &x[g]) <= goal * (1 + 1e-12))
+      break;
+  }
+  b = g == 2 ? worst(q, &x[1]) < worst(q, &x[0]) : g;
   /* the rest to the better split's slowest part, whose time is doubled
   ** each round (it starts from its best mapping) until it is optimal */
   for (;;) {
@@ -292,7 +300,7 @@ pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
     for (r = 0; r < R; r++)
       if (w < 0 || x[b].val[r] > x[b].val[w])
         w = r;
-    if (x[b].opt[w] || left <= 1e-3)
+    if (x[b].opt[w] || left <= 1e-3 || x[b].val[w] <= goal * (1 + 1e-12))
       break;
     lim = 2 * x[b].spent[w] < left ? 2 * x[b].spent[w] : left;
     x[b].spent[w] = lim;

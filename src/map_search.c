@@ -9,8 +9,8 @@
 **
 ** Outer level: bisection on a target t between a lower bound (Eq. 8/9
 ** and the group bound of map_bound.c)
-** and the best mapping known (the least of the baselines and of
-** map_parts.c); each round
+** and the best mapping known (the least of the baselines and, when the
+** bound is not met yet, of map_parts.c); each round
 ** searches `threads' targets spread over the interval in parallel
 ** threads (no shared mutable state: each owns its search; the context's
 ** allocator is used before they start and after they end), keeps the
@@ -684,6 +684,22 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
   memcpy(p, start, (size_t)q->n * sizeof *p);
   hi = ppi_map_value(q, p, NULL);
   lo = wlo = ppi_map_lower_bound(ctx, q);
+  if (out->parts_s > 0 && hi > lo * (1 + 1e-12)) { /* map_parts.c */
+    int32_t *alt = ppi_alloc(ctx, (size_t)q->n * sizeof *alt);
+    bool found = false;
+    double budget =
+        out->parts_s < out->time_limit ? out->parts_s : out->time_limit;
+    if (!alt || (rc = ppi_map_parts(ctx, q, budget, lo, alt, &found))) {
+      ppi_free(ctx, alt, (size_t)q->n * sizeof *alt);
+      rc = alt ? rc : PP_ENOMEM;
+      goto out;
+    }
+    if (found && ppi_map_value(q, alt, NULL) < hi) {
+      memcpy(p, alt, (size_t)q->n * sizeof *p);
+      hi = ppi_map_value(q, p, NULL);
+    }
+    ppi_free(ctx, alt, (size_t)q->n * sizeof *alt);
+  }
   order = ppi_alloc(ctx, (size_t)q->n * sizeof *order);
   first_of = ppi_alloc(ctx, (size_t)q->R * sizeof *first_of);
   jobs = ppi_calloc(ctx, (size_t)T, sizeof *jobs);

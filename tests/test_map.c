@@ -571,7 +571,7 @@ static void t_parts(void **state)
       double want = brute(&x, obj), got;
       ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
       assert_int_equal(ppi_map_build(ctx, &ar, g, c, x.R, obj, &q), PP_OK);
-      assert_int_equal(ppi_map_parts(ctx, &q, 0.05, p, &found), PP_OK);
+      assert_int_equal(ppi_map_parts(ctx, &q, 0.05, 0, p, &found), PP_OK);
       assert_int_equal(found, obj != MAP_AR && x.R >= 2 && x.S >= 2);
       if (found) {
         for (r = 0; r < x.R; r++)
@@ -624,7 +624,7 @@ static void t_parts(void **state)
     ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
     assert_int_equal(ppi_map_build(ctx, &ar, g, c, 8, MAP_P2P, &q), PP_OK);
     assert_non_null(p = ppi_arena_alloc(&ar, ctx, (size_t)q.n, sizeof *p));
-    assert_int_equal(ppi_map_parts(ctx, &q, 60, p, &found), PP_OK);
+    assert_int_equal(ppi_map_parts(ctx, &q, 60, 0, p, &found), PP_OK);
     assert_true(found);
     near(ppi_map_value(&q, p, NULL), ppi_map_lower_bound(ctx, &q),
          "mesh parts = lower bound", 0);
