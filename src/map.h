@@ -79,6 +79,13 @@ PP_INTERNAL pp_status ppi_map_build(pp_ctx *ctx, struct ppi_arena *ar,
 PP_INTERNAL pp_status ppi_map_finish(pp_ctx *ctx, struct ppi_arena *ar,
                                      struct ppi_map *q);
 
+/* Stage s's allreduce term under p (0 under p2p), and the time of stage
+** replica v given that term: the objective is the largest such time. */
+PP_INTERNAL double ppi_map_ring(const struct ppi_map *q, const int32_t *p,
+                                int32_t s);
+PP_INTERNAL double ppi_map_time(const struct ppi_map *q, const int32_t *p,
+                                int32_t v, double ring);
+
 /* The objective of a complete mapping (p[v] devices); t[v] (may be NULL)
 ** receives every stage replica's time. */
 PP_INTERNAL double ppi_map_value(const struct ppi_map *q, const int32_t *p,

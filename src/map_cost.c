@@ -32,25 +32,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+double ppi_map_ring(const struct ppi_map *q, const int32_t *p, int32_t s)
+{
+  int32_t S = q->S, R = q->R, r;
+  double ring = 0;
+  if (q->obj != MAP_P2P && R > 1)
+    for (r = 0; r < R; r++) {
+      double x = ppi_map_pair(q, s, p[r * S + s], p[((r + 1) % R) * S + s]);
+      ring = x > ring ? x : ring;
+    }
+  return ring;
+}
+
+double ppi_map_time(const struct ppi_map *q, const int32_t *p, int32_t v,
+                    double ring)
+{
+  int32_t S = q->S, s = v % S, r = v / S, d = p[v], k;
+  double c = q->cu[(size_t)s * q->D + d] + ring;
+  if (q->obj != MAP_AR)
+    for (k = q->adj_off[s]; k < q->adj_off[s + 1]; k++)
+      c += ppi_map_comm(q, d, p[r * S + q->adj_s[k]], q->adj_m[k]);
+  return c;
+}
+
 double ppi_map_value(const struct ppi_map *q, const int32_t *p, double *t)
 {
-  int32_t S = q->S, R = q->R, s, r, k;
+  int32_t S = q->S, R = q->R, s, r;
   double worst = 0;
   for (s = 0; s < S; s++) {
-    double ring = 0;
-    if (q->obj != MAP_P2P && R > 1)
-      for (r = 0; r < R; r++) {
-        double x = ppi_map_pair(q, s, p[r * S + s], p[((r + 1) % R) * S + s]);
-        ring = x > ring ? x : ring;
-      }
+    double ring = ppi_map_ring(q, p, s);
     for (r = 0; r < R; r++) {
-      int32_t v = r * S + s, d = p[v];
-      double c = q->cu[(size_t)s * q->D + d] + ring;
-      if (q->obj != MAP_AR)
-        for (k = q->adj_off[s]; k < q->adj_off[s + 1]; k++)
-          c += ppi_map_comm(q, d, p[r * S + q->adj_s[k]], q->adj_m[k]);
+      double c = ppi_map_time(q, p, r * S + s, ring);
       if (t)
-        t[v] = c;
+        t[r * S + s] = c;
       worst = c > worst ? c : worst;
     }
   }
