@@ -8,8 +8,8 @@
 ** The exact search starts from the best of the consecutive and Megatron
 ** mappings and a few random ones, annealed from there, so its upper end
 ** is never worse than what a user gets today and is usually close; under
-** p2p also from a replica per part of the machine (map_parts.c).  The
-** time limit covers all of it.
+** p2p the search also tries a replica per part of the machine
+** (map_parts.c).  The time limit covers all of it.
 */
 #include "map.h"
 

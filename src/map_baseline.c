@@ -81,11 +81,11 @@ pp_status ppi_map_random(pp_ctx *ctx, const struct ppi_map *q, int64_t samples,
 ** functions as ppi_map_value, so the same numbers). */
 struct anneal {
   const struct ppi_map *q;
-  int32_t *cur, *owner; /* [D] */
-  double *t, *ring;     /* [n], [S] */
-  int32_t *seen, stamp; /* [n] */
-  int32_t *tv;          /* [n] touched stage replicas */
-  double *tt;           /* [n] their times before the move */
+  int32_t *cur, *owner;  /* [D] */
+  double *t, *ring;      /* [n], [S] */
+  uint32_t *seen, stamp; /* [n] */
+  int32_t *tv;           /* [n] touched stage replicas */
+  double *tt;            /* [n] their times before the move */
   double ring_old[2];
   int32_t nt;
 };
@@ -106,7 +106,10 @@ static double moved(struct anneal *z, int32_t a, int32_t b)
   const struct ppi_map *q = z->q;
   int32_t S = q->S, R = q->R, i, k, r, x[2] = {a, b};
   double worst = 0;
-  z->stamp++;
+  if (++z->stamp == 0) { /* wrapped: forget every mark */
+    memset(z->seen, 0, (size_t)q->n * sizeof *z->seen);
+    z->stamp = 1;
+  }
   z->nt = 0;
   for (i = 0; i < 2 && x[i] >= 0; i++) {
     int32_t s = x[i] % S, base = x[i] - s;
@@ -167,7 +170,8 @@ pp_status ppi_map_anneal(pp_ctx *ctx, const struct ppi_map *q, int64_t steps,
     z.cur[i] = start[i];
     z.owner[start[i]] = i;
   }
-  memcpy(p, start, (size_t)n * sizeof *p);
+  if (p != start)
+    memcpy(p, start, (size_t)n * sizeof *p);
   for (i = 0; i < S; i++)
     z.ring[i] = ppi_map_ring(q, z.cur, i);
   vcur = vbest = ppi_map_value(q, z.cur, z.t);

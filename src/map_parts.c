@@ -7,7 +7,8 @@
 ** then spends its time packing replicas that a decomposition places at
 ** once.
 **
-** Objective: the p2p objective (map_cost.c).  Under p2p the replicas meet
+** Objective: the p2p objective (map_cost.c); not applied to the others,
+** whose allreduce ring ties the replicas together.  Under p2p the replicas meet
 ** only in taking devices: once the devices are split into R parts of S
 ** devices (and an idle rest), the best mapping that keeps replica r in
 ** part r is R independent one-replica problems.  So:
@@ -34,8 +35,12 @@
 ** Invariant: the result is injective; its value is an upper bound only
 ** (the split is a heuristic), so the exact search stays exact.
 **
+** Scotch failing is not an error: part and solve then proposes nothing.
+**
 ** Complexity: Scotch's (near-linear in the D^2 edges), O(D^2) per
-** repairing move, and per part an exact search bounded by its time share.
+** repairing move, and per part an exact search bounded by its time share
+** (a part reached after the budget is spent keeps its annealed mapping,
+** so the budget is exceeded by at most a part's setup).
 */
 #include "map.h"
 
@@ -60,7 +65,7 @@ static double conn(const struct ppi_map *q, const SCOTCH_Num *part, int32_t v,
 
 /* Split the devices into parts 0..R-1 of S devices and part R of D - n. */
 static pp_status split(pp_ctx *ctx, const struct ppi_map *q, int graph,
-                       SCOTCH_Num *part)
+                       SCOTCH_Num *part, bool *ok)
 {
   SCOTCH_Graph g;
   SCOTCH_Arch arch;
@@ -72,6 +77,7 @@ static pp_status split(pp_ctx *ctx, const struct ppi_map *q, int graph,
   bool g_ok = false, a_ok = false, s_ok = false;
   pp_status rc = PP_OK;
 
+  *ok = true;
   v = ppi_alloc(ctx, ((size_t)D + 1) * sizeof *v);
   e = ppi_alloc(ctx, ne * sizeof *e);
   w = ppi_alloc(ctx, ne * sizeof *w);
@@ -101,7 +107,7 @@ static pp_status split(pp_ctx *ctx, const struct ppi_map *q, int graph,
   for (k = 0; k < np; k++)
     pw[k] = k < R ? q->S : D - q->n;
   if (SCOTCH_graphInit(&g)) {
-    rc = ppi_fail(ctx, PP_EINTERNAL, "scotch: graph init failed");
+    *ok = false; /* no split: part and solve proposes nothing */
     goto done;
   }
   g_ok = true;
@@ -109,18 +115,18 @@ static pp_status split(pp_ctx *ctx, const struct ppi_map *q, int graph,
   SCOTCH_randomReset();
   if (SCOTCH_graphBuild(&g, 0, D, v, NULL, NULL, NULL, m, e, w) ||
       SCOTCH_archInit(&arch)) {
-    rc = ppi_fail(ctx, PP_EINTERNAL, "scotch: graph build failed");
+    *ok = false; /* no split: part and solve proposes nothing */
     goto done;
   }
   a_ok = true;
   if (SCOTCH_archCmpltw(&arch, np, pw) || SCOTCH_stratInit(&strat)) {
-    rc = ppi_fail(ctx, PP_EINTERNAL, "scotch: target build failed");
+    *ok = false; /* no split: part and solve proposes nothing */
     goto done;
   }
   s_ok = true;
   if (SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATQUALITY, np, 0.0) ||
       SCOTCH_graphMap(&g, &arch, &strat, part)) {
-    rc = ppi_fail(ctx, PP_EINTERNAL, "scotch: partitioning failed");
+    *ok = false; /* no split: part and solve proposes nothing */
     goto done;
   }
   /* restore the sizes */
@@ -208,13 +214,18 @@ static pp_status solve_one(pp_ctx *ctx, const struct ppi_map *q,
   if (!warm)
     for (i = 0; i < S; i++)
       sp[i] = i;
-  if (!(rc = ppi_map_finish(ctx, &ar, &sub)) &&
-      (warm || !(rc = ppi_map_anneal(ctx, &sub, 200 * (int64_t)S + 2000,
-                                     pp_ctx_seed(ctx), sp, sp))) &&
-      !(rc = ppi_map_exact(ctx, &sub, sp, sp, &sr))) {
+  if ((rc = ppi_map_finish(ctx, &ar, &sub)) ||
+      (!warm && (rc = ppi_map_anneal(ctx, &sub, 200 * (int64_t)S + 2000,
+                                     pp_ctx_seed(ctx), sp, sp))))
+    goto done;
+  *val = ppi_map_value(&sub, sp, NULL);
+  *opt = false;
+  /* out of time: the annealed mapping, not searched */
+  if (limit > 0 && !(rc = ppi_map_exact(ctx, &sub, sp, sp, &sr))) {
     *val = sr.value;
     *opt = sr.optimal;
   }
+done:
   ppi_arena_free(&ar);
   return rc;
 }
@@ -235,13 +246,13 @@ static pp_status solve_all(pp_ctx *ctx, const struct ppi_map *q,
   int32_t S = q->S, r, i, k;
   pp_status rc = PP_OK;
   for (r = 0; r < q->R && !rc; r++) {
-    double left = until - ppi_now_s();
+    double share = (until - ppi_now_s()) / (q->R - r);
     for (i = 0, k = 0; i < q->D; i++)
       if (part[i] == r)
         x->dev[r * S + k++] = i;
-    x->spent[r] = left / (q->R - r);
-    rc = solve_one(ctx, q, x->dev + r * S, false, x->spent[r], x->sol + r * S,
+    rc = solve_one(ctx, q, x->dev + r * S, false, share, x->sol + r * S,
                    &x->val[r], &x->opt[r]);
+    x->spent[r] = share > 1e-3 ? share : 1e-3; /* doubled from there */
   }
   return rc;
 }
@@ -266,7 +277,7 @@ pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
   pp_status rc = PP_OK;
 
   *found = false;
-  if (q->obj == MAP_AR || R < 2 || S < 2 || q->D > MAP_PARTS_MAX_D)
+  if (q->obj != MAP_P2P || R < 2 || S < 2 || q->D > MAP_PARTS_MAX_D)
     return PP_OK;
   ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
   if (!(part = ppi_arena_alloc(&ar, ctx, (size_t)q->D, sizeof *part))) {
@@ -285,13 +296,20 @@ pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
   /* a quarter of the budget for each split's first solution; the fastest
   ** links first: on meshes and tori its compact blocks meet the bound */
   for (g = 0; g < 2; g++) {
-    if ((rc = split(ctx, q, g ? GRAPH_COMPLETE : GRAPH_FAST, part)) ||
+    bool ok;
+    if ((rc = split(ctx, q, g ? GRAPH_COMPLETE : GRAPH_FAST, part, &ok)))
+      goto done;
+    for (r = 0; r < R && !ok; r++)
+      x[g].val[r] = INFINITY;
+    if (ok &&
         (rc = solve_all(ctx, q, part, t0 + budget_s * (g + 1) / 4, &x[g])))
       goto done;
     if (worst(q, &x[g]) <= goal * (1 + 1e-12))
       break;
   }
   b = g == 2 ? worst(q, &x[1]) < worst(q, &x[0]) : g;
+  if (worst(q, &x[b]) == INFINITY) /* Scotch failed twice */
+    goto done;
   /* the rest to the better split's slowest part, whose time is doubled
   ** each round (it starts from its best mapping) until it is optimal */
   for (;;) {

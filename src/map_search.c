@@ -681,7 +681,8 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
 
   out->nodes = 0;
   out->timed_out = false;
-  memcpy(p, start, (size_t)q->n * sizeof *p);
+  if (p != start)
+    memcpy(p, start, (size_t)q->n * sizeof *p);
   hi = ppi_map_value(q, p, NULL);
   lo = wlo = ppi_map_lower_bound(ctx, q);
   if (out->parts_s > 0 && hi > lo * (1 + 1e-12)) { /* map_parts.c */

@@ -572,7 +572,7 @@ static void t_parts(void **state)
       ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
       assert_int_equal(ppi_map_build(ctx, &ar, g, c, x.R, obj, &q), PP_OK);
       assert_int_equal(ppi_map_parts(ctx, &q, 0.05, 0, p, &found), PP_OK);
-      assert_int_equal(found, obj != MAP_AR && x.R >= 2 && x.S >= 2);
+      assert_int_equal(found, obj == MAP_P2P && x.R >= 2 && x.S >= 2);
       if (found) {
         for (r = 0; r < x.R; r++)
           for (s = 0; s < x.S; s++) {
@@ -603,7 +603,7 @@ static void t_parts(void **state)
                   "largest %.2f%%\n",
                   k ? "p2p, every device used" : "all", hit[k], ran[k],
                   100 * gap_sum[k] / ran[k], 100 * gap_max[k]);
-  assert_true(ran[0] > n_iter / 2 && ran[1] > 10);
+  assert_true(ran[0] > n_iter / 4 && ran[1] > 10);
   {
     /* 16 stages of the FPN-like model, 8 replicas on a 16 x 8 mesh */
     struct ppi_arena ar;
