@@ -23,7 +23,8 @@
 **      an oversized part that loses least bandwidth to its part and gains
 **      most to an undersized one;
 **   2. solve every part's one-replica problem with the exact search under
-**      an equal share of the time left (the best found when it runs out);
+**      an equal share of a tenth of the budget (the best found when it
+**      runs out);
 **   3. keep the better of the two graphs' mappings, and give the rest of
 **      the time to its slowest part, doubled each round.
 ** It stops as soon as the value meets the goal (the search's lower
@@ -293,8 +294,10 @@ pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
       rc = PP_ENOMEM;
       goto done;
     }
-  /* a quarter of the budget for each split's first solution; the fastest
-  ** links first: on meshes and tori its compact blocks meet the bound */
+  /* a tenth of the budget for each split's first solution (a split whose
+  ** parts are poor wastes little; the good one's slow parts get the rest
+  ** below); the fastest links first: on meshes and tori its compact
+  ** blocks meet the bound */
   for (g = 0; g < 2; g++) {
     bool ok;
     if ((rc = split(ctx, q, g ? GRAPH_COMPLETE : GRAPH_FAST, part, &ok)))
@@ -302,7 +305,7 @@ pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
     for (r = 0; r < R && !ok; r++)
       x[g].val[r] = INFINITY;
     if (ok &&
-        (rc = solve_all(ctx, q, part, t0 + budget_s * (g + 1) / 4, &x[g])))
+        (rc = solve_all(ctx, q, part, t0 + budget_s * (g + 1) / 10, &x[g])))
       goto done;
     if (worst(q, &x[g]) <= goal * (1 + 1e-12))
       break;
