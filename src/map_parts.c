@@ -13,7 +13,8 @@
 ** devices (and an idle rest), the best mapping that keeps replica r in
 ** part r is R independent one-replica problems.  So:
 **   1. split the devices with Scotch's graph partitioning (libscotch,
-**      fixed seed) of a device graph into parts of weight S (and one of
+**      one thread, fixed seed: map_scotch.h) of a device graph into parts of
+*weight S (and one of
 **      D - S R), under two graphs: first the graph of each device's
 **      fastest links (meshes and tori: compact blocks), then the complete
 **      graph with edges weighted by bandwidth (clustered machines: the
@@ -44,11 +45,10 @@
 ** so the budget is exceeded by at most a part's setup).
 */
 #include "map.h"
+#include "map_scotch.h"
 
 #include <math.h>
 #include <string.h>
-
-#include <scotch.h>
 
 enum { GRAPH_COMPLETE = 0, GRAPH_FAST = 1 };
 
@@ -68,8 +68,9 @@ static double conn(const struct ppi_map *q, const SCOTCH_Num *part, int32_t v,
 static pp_status split(pp_ctx *ctx, const struct ppi_map *q, int graph,
                        SCOTCH_Num *part, bool *ok)
 {
-  SCOTCH_Graph g;
+  SCOTCH_Graph g, *cg;
   SCOTCH_Arch arch;
+  struct ppi_scotch sc;
   SCOTCH_Strat strat;
   int32_t D = q->D, R = q->R, np = q->D > q->n ? R + 1 : R, i, j, k;
   size_t ne = (size_t)D * (D - 1);
@@ -79,6 +80,7 @@ static pp_status split(pp_ctx *ctx, const struct ppi_map *q, int graph,
   pp_status rc = PP_OK;
 
   *ok = true;
+  memset(&sc, 0, sizeof sc); /* closed in any case */
   v = ppi_alloc(ctx, ((size_t)D + 1) * sizeof *v);
   e = ppi_alloc(ctx, ne * sizeof *e);
   w = ppi_alloc(ctx, ne * sizeof *w);
@@ -112,9 +114,8 @@ static pp_status split(pp_ctx *ctx, const struct ppi_map *q, int graph,
     goto done;
   }
   g_ok = true;
-  SCOTCH_randomSeed(1);
-  SCOTCH_randomReset();
   if (SCOTCH_graphBuild(&g, 0, D, v, NULL, NULL, NULL, m, e, w) ||
+      ppi_scotch_open(&sc) || !(cg = ppi_scotch_bind(&sc, &g)) ||
       SCOTCH_archInit(&arch)) {
     *ok = false; /* no split: part and solve proposes nothing */
     goto done;
@@ -126,7 +127,7 @@ static pp_status split(pp_ctx *ctx, const struct ppi_map *q, int graph,
   }
   s_ok = true;
   if (SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATQUALITY, np, 0.0) ||
-      SCOTCH_graphMap(&g, &arch, &strat, part)) {
+      SCOTCH_graphMap(cg, &arch, &strat, part)) {
     *ok = false; /* no split: part and solve proposes nothing */
     goto done;
   }
@@ -166,6 +167,7 @@ done:
     SCOTCH_stratExit(&strat);
   if (a_ok)
     SCOTCH_archExit(&arch);
+  ppi_scotch_close(&sc);
   if (g_ok)
     SCOTCH_graphExit(&g);
   ppi_free(ctx, v, ((size_t)D + 1) * sizeof *v);

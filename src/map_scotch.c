@@ -15,8 +15,9 @@
 **   - Scotch balances load, so two stage replicas may share a device; such
 **     a collision is repaired by moving the later one to the free device
 **     with the best bandwidth to the crowded one.
-** Scotch's own generator is seeded with 1 before every call, so the same
-** inputs give the same mapping.  Scotch reports errors through
+** Scotch runs in a context of its own with one thread and its generator
+** seeded with 1 (map_scotch.h), so the same inputs give the same mapping
+** (with Scotch's default threads they did not).  Scotch reports errors through
 ** SCOTCH_errorPrint, which an application supplies: ours stays silent
 ** (the library never prints), and failures are told by return codes.
 **
@@ -24,14 +25,13 @@
 ** complete device graph) plus O(n D) for the repair.
 */
 #include "map.h"
+#include "map_scotch.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
-
-#include <scotch.h>
 
 /* Exported (the library hides its symbols): libscotch calls these. */
 #pragma GCC visibility push(default)
@@ -45,10 +45,48 @@ void SCOTCH_errorPrintW(const char *const fmt, ...)
 }
 #pragma GCC visibility pop
 
+int ppi_scotch_open(struct ppi_scotch *s)
+{
+  memset(s, 0, sizeof *s);
+  if (SCOTCH_contextInit(&s->c))
+    return 1;
+  s->c_ok = true;
+  if (SCOTCH_contextRandomClone(&s->c) ||
+      SCOTCH_contextOptionSetNum(&s->c, SCOTCH_OPTIONNUMDETERMINISTIC, 1) ||
+      SCOTCH_contextOptionSetNum(&s->c, SCOTCH_OPTIONNUMRANDOMFIXEDSEED, 1) ||
+      SCOTCH_contextThreadSpawn(&s->c, 1, NULL))
+    return 1;
+  SCOTCH_contextRandomSeed(&s->c, 1);
+  SCOTCH_contextRandomReset(&s->c);
+  return 0;
+}
+
+SCOTCH_Graph *ppi_scotch_bind(struct ppi_scotch *s, SCOTCH_Graph *g)
+{
+  SCOTCH_Graph *cg;
+  if (!s->c_ok || s->ng == 2)
+    return NULL;
+  cg = &s->g[s->ng];
+  if (SCOTCH_graphInit(cg))
+    return NULL;
+  s->ng++;
+  return SCOTCH_contextBindGraph(&s->c, g, cg) ? NULL : cg;
+}
+
+void ppi_scotch_close(struct ppi_scotch *s)
+{
+  while (s->ng > 0)
+    SCOTCH_graphExit(&s->g[--s->ng]);
+  if (s->c_ok)
+    SCOTCH_contextExit(&s->c);
+  s->c_ok = false;
+}
+
 pp_status ppi_map_scotch(pp_ctx *ctx, const struct ppi_map *q, int32_t *p)
 {
-  SCOTCH_Graph tg, sg;
+  SCOTCH_Graph tg, sg, *ctg, *csg;
   SCOTCH_Arch arch;
+  struct ppi_scotch sc;
   SCOTCH_Strat strat;
   int32_t D = q->D, n = q->n, S = q->S, R = q->R, i, j, s, r, k;
   SCOTCH_Num *tv = NULL, *te = NULL, *tl = NULL, *sv = NULL, *se = NULL,
@@ -59,7 +97,8 @@ pp_status ppi_map_scotch(pp_ctx *ctx, const struct ppi_map *q, int32_t *p)
   pp_status rc = PP_OK;
   bool tg_ok = false, sg_ok = false, arch_ok = false, strat_ok = false;
 
-  if (D == 1 || n == 1) { /* nothing for Scotch to decide */
+  memset(&sc, 0, sizeof sc); /* closed in any case */
+  if (D == 1 || n == 1) {    /* nothing for Scotch to decide */
     for (i = 0; i < n; i++)
       p[i] = i;
     return PP_OK;
@@ -122,8 +161,6 @@ pp_status ppi_map_scotch(pp_ctx *ctx, const struct ppi_map *q, int32_t *p)
     goto done;
   }
   tg_ok = sg_ok = true;
-  SCOTCH_randomSeed(1);
-  SCOTCH_randomReset();
   if (SCOTCH_graphBuild(&tg, 0, D, tv, NULL, NULL, NULL, ntg, te, tl) ||
       SCOTCH_graphBuild(&sg, 0, n, sv, NULL, NULL, NULL, (SCOTCH_Num)nse, se,
                         sl)) {
@@ -134,12 +171,17 @@ pp_status ppi_map_scotch(pp_ctx *ctx, const struct ppi_map *q, int32_t *p)
     rc = ppi_fail(ctx, PP_EINTERNAL, "scotch: inconsistent graph");
     goto done;
   }
+  if (ppi_scotch_open(&sc) || !(ctg = ppi_scotch_bind(&sc, &tg)) ||
+      !(csg = ppi_scotch_bind(&sc, &sg))) {
+    rc = ppi_fail(ctx, PP_EINTERNAL, "scotch: context failed");
+    goto done;
+  }
   if (SCOTCH_archInit(&arch)) {
     rc = ppi_fail(ctx, PP_EINTERNAL, "scotch: arch init failed");
     goto done;
   }
   arch_ok = true;
-  if (SCOTCH_archBuild2(&arch, &tg, 0, NULL)) {
+  if (SCOTCH_archBuild2(&arch, ctg, 0, NULL)) {
     rc = ppi_fail(ctx, PP_EINTERNAL, "scotch: architecture build failed");
     goto done;
   }
@@ -148,7 +190,7 @@ pp_status ppi_map_scotch(pp_ctx *ctx, const struct ppi_map *q, int32_t *p)
     goto done;
   }
   strat_ok = true;
-  if (SCOTCH_graphMap(&sg, &arch, &strat, part)) {
+  if (SCOTCH_graphMap(csg, &arch, &strat, part)) {
     rc = ppi_fail(ctx, PP_EINTERNAL, "scotch: mapping failed");
     goto done;
   }
@@ -171,6 +213,7 @@ done:
     SCOTCH_stratExit(&strat);
   if (arch_ok)
     SCOTCH_archExit(&arch);
+  ppi_scotch_close(&sc);
   if (sg_ok)
     SCOTCH_graphExit(&sg);
   if (tg_ok)

@@ -331,6 +331,59 @@ static void t_deterministic(void **state)
   assert_int_equal(a.live, 0);
 }
 
+/* Scotch on a machine large enough for its threads: the same mapping on
+** every run (it differed from run to run before Scotch got a context of
+** one thread), and so for part and solve, which splits with Scotch. */
+static void t_scotch_repeatable(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  pp_model *m;
+  pp_part_params pp;
+  pp_partition *pt;
+  pp_stage_graph *g;
+  pp_cluster *c;
+  int32_t first[4 * 64], k, i, alg;
+  (void)state;
+  assert_int_equal(pp_model_load(ctx, "fpn", &m), PP_OK);
+  pp_part_params_init(&pp);
+  pp.stages = 4;
+  assert_int_equal(pp_partition_chain(ctx, m, &pp, &pt), PP_OK);
+  assert_int_equal(pp_partition_stage_graph(ctx, pt, &g), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "mesh2d:16x16", &c), PP_OK);
+  for (alg = 0; alg < 2; alg++)
+    for (k = 0; k < 4; k++) {
+      int32_t p[4 * 64];
+      if (alg == 0) {
+        pp_mapping *mp = run(ctx, g, c, 64, PP_MAP_P2P, PP_MAP_SCOTCH, 2);
+        for (i = 0; i < 4 * 64; i++)
+          p[i] = pp_mapping_device(mp, i % 4, i / 4);
+        pp_mapping_destroy(mp);
+      } else {
+        struct ppi_arena ar;
+        struct ppi_map q;
+        bool found;
+        ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
+        assert_int_equal(ppi_map_build(ctx, &ar, g, c, 64, MAP_P2P, &q), PP_OK);
+        assert_int_equal(ppi_map_parts(ctx, &q, 60, 0, p, &found), PP_OK);
+        assert_true(found);
+        ppi_arena_free(&ar);
+      }
+      for (i = 0; i < 4 * 64; i++)
+        if (k == 0)
+          first[i] = p[i];
+        else if (first[i] != p[i])
+          fail_msg("%s: run %d differs at stage replica %d",
+                   alg ? "part and solve" : "scotch", k, i);
+    }
+  pp_cluster_destroy(c);
+  pp_stage_graph_destroy(g);
+  pp_partition_destroy(pt);
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
 static void t_bad_graphs(void **state)
 {
   static const struct {
@@ -644,7 +697,7 @@ int main(void)
       cmocka_unit_test(t_exact_equal),   cmocka_unit_test(t_exact_mixed),
       cmocka_unit_test(t_deterministic), cmocka_unit_test(t_bad_graphs),
       cmocka_unit_test(t_cli),           cmocka_unit_test(t_group_bound),
-      cmocka_unit_test(t_parts),
+      cmocka_unit_test(t_parts),         cmocka_unit_test(t_scotch_repeatable),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
