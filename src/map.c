@@ -422,7 +422,7 @@ pp_status pp_map(pp_ctx *ctx, const pp_stage_graph *g, const pp_cluster *c,
       if (sr.time_limit < p->time_limit_s / 100)
         sr.time_limit = p->time_limit_s / 100;
       sr.threads = p->threads;
-      sr.parts_s = p->time_limit_s / 2; /* map_parts.c */
+      sr.parts_s = p->time_limit_s * 3 / 4; /* map_parts.c */
       if ((rc = ppi_map_exact(ctx, &q, start, m->dev, &sr)))
         break;
       m->sum.optimal = sr.optimal;
