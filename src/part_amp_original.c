@@ -13,14 +13,19 @@
 **     step over cuts c in [j-1, i-1] with seg = S(c+1..i):
 **       cand = trace[c][j-1][idx(max(seg, possible[m]))]
 **              + (B-1) max(0, seg - possible[m]) + cc[c][j-1]
-**     keeping the first minimal cut, but storing cand - cc[c][j-1] (the
-**     transfer term breaks ties and never accumulates);
+**     a cut is taken when cand < best, and then best = cand - cc[c][j-1]:
+**     the kept value, without its transfer term, is both what is stored
+**     and what the next cuts are compared with;
 **   - the answer is trace[L-1][k-1][0].
 **
-** What it optimises is therefore (B - 1) x the largest stage, with p2p as
-** a tie-breaker and the allreduce absent (COST_MODEL.md 3.1, 6.4).
-** AMP's driver replaces it by a uniform split when B = 1; here the DP
-** runs as it is.
+** What it optimises is therefore (B - 1) x the largest stage, roughly: a
+** later cut must beat the kept one by more than its own transfer, so
+** early cuts win near-ties (on 21 of AMP's 135 trials with B > 1 the
+** largest stage is above the optimum), p2p never accumulates and the
+** allreduce is absent (COST_MODEL.md 3.1, 6.4).  Given AMP's inputs it
+** returns AMP's partition on all 135 (tests/test_cost_amp.c).  AMP's
+** driver replaces it by a uniform split when B = 1; here the DP runs as
+** it is.
 **
 ** Complexity: O(k L^2 P) time and O(k L P) memory, P <= L(L+1)/2 + 1
 ** distinct segment sums: O(k L^4).  Refused (PP_ELIMIT) beyond 2^26
@@ -119,7 +124,7 @@ pp_status ppi_part_amp_original(pp_ctx *ctx, const double *e, const double *cc,
   for (j = 1; j < k; j++)
     for (i = 0; i < L; i++)
       for (m = 0; m < (int32_t)P; m++) {
-        double best = INFINITY, store = INFINITY;
+        double store = INFINITY;
         int32_t arg = -1;
         at = AT(i, j, m);
         for (c = j - 1; c <= i - 1; c++) {
@@ -127,8 +132,9 @@ pp_status ppi_part_amp_original(pp_ctx *ctx, const double *e, const double *cc,
           int32_t mi = seg > poss[m] ? segi[(size_t)(c + 1) * L + i] : m;
           double pc = cc[(size_t)c * (k > 1 ? k - 1 : 1) + j - 1];
           double cand = val[AT(c, j - 1, mi)] + Bm1 * (x > 0 ? x : 0) + pc;
-          if (cand < best) {
-            best = cand;
+          /* AMP compares with the kept value, which has no transfer term:
+          ** a later cut must beat it by more than its own transfer */
+          if (cand < store) {
             store = cand - pc;
             arg = c;
           }

@@ -8,9 +8,21 @@
 ** far inside that.  A small term can hide under 0.5 % (one homogeneous
 ** p2p boundary is about 0.1 % of its row), and the trials never cut
 ** after the logits, so t_boundary_volumes checks the p2p volumes alone.
+**
+** AMP's layer-assignment DP (src/part_amp_original.c, the partition
+** method amp-original) against AMP's choices: for every row,
+** t_amp_partitions builds the inputs AMP's DP got (COST_MODEL.md 3, 3.1:
+** e = 3 mbs fwd of the row's profile, blended on the mixed cluster, over
+** AMP's work layers; the p2p costs cc in rank order; B micro-batches),
+** runs the kernel and maps its split back to DeepSpeed entries.  Where
+** B > 1 the result must be the row's ds_partition exactly.  Where B = 1
+** AMP's driver skipped the DP, so the row must be its uniform split of
+** the 24 layers instead, and the DP's choice is printed where it differs.
 */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
+
+#include "part.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +33,7 @@
 #define NTRIAL 171
 #define TOL 0.005
 #define MAXPP 16
+#define MAXWORK 64
 
 /* One row of the trials file. */
 struct trial {
@@ -31,15 +44,17 @@ struct trial {
 };
 
 /* The model, cluster and global batch of each experiment
-** (data/amp/clusters.json). */
+** (data/amp/clusters.json), and the work layers AMP's uniform split
+** (B = 1) adds to the first stage. */
 struct setup {
   const char *experiment, *model, *cluster;
   int64_t gbs;
+  int32_t head;
 };
 static const struct setup setups[] = {
-    {"homogeneous", "gpt2-amp", "amp-homogeneous", 32},
-    {"het_cluster", "gpt2-amp", "amp-het-cluster", 32},
-    {"het_model", "transgan-amp", "amp-het-model", 64},
+    {"homogeneous", "gpt2-amp", "amp-homogeneous", 32, 2},
+    {"het_cluster", "gpt2-amp", "amp-het-cluster", 32, 2},
+    {"het_model", "transgan-amp", "amp-het-model", 64, 0},
 };
 #define NSETUP (int)(sizeof setups / sizeof setups[0])
 
@@ -373,13 +388,245 @@ static void t_uneven_replicas(void **state)
   assert_int_equal(a.live, 0);
 }
 
+/* ---- AMP's layer-assignment DP -------------------------------------- */
+
+/* What AMP's DP (COST_MODEL.md 3.1) gets for one row: its work layers,
+** their costs, the transfer costs and the micro-batch count. */
+struct dp_in {
+  int32_t L;              /* work layers (GPT-2: all 30 entries; TransGAN 25) */
+  int32_t entry[MAXWORK]; /* the pipeline entry of each */
+  int32_t nblock;         /* transformer layers or blocks: AMP's num_layers */
+  double e[MAXWORK];      /* s per micro-batch, fwd + bwd */
+  double cc[MAXWORK * MAXPP]; /* [cut][boundary], s */
+  int64_t B;
+};
+
+static double hyper_of(const pp_model *m, const char *key)
+{
+  int32_t i;
+  double v;
+  for (i = 0; i < pp_model_nhyper(m); i++)
+    if (strcmp(pp_model_hyper(m, i, &v), key) == 0)
+      return v;
+  return 0;
+}
+
+static bool kind_eq(const pp_op_desc *o, const char *kind)
+{
+  return o->kind && strcmp(o->kind, kind) == 0;
+}
+
+/* COST_MODEL.md 3: e_l = 3 mbs fwd_l at tp = mp, the profiles blended by
+** the cluster's mix of GPU types (AMP's 0.75 V100 + 0.25 T4 on the mixed
+** cluster), entries of kind "other" left out (TransGAN's 31 non-work
+** entries); cc[l][j] = the mean over replicas d of vol_l / the slowest
+** tp rank's link from stage j to j+1 in rank order, in 32-bit elements
+** per second; B = gbs / (dp mbs). */
+static void dp_inputs(const pp_model *m, const pp_cluster *c,
+                      const struct trial *t, int64_t gbs, struct dp_in *in)
+{
+  int32_t nop = pp_model_nop(m), ndev = pp_cluster_ndev(c);
+  int32_t v, w, j, d, k, ty;
+  double H = hyper_of(m, "hidden"), S = hyper_of(m, "seq");
+  double V = hyper_of(m, "vocab"), gf = hyper_of(m, "gf_dim");
+  double bottom = hyper_of(m, "bottom_width"), vol = 0;
+
+  memset(in, 0, sizeof *in);
+  in->B = gbs / ((int64_t)t->dp * t->mbs);
+  for (v = 0; v < nop; v++) {
+    pp_op_desc o;
+    double fwd = 0;
+    assert_int_equal(pp_model_op(m, v, &o), PP_OK);
+    if (kind_eq(&o, "other"))
+      continue;
+    if (kind_eq(&o, "transformer_layer") ||
+        (o.kind && strncmp(o.kind, "block", 5) == 0))
+      in->nblock++;
+    for (ty = 0; ty < pp_cluster_ntype(c); ty++) {
+      int32_t n = 0, any = -1;
+      pp_type_key key;
+      pp_op_time x;
+      for (d = 0; d < ndev; d++)
+        if (pp_cluster_device_type(c, d) == ty) {
+          n++;
+          any = d;
+        }
+      if (!n)
+        continue;
+      key = pp_model_type_key(m, c, any);
+      assert_int_equal(pp_model_op_time(m, v, &key, t->mp, 1, &x), PP_OK);
+      assert_int_equal(x.est, 0); /* AMP's own profile, not an estimate */
+      fwd += x.fwd_ms / 1000 * n / ndev;
+    }
+    assert_true(in->L < MAXWORK);
+    in->entry[in->L] = v;
+    in->e[in->L++] = 3.0 * t->mbs * fwd;
+  }
+  for (w = 0; w + 1 < in->L; w++) {
+    pp_op_desc o;
+    assert_int_equal(pp_model_op(m, in->entry[w], &o), PP_OK);
+    /* a noop passes the previous entry's output on */
+    if (gf > 0)
+      vol = t->mbs * gf * bottom * bottom;
+    else if (kind_eq(&o, "embed2v"))
+      vol = t->mbs * S * V / t->mp;
+    else if (!kind_eq(&o, "noop"))
+      vol = t->mbs * S * H;
+    assert_true(vol > 0);
+    for (j = 0; j + 1 < t->pp; j++) {
+      double sum = 0;
+      for (d = 0; d < t->dp; d++) {
+        double slowest = INFINITY;
+        for (k = 0; k < t->mp; k++) {
+          int32_t a = k + t->mp * d + t->mp * t->dp * j;
+          double x = pp_cluster_bandwidth(c, a, a + t->mp * t->dp) * 1e9 / 4;
+          slowest = x < slowest ? x : slowest;
+        }
+        sum += vol / slowest;
+      }
+      in->cc[(size_t)w * (t->pp - 1) + j] = sum / t->dp;
+    }
+  }
+}
+
+/* DeepSpeed boundaries of a split of the work layers, as AMP's driver
+** maps them: a stage ends after its last work layer's entry, and the
+** last stage holds every entry left (TransGAN's trailing non-work
+** entries). */
+static void to_entries(const struct dp_in *in, const int32_t *first, int pp,
+                       int32_t nop, int32_t *ds)
+{
+  int p;
+  ds[0] = 0;
+  for (p = 1; p < pp; p++)
+    ds[p] = in->entry[first[p] - 1] + 1;
+  ds[pp] = nop;
+}
+
+/* What AMP's driver uses instead of its DP when B = 1 (COST_MODEL.md
+** 3.1): its num_layers split evenly, the first num_layers mod pp stages
+** one more, and `head' more work layers in the first stage (GPT-2's
+** embedding and transpose; none for TransGAN, whose 25th work layer
+** falls into the last stage). */
+static void uniform_split(const struct dp_in *in, int pp, int32_t head,
+                          int32_t nop, int32_t *ds)
+{
+  int32_t first[MAXPP + 1];
+  int p;
+  first[0] = 0;
+  for (p = 0; p < pp; p++)
+    first[p + 1] =
+        first[p] + in->nblock / pp + (p < in->nblock % pp) + (p ? 0 : head);
+  to_entries(in, first, pp, nop, ds);
+}
+
+static bool same_part(const int32_t *a, const int32_t *b, int pp)
+{
+  int p;
+  for (p = 0; p <= pp; p++)
+    if (a[p] != b[p])
+      return false;
+  return true;
+}
+
+static void print_part(const char *what, const int32_t *ds, int pp)
+{
+  int p;
+  printf(" %s", what);
+  for (p = 0; p <= pp; p++)
+    printf(" %d", (int)ds[p]);
+}
+
+/* Our amp-original kernel, given for every row the inputs AMP's DP got,
+** returns that row's partition.  Where B = 1 AMP never ran its DP: the
+** row must be its uniform split, and the DP's choice is printed when it
+** differs. */
+static void t_amp_partitions(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  pp_model *m[NSETUP];
+  pp_cluster *c[NSETUP];
+  struct trial *t = NULL;
+  struct dp_in *in = malloc(sizeof *in);
+  int n, i, ndp = 0, nexact = 0, nuni = 0, nagree = 0, bad = 0;
+  (void)state;
+  assert_non_null(in);
+  for (i = 0; i < NSETUP; i++) {
+    m[i] = load_model(ctx, setups[i].model);
+    c[i] = load_cluster(ctx, setups[i].cluster);
+  }
+  n = read_trials(&t);
+  assert_int_equal(n, NTRIAL);
+  for (i = 0; i < n; i++) {
+    int x = setup_of(t[i].experiment), pp = t[i].pp;
+    int32_t nop = pp_model_nop(m[x]), first[MAXPP + 1], got[MAXPP + 1];
+    int32_t uni[MAXPP + 1];
+    dp_inputs(m[x], c[x], &t[i], setups[x].gbs, in);
+    assert_int_equal(in->nblock, 24);
+    if (ppi_part_amp_original(ctx, in->e, in->cc, in->L, pp, in->B, first))
+      fail_msg("row %d (%s #%d): %s", i + 1, t[i].experiment, t[i].rank,
+               pp_ctx_errmsg(ctx));
+    to_entries(in, first, pp, nop, got);
+    if (in->B > 1) {
+      ndp++;
+      if (same_part(got, t[i].part, pp)) {
+        nexact++;
+        continue;
+      }
+      printf("row %d: %s #%d mbs %d mp %d dp %d pp %d B %d:", i + 1,
+             t[i].experiment, t[i].rank, t[i].mbs, t[i].mp, t[i].dp, pp,
+             (int)in->B);
+      print_part("AMP", t[i].part, pp);
+      print_part("ours", got, pp);
+      printf("\n");
+      bad++;
+      continue;
+    }
+    nuni++;
+    uniform_split(in, pp, setups[x].head, nop, uni);
+    if (!same_part(uni, t[i].part, pp)) {
+      printf("row %d: %s #%d pp %d B = 1 but not AMP's uniform split:", i + 1,
+             t[i].experiment, t[i].rank, pp);
+      print_part("AMP", t[i].part, pp);
+      print_part("uniform", uni, pp);
+      printf("\n");
+      bad++;
+    } else if (same_part(got, t[i].part, pp)) {
+      nagree++;
+    } else {
+      printf("row %d: %s #%d mbs %d mp %d dp %d pp %d: B = 1, AMP's driver "
+             "split its %d layers uniformly instead of running the DP:",
+             i + 1, t[i].experiment, t[i].rank, t[i].mbs, t[i].mp, t[i].dp, pp,
+             (int)in->nblock);
+      print_part("AMP", t[i].part, pp);
+      print_part("DP", got, pp);
+      printf("\n");
+    }
+  }
+  printf("amp-original: %d rows with B > 1 checked, %d of them AMP's "
+         "partition; %d rows with B = 1 are AMP's uniform split (the DP "
+         "gives it on %d)\n",
+         ndp, nexact, nuni, nagree);
+  for (i = 0; i < NSETUP; i++) {
+    pp_model_destroy(m[i]);
+    pp_cluster_destroy(c[i]);
+  }
+  free(in);
+  free(t);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+  fflush(stdout);
+  if (bad)
+    fail_msg("%d of %d rows differ from AMP's partition", bad, n);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_amp_trials),
-      cmocka_unit_test(t_parplan_model),
-      cmocka_unit_test(t_boundary_volumes),
-      cmocka_unit_test(t_uneven_replicas),
+      cmocka_unit_test(t_amp_trials),       cmocka_unit_test(t_parplan_model),
+      cmocka_unit_test(t_boundary_volumes), cmocka_unit_test(t_uneven_replicas),
+      cmocka_unit_test(t_amp_partitions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
