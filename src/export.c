@@ -124,6 +124,30 @@ pp_export *ppi_export_new(pp_ctx *ctx)
   return x;
 }
 
+pp_status ppi_export_begin(pp_ctx *ctx, const char *fn, const pp_plan *p,
+                           const pp_model *m, const pp_cluster *c,
+                           pp_export **out, pp_export **x, struct ppi_sbuf *b,
+                           struct ppi_stage_ops *o)
+{
+  pp_status rc;
+  if (!ctx)
+    return PP_EINVAL;
+  if (!p || !m || !c || !out)
+    return ppi_fail(ctx, PP_EINVAL, "%s: NULL argument", fn);
+  *out = NULL;
+  if ((rc = pp_plan_check(ctx, p, m, c)))
+    return rc;
+  if (!(*x = ppi_export_new(ctx)))
+    return PP_ENOMEM;
+  ppi_sb_init(b, ctx);
+  if ((rc = ppi_stage_ops(ctx, p, m, o))) {
+    pp_export_destroy(*x);
+    *x = NULL;
+    return rc;
+  }
+  return PP_OK;
+}
+
 pp_status ppi_export_warn(pp_ctx *ctx, pp_export *x, const char *fmt, ...)
 {
   char buf[512];

@@ -64,6 +64,16 @@ PP_INTERNAL pp_status ppi_stage_ops(pp_ctx *ctx, const pp_plan *p,
                                     const pp_model *m, struct ppi_stage_ops *o);
 PP_INTERNAL void ppi_stage_ops_free(pp_ctx *ctx, struct ppi_stage_ops *o);
 
+/* The start every engine's exporter shares: the arguments (fn names the
+** public function in the error), the plan checked against m and c, a new
+** export in *x, b ready and the stage operators in o.  On failure nothing
+** is left to free. */
+PP_INTERNAL pp_status ppi_export_begin(pp_ctx *ctx, const char *fn,
+                                       const pp_plan *p, const pp_model *m,
+                                       const pp_cluster *c, pp_export **out,
+                                       pp_export **x, struct ppi_sbuf *b,
+                                       struct ppi_stage_ops *o);
+
 /* The checks; each records at most one warning naming engine, and
 ** returns only allocation failures. */
 /* Every stage has stage 0's replica count. */

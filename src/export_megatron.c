@@ -66,21 +66,10 @@ pp_status pp_export_megatron(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   int32_t first_e = -1, last_l = -1, unnamed = 0;
   pp_status rc = PP_OK;
 
-  if (!ctx)
-    return PP_EINVAL;
-  if (!p || !m || !c || !out)
-    return ppi_fail(ctx, PP_EINVAL, "pp_export_megatron: NULL argument");
-  *out = NULL;
-  if ((rc = pp_plan_check(ctx, p, m, c)))
+  if ((rc = ppi_export_begin(ctx, "pp_export_megatron", p, m, c, out, &x, &b,
+                             &o)))
     return rc;
   S = p->nstage;
-  if (!(x = ppi_export_new(ctx)))
-    return PP_ENOMEM;
-  ppi_sb_init(&b, ctx);
-  if ((rc = ppi_stage_ops(ctx, p, m, &o))) {
-    pp_export_destroy(x);
-    return rc;
-  }
   if ((rc = ppi_export_check_uniform(ctx, x, p, engine)) ||
       (rc = ppi_export_check_runs(ctx, x, p, &o, engine)) ||
       (rc = ppi_export_check_shared(ctx, x, p, engine,

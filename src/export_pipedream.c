@@ -71,20 +71,9 @@ pp_status pp_export_pipedream(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   struct ppi_stage_ops o;
   pp_status rc;
 
-  if (!ctx)
-    return PP_EINVAL;
-  if (!p || !m || !c || !out)
-    return ppi_fail(ctx, PP_EINVAL, "pp_export_pipedream: NULL argument");
-  *out = NULL;
-  if ((rc = pp_plan_check(ctx, p, m, c)))
+  if ((rc = ppi_export_begin(ctx, "pp_export_pipedream", p, m, c, out, &x, &b,
+                             &o)))
     return rc;
-  if (!(x = ppi_export_new(ctx)))
-    return PP_ENOMEM;
-  ppi_sb_init(&b, ctx);
-  if ((rc = ppi_stage_ops(ctx, p, m, &o))) {
-    pp_export_destroy(x);
-    return rc;
-  }
   if (p->p.tp > 1 &&
       (rc = ppi_export_warn(ctx, x,
                             "PipeDream has no tensor parallelism: each "

@@ -218,21 +218,9 @@ pp_status pp_export_torch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   int32_t S, s, P, *rank_of = NULL, *dev_of = NULL;
   pp_status rc;
 
-  if (!ctx)
-    return PP_EINVAL;
-  if (!p || !m || !c || !out)
-    return ppi_fail(ctx, PP_EINVAL, "pp_export_torch: NULL argument");
-  *out = NULL;
-  if ((rc = pp_plan_check(ctx, p, m, c)))
+  if ((rc = ppi_export_begin(ctx, "pp_export_torch", p, m, c, out, &x, &b, &o)))
     return rc;
   S = p->nstage;
-  if (!(x = ppi_export_new(ctx)))
-    return PP_ENOMEM;
-  ppi_sb_init(&b, ctx);
-  if ((rc = ppi_stage_ops(ctx, p, m, &o))) {
-    pp_export_destroy(x);
-    return rc;
-  }
   if (!(rank_of = ppi_alloc(ctx, (size_t)S * sizeof *rank_of)) ||
       !(dev_of = ppi_alloc(ctx, (size_t)S * sizeof *dev_of))) {
     rc = PP_ENOMEM;
