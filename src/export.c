@@ -148,6 +148,19 @@ pp_status ppi_export_begin(pp_ctx *ctx, const char *fn, const pp_plan *p,
   return PP_OK;
 }
 
+pp_status ppi_export_end(pp_ctx *ctx, pp_export *x, struct ppi_sbuf *b,
+                         struct ppi_stage_ops *o, pp_status rc, pp_export **out)
+{
+  ppi_sb_free(b);
+  ppi_stage_ops_free(ctx, o);
+  if (rc) {
+    pp_export_destroy(x);
+    return rc;
+  }
+  *out = x;
+  return PP_OK;
+}
+
 pp_status ppi_export_warn(pp_ctx *ctx, pp_export *x, const char *fmt, ...)
 {
   char buf[512];

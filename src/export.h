@@ -73,6 +73,12 @@ PP_INTERNAL pp_status ppi_export_begin(pp_ctx *ctx, const char *fn,
                                        const pp_cluster *c, pp_export **out,
                                        pp_export **x, struct ppi_sbuf *b,
                                        struct ppi_stage_ops *o);
+/* Its end: b and o freed; on rc != 0 x is destroyed and rc returned,
+** else *out = x. */
+PP_INTERNAL pp_status ppi_export_end(pp_ctx *ctx, pp_export *x,
+                                     struct ppi_sbuf *b,
+                                     struct ppi_stage_ops *o, pp_status rc,
+                                     pp_export **out);
 
 /* The checks; each records at most one warning naming engine, and
 ** returns only allocation failures. */

@@ -215,12 +215,5 @@ pp_status pp_export_deepspeed(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   module(&b, p, m, &o);
   rc = ppi_export_add(ctx, x, "ds_pipeline.py", &b);
 done:
-  ppi_sb_free(&b);
-  ppi_stage_ops_free(ctx, &o);
-  if (rc) {
-    pp_export_destroy(x);
-    return rc;
-  }
-  *out = x;
-  return PP_OK;
+  return ppi_export_end(ctx, x, &b, &o, rc, out);
 }

@@ -139,14 +139,7 @@ pp_status pp_export_megatron(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   if (!rc)
     rc = ppi_export_add(ctx, x, "megatron_args.txt", &b);
 done:
-  ppi_sb_free(&b);
-  ppi_stage_ops_free(ctx, &o);
-  if (rc) {
-    pp_export_destroy(x);
-    return rc;
-  }
-  *out = x;
-  return PP_OK;
+  return ppi_export_end(ctx, x, &b, &o, rc, out);
 }
 
 /* ---- the layout parser -------------------------------------------------- */

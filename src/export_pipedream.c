@@ -96,12 +96,5 @@ pp_status pp_export_pipedream(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   conf(&b, p, m, c, &o);
   rc = ppi_export_add(ctx, x, "pipedream_conf.json", &b);
 done:
-  ppi_sb_free(&b);
-  ppi_stage_ops_free(ctx, &o);
-  if (rc) {
-    pp_export_destroy(x);
-    return rc;
-  }
-  *out = x;
-  return PP_OK;
+  return ppi_export_end(ctx, x, &b, &o, rc, out);
 }

@@ -266,12 +266,5 @@ done:
   pp_sim_destroy(sim);
   ppi_free(ctx, rank_of, (size_t)S * sizeof *rank_of);
   ppi_free(ctx, dev_of, (size_t)S * sizeof *dev_of);
-  ppi_sb_free(&b);
-  ppi_stage_ops_free(ctx, &o);
-  if (rc) {
-    pp_export_destroy(x);
-    return rc;
-  }
-  *out = x;
-  return PP_OK;
+  return ppi_export_end(ctx, x, &b, &o, rc, out);
 }
