@@ -331,6 +331,23 @@ static void t_deterministic(void **state)
   assert_int_equal(a.live, 0);
 }
 
+/* The stage graph of the FPN-like model cut into S stages. */
+static pp_stage_graph *fpn_stages(pp_ctx *ctx, int32_t S)
+{
+  pp_model *m;
+  pp_part_params pp;
+  pp_partition *pt;
+  pp_stage_graph *g;
+  assert_int_equal(pp_model_load(ctx, "fpn", &m), PP_OK);
+  pp_part_params_init(&pp);
+  pp.stages = S;
+  assert_int_equal(pp_partition_chain(ctx, m, &pp, &pt), PP_OK);
+  assert_int_equal(pp_partition_stage_graph(ctx, pt, &g), PP_OK);
+  pp_partition_destroy(pt);
+  pp_model_destroy(m);
+  return g;
+}
+
 /* Scotch on a machine large enough for its threads: the same mapping on
 ** every run (it differed from run to run before Scotch got a context of
 ** one thread), and so for part and solve, which splits with Scotch. */
@@ -338,18 +355,11 @@ static void t_scotch_repeatable(void **state)
 {
   struct tu_alloc a;
   pp_ctx *ctx = tu_ctx(&a);
-  pp_model *m;
-  pp_part_params pp;
-  pp_partition *pt;
   pp_stage_graph *g;
   pp_cluster *c;
   int32_t first[4 * 64], k, i, alg;
   (void)state;
-  assert_int_equal(pp_model_load(ctx, "fpn", &m), PP_OK);
-  pp_part_params_init(&pp);
-  pp.stages = 4;
-  assert_int_equal(pp_partition_chain(ctx, m, &pp, &pt), PP_OK);
-  assert_int_equal(pp_partition_stage_graph(ctx, pt, &g), PP_OK);
+  g = fpn_stages(ctx, 4);
   assert_int_equal(pp_cluster_load(ctx, "mesh2d:16x16", &c), PP_OK);
   for (alg = 0; alg < 2; alg++)
     for (k = 0; k < 4; k++) {
@@ -378,8 +388,6 @@ static void t_scotch_repeatable(void **state)
     }
   pp_cluster_destroy(c);
   pp_stage_graph_destroy(g);
-  pp_partition_destroy(pt);
-  pp_model_destroy(m);
   pp_ctx_destroy(ctx);
   assert_int_equal(a.live, 0);
 }
@@ -661,18 +669,10 @@ static void t_parts(void **state)
     /* 16 stages of the FPN-like model, 8 replicas on a 16 x 8 mesh */
     struct ppi_arena ar;
     struct ppi_map q;
-    pp_model *m;
-    pp_part_params pp;
-    pp_partition *pt;
-    pp_stage_graph *g;
+    pp_stage_graph *g = fpn_stages(ctx, 16);
     pp_cluster *c;
     int32_t *p;
     bool found;
-    assert_int_equal(pp_model_load(ctx, "fpn", &m), PP_OK);
-    pp_part_params_init(&pp);
-    pp.stages = 16;
-    assert_int_equal(pp_partition_chain(ctx, m, &pp, &pt), PP_OK);
-    assert_int_equal(pp_partition_stage_graph(ctx, pt, &g), PP_OK);
     assert_int_equal(pp_cluster_load(ctx, "mesh2d:16x8", &c), PP_OK);
     ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
     assert_int_equal(ppi_map_build(ctx, &ar, g, c, 8, MAP_P2P, &q), PP_OK);
@@ -684,8 +684,6 @@ static void t_parts(void **state)
     ppi_arena_free(&ar);
     pp_cluster_destroy(c);
     pp_stage_graph_destroy(g);
-    pp_partition_destroy(pt);
-    pp_model_destroy(m);
   }
   pp_ctx_destroy(ctx);
   assert_int_equal(a.live, 0);
