@@ -885,6 +885,18 @@ typedef struct pp_part_params {
   pp_optimizer optimizer;      /* default PP_OPT_ADAM_MIXED; madpipe's
                                   paper uses PP_OPT_2BW */
   int64_t reserve_bytes;       /* per device; default 0 */
+  int amp_inputs;              /* amp-original: 1 gives the DP the inputs
+                                  AMP's code builds (data/amp/
+                                  COST_MODEL.md 3, 3.1) instead of the
+                                  chain's: layers of kind "other" left
+                                  out, the profiles blended over the
+                                  cluster's device types, p2p in 32-bit
+                                  elements averaged over the replicas in
+                                  rank order (stage s's ranks on devices
+                                  devices[s] + tp d + t, or tp R s + tp d
+                                  + t without devices), and AMP's uniform
+                                  split when gas = 1; needs a cluster.
+                                  Default 0 */
   int allreduce;               /* amp: add the slowest stage's gradient
                                   allreduce over the R replicas */
   double allreduce_gbps;       /* its ring's bandwidth; 0: bandwidth_gbps */

@@ -25,10 +25,17 @@
 **
 ** Bandwidth: AMP's Gbps x 1e9 / 32 elements/s is our GB/s x 1e9 / 4.
 ** The plan must have one replica count (dp) for all stages.
+**
+** The same e and c are what AMP's driver gives its layer-assignment DP
+** (COST_MODEL.md 3.1): ppi_amp_dp_inputs builds them per work layer for
+** a pipeline shape in rank order, for the amp-original method with
+** amp_inputs (part.h), with AMP's B = 1 uniform split beside it.
 ** Complexity: O(devices + ops x types + S x dp x tp).
 */
 #include "cost.h"
+#include "part.h"
 
+#include <math.h>
 #include <string.h>
 
 static double hyper(const struct pp_model *m, const char *key)
@@ -52,6 +59,20 @@ struct amp_type {
   pp_type_key key;
 };
 
+/* AMP's p2p volume after layer v at micro-batch mbs, 32-bit elements:
+** the layer's output (fp16 bytes / 2), over mp after the logits; one
+** gf_dim x bottom_width^2 for every TransGAN boundary. */
+static double amp_vol(const struct pp_model *m, int32_t v, int32_t mbs,
+                      int32_t mp)
+{
+  double gf = hyper(m, "gf_dim"), bottom = hyper(m, "bottom_width");
+  double vol;
+  if (gf > 0 && bottom > 0)
+    return gf * bottom * bottom * mbs;
+  vol = (double)m->out[v] / 2 * mbs / m->micro_batch;
+  return kind_is(m, v, "embed2v") ? vol / mp : vol;
+}
+
 /* Elements per second of the link between two devices. */
 static double elems_per_s(const struct ppi_cost *k, int32_t a, int32_t b)
 {
@@ -66,7 +87,6 @@ pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
   int32_t S = k->S, dp = ppi_cost_nrep(k, 0), mp = k->tp, s, i, n, t, d;
   int32_t mbs = k->p->p.micro_batch;
   double H = hyper(m, "hidden"), V = hyper(m, "vocab");
-  double gf = hyper(m, "gf_dim"), bottom = hyper(m, "bottom_width");
   struct amp_type *ty;
   pp_status rc = PP_OK;
 
@@ -119,14 +139,7 @@ pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
     if (ts > out->max_stage_ms)
       out->max_stage_ms = ts;
     if (s + 1 < S) {
-      double vol, mean = 0;
-      if (gf > 0 && bottom > 0)
-        vol = gf * bottom * bottom * mbs;
-      else {
-        vol = (double)m->out[last] / 2 * mbs / m->micro_batch;
-        if (kind_is(m, last, "embed2v"))
-          vol /= mp;
-      }
+      double vol = amp_vol(m, last, mbs, mp), mean = 0;
       for (d = 0; d < dp; d++) {
         double bw = 0;
         for (t = 0; t < mp; t++) {
@@ -152,4 +165,117 @@ pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
   out->pipe_ms = (double)(k->gas[0] - 1) * out->max_stage_ms + out->p2p_ms +
                  out->sum_stage_ms;
   return rc;
+}
+
+/* The inputs AMP's driver gives its DP (COST_MODEL.md 3, 3.1), built with
+** the same blend, volumes and links as ppi_cost_amp above, in seconds as
+** AMP has them (the DP's near-ties are decided in that arithmetic). */
+pp_status ppi_amp_dp_inputs(pp_ctx *ctx, struct ppi_arena *ar,
+                            const struct pp_model *m,
+                            const struct pp_cluster *c, const int32_t *dev0,
+                            int32_t k, int32_t R, int32_t tp, int32_t mbs,
+                            struct ppi_amp_dp *out)
+{
+  int32_t v, w, j, d, t, L = 0, lead = 0;
+  int32_t nb = k > 1 ? k - 1 : 1;
+  struct amp_type *ty;
+  pp_status rc = PP_OK;
+
+  memset(out, 0, sizeof *out);
+  for (v = 0; v < m->nop; v++)
+    L += !kind_is(m, v, "other");
+  if (L < k)
+    return ppi_fail(ctx, PP_EINPUT,
+                    "amp-original: %d stages for the %d work layers of '%s' "
+                    "(AMP drops layers of kind \"other\")",
+                    (int)k, (int)L, m->name);
+  for (j = 0; j < k; j++) {
+    int32_t lo = dev0 ? dev0[j] : tp * R * j;
+    if (lo < 0 || lo + tp * R > c->ndev)
+      return ppi_fail(ctx, PP_EINPUT,
+                      "amp-original: stage %d's %d ranks from device %d run "
+                      "past the %d devices of '%s'",
+                      (int)j, (int)(tp * R), (int)lo, (int)c->ndev, c->name);
+  }
+  out->layer = ppi_arena_alloc(ar, ctx, (size_t)L, sizeof *out->layer);
+  out->e = ppi_arena_alloc(ar, ctx, (size_t)L, sizeof *out->e);
+  out->cc = ppi_arena_alloc(ar, ctx, (size_t)L * nb, sizeof *out->cc);
+  ty = ppi_calloc(ctx, (size_t)c->ntype, sizeof *ty);
+  if (!out->layer || !out->e || !out->cc || !ty) {
+    ppi_free(ctx, ty, (size_t)c->ntype * sizeof *ty);
+    return PP_ENOMEM;
+  }
+  for (d = 0; d < c->ndev; d++)
+    if (!ty[c->dev_type[d]].n++)
+      ty[c->dev_type[d]].key = pp_model_type_key(m, c, d);
+  /* AMP's uniform split for B = 1 puts GPT-2's embedding and the noop
+  ** after it into stage 0 on top of its share of the blocks; it has no
+  ** such rule for other leading layers (TransGAN's input linear). */
+  for (v = 0; v < m->nop && (kind_is(m, v, "embed2h") || kind_is(m, v, "noop"));
+       v++)
+    lead++;
+  for (v = 0; v < m->nop && !rc; v++) {
+    double fwd = 0;
+    if (kind_is(m, v, "other"))
+      continue;
+    if (kind_is(m, v, "transformer_layer") ||
+        (m->op_kind[v] && strncmp(m->op_kind[v], "block", 5) == 0))
+      out->nblock++;
+    for (t = 0; t < c->ntype; t++) {
+      pp_op_time x;
+      if (!ty[t].n)
+        continue;
+      if ((rc = pp_model_op_time(m, v, &ty[t].key, tp, 1, &x)))
+        break;
+      fwd += x.fwd_ms / 1000 * ty[t].n / c->ndev;
+    }
+    out->layer[out->L] = v;
+    out->e[out->L++] = 3.0 * mbs * fwd;
+  }
+  ppi_free(ctx, ty, (size_t)c->ntype * sizeof *ty);
+  if (rc)
+    return rc;
+  out->head = out->nblock > 0 ? lead : 0;
+  for (w = 0; w + 1 < L; w++) {
+    double vol = amp_vol(m, out->layer[w], mbs, tp);
+    for (j = 0; j + 1 < k; j++) {
+      int32_t a0 = dev0 ? dev0[j] : tp * R * j;
+      int32_t b0 = dev0 ? dev0[j + 1] : tp * R * (j + 1);
+      double sum = 0;
+      for (d = 0; d < R; d++) {
+        double slowest = INFINITY;
+        for (t = 0; t < tp; t++) {
+          double x = pp_cluster_bandwidth(c, a0 + tp * d + t, b0 + tp * d + t) *
+                     1e9 / 4;
+          slowest = x < slowest ? x : slowest;
+        }
+        sum += vol / slowest;
+      }
+      out->cc[(size_t)w * nb + j] = sum / R;
+    }
+  }
+  return PP_OK;
+}
+
+void ppi_amp_dp_layers(const struct ppi_amp_dp *in, int32_t k, int32_t nlayer,
+                       const int32_t *wfirst, int32_t *first)
+{
+  int32_t p;
+  first[0] = 0;
+  for (p = 1; p < k; p++)
+    first[p] = in->layer[wfirst[p] - 1] + 1;
+  first[k] = nlayer;
+}
+
+void ppi_amp_uniform(const struct ppi_amp_dp *in, int32_t k, int32_t *wfirst)
+{
+  int32_t p;
+  if (in->nblock < k || in->nblock + in->head > in->L) {
+    ppi_part_uniform_layers(in->L, k, wfirst);
+    return;
+  }
+  wfirst[0] = 0;
+  for (p = 0; p < k; p++)
+    wfirst[p + 1] =
+        wfirst[p] + in->nblock / k + (p < in->nblock % k) + (p ? 0 : in->head);
 }

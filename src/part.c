@@ -244,6 +244,10 @@ static pp_status check_params(pp_ctx *ctx, const pp_model *m, int32_t L,
                     "partition: the %s objective prices memory with gpipe "
                     "or 1f1b in-flight counts; 1f1b-star is madpipe's",
                     pp_part_objective_name(p->objective));
+  if (p->amp_inputs && (p->method != PP_PART_AMP_ORIGINAL || !p->cluster))
+    return ppi_fail(ctx, PP_EINPUT,
+                    "partition: AMP's inputs are for the amp-original "
+                    "method on a cluster");
   if ((p->devices || p->flat_device >= 0) && !p->cluster)
     return ppi_fail(ctx, PP_EINVAL, "partition: devices without a cluster");
   if (p->flat_device < -1 ||
@@ -1031,6 +1035,53 @@ static pp_status dagflow(pp_ctx *ctx, struct pp_partition *pt,
   return fill_dag(ctx, pt, &g, m, stage_of, mbs);
 }
 
+/* amp-original on the chain: each layer's cost the mean of its work
+** over the positions, the cut costs the chain's transfers (our bytes,
+** latency, replica 0's links). */
+static pp_status amp_original_chain(pp_ctx *ctx, struct ppi_arena *tmp,
+                                    const struct ppi_chain *c, int32_t *first)
+{
+  int32_t S = c->S, l, q;
+  double *e = ppi_arena_alloc(tmp, ctx, (size_t)c->L, sizeof *e);
+  double *cc =
+      ppi_arena_alloc(tmp, ctx, (size_t)c->L * (S > 1 ? S - 1 : 1), sizeof *cc);
+  if (!e || !cc)
+    return PP_ENOMEM;
+  for (l = 0; l < c->L; l++) {
+    for (q = 0; q < S; q++)
+      e[l] += ppi_ch_work(c, q, l, l) / S;
+    for (q = 0; q + 1 < S; q++)
+      cc[(size_t)l * (S - 1) + q] = ppi_ch_comm(c, q, l);
+  }
+  return ppi_part_amp_original(ctx, e, cc, c->L, S, c->gas, first);
+}
+
+/* amp-original on the inputs AMP's driver builds (ppi_amp_dp_inputs),
+** so that on AMP's own models and clusters the partition is AMP's. */
+static pp_status amp_original_inputs(pp_ctx *ctx, struct ppi_arena *tmp,
+                                     const pp_model *v, const pp_part_params *p,
+                                     const struct ppi_chain *c, int32_t mbs,
+                                     int32_t *first)
+{
+  struct ppi_amp_dp in;
+  int32_t S = c->S, *wf = ppi_arena_alloc(tmp, ctx, (size_t)S + 1, sizeof *wf);
+  pp_status rc;
+  if (!wf)
+    return PP_ENOMEM;
+  if ((rc = ppi_amp_dp_inputs(ctx, tmp, v, p->cluster, p->devices, S,
+                              p->replicas, p->tp, mbs, &in)))
+    return rc;
+  /* AMP's driver skips its DP for one micro-batch */
+  if (c->gas > 1) {
+    if ((rc = ppi_part_amp_original(ctx, in.e, in.cc, in.L, S, c->gas, wf)))
+      return rc;
+  } else {
+    ppi_amp_uniform(&in, S, wf);
+  }
+  ppi_amp_dp_layers(&in, S, c->L, wf, first);
+  return PP_OK;
+}
+
 pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
                              const pp_part_params *p, pp_partition **out)
 {
@@ -1154,26 +1205,10 @@ pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
       rc = ppi_part_minmax(ctx, &c, 0, first, &obj);
       pt->sum.exact = rc == PP_OK && p->objective == PP_OBJ_MINMAX && !mem;
       break;
-    case PP_PART_AMP_ORIGINAL: {
-      double *e = ppi_arena_alloc(&tmp, ctx, (size_t)c.L, sizeof *e);
-      double *cc = ppi_arena_alloc(&tmp, ctx, (size_t)c.L * (S > 1 ? S - 1 : 1),
-                                   sizeof *cc);
-      int32_t l, q;
-      if (!e || !cc) {
-        rc = PP_ENOMEM;
-        break;
-      }
-      /* AMP blends its profiles into one cost per layer: the mean over
-      ** the positions */
-      for (l = 0; l < c.L; l++) {
-        for (q = 0; q < S; q++)
-          e[l] += ppi_ch_work(&c, q, l, l) / S;
-        for (q = 0; q + 1 < S; q++)
-          cc[(size_t)l * (S - 1) + q] = ppi_ch_comm(&c, q, l);
-      }
-      rc = ppi_part_amp_original(ctx, e, cc, c.L, S, c.gas, first);
+    case PP_PART_AMP_ORIGINAL:
+      rc = p->amp_inputs ? amp_original_inputs(ctx, &tmp, v, p, &c, mbs, first)
+                         : amp_original_chain(ctx, &tmp, &c, first);
       break;
-    }
     default: rc = ppi_fail(ctx, PP_EINVAL, "partition: unknown method");
     }
   }

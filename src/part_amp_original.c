@@ -25,7 +25,8 @@
 ** allreduce is absent (COST_MODEL.md 3.1, 6.4).  Given AMP's inputs it
 ** returns AMP's partition on all 135 (tests/test_cost_amp.c).  AMP's
 ** driver replaces it by a uniform split when B = 1; here the DP runs as
-** it is.
+** it is, and the caller that wants AMP's driver (pp_partition_chain with
+** amp_inputs: ppi_amp_dp_inputs, ppi_amp_uniform) does that split.
 **
 ** Complexity: O(k L^2 P) time and O(k L P) memory, P <= L(L+1)/2 + 1
 ** distinct segment sums: O(k L^4).  Refused (PP_ELIMIT) beyond 2^26

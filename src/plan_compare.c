@@ -11,7 +11,8 @@
 **     fastest kept (a user would measure them), devices in index order;
 **   - AMP's procedure (paper 002 3; data/amp/COST_MODEL.md 3.2): its
 **     space mp | GPUs per node, dp | N/mp with dp | GBS, mbs | GBS/dp,
-**     pp = N/(mp dp); its DP as its code runs it (amp-original), its
+**     pp = N/(mp dp); its DP as its code runs it (amp-original) on the
+**     inputs its code builds (AMP's uniform split when B = 1), its
 **     placement (rank order), its cost model (PP_COST_AMP) to choose; no
 **     memory check, so its choice may not fit - reported as it is;
 **   - PipeDream's DP with consecutive placement: tp 1, every pp | N, the
@@ -135,6 +136,9 @@ static pp_status partition(struct ctxs *x, pp_part_objective obj,
   pa.gas = x->p->global_batch / sh->dp / sh->mbs;
   pa.optimizer = x->p->optimizer;
   pa.reserve_bytes = x->p->reserve_bytes;
+  /* AMP's DP sees what AMP's code gives it, so that on AMP's own models
+  ** and clusters the baseline is AMP's partition */
+  pa.amp_inputs = meth == PP_PART_AMP_ORIGINAL;
   if (sh->pp > 1)
     pa.bandwidth_gbps = pp_cluster_bandwidth(x->c, x->reps[0], x->reps[1]);
   if (!(pa.bandwidth_gbps > 0))
@@ -216,8 +220,12 @@ static pp_status amp(struct ctxs *x, pp_compare_row *r, pp_plan **best)
         bool fits;
         if ((x->p->global_batch / dp) % mbs)
           continue;
-        if ((rc = partition(x, PP_OBJ_AMP, PP_PART_AMP_ORIGINAL, &sh, &pt)) ||
-            (rc = plan_of_part(x, pt, &sh, &pl))) {
+        rc = partition(x, PP_OBJ_AMP, PP_PART_AMP_ORIGINAL, &sh, &pt);
+        if (rc == PP_EINPUT) { /* fewer AMP work layers than stages */
+          pp_ctx_clear_error(x->ctx);
+          continue;
+        }
+        if (rc || (rc = plan_of_part(x, pt, &sh, &pl))) {
           pp_partition_destroy(pt);
           return rc;
         }

@@ -14,10 +14,15 @@
 ** t_amp_partitions builds the inputs AMP's DP got (COST_MODEL.md 3, 3.1:
 ** e = 3 mbs fwd of the row's profile, blended on the mixed cluster, over
 ** AMP's work layers; the p2p costs cc in rank order; B micro-batches),
-** runs the kernel and maps its split back to DeepSpeed entries.  Where
-** B > 1 the result must be the row's ds_partition exactly.  Where B = 1
-** AMP's driver skipped the DP, so the row must be its uniform split of
-** the 24 layers instead, and the DP's choice is printed where it differs.
+** runs the kernel and maps its split back to DeepSpeed entries (the
+** inputs, the mapping and the uniform split are the library's,
+** ppi_amp_dp_inputs and its neighbours in part.h).  Where B > 1 the
+** result must be the row's ds_partition exactly.  Where B = 1 AMP's
+** driver skipped the DP, so the row must be its uniform split of the 24
+** layers instead, and the DP's choice is printed where it differs.
+** t_amp_public asks the same of the public path (pp_partition_chain,
+** amp-original with amp_inputs) on all 171 rows, and t_amp_compare of
+** `parplan compare''s AMP baseline: AMP's first choice and prediction.
 */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
@@ -390,134 +395,16 @@ static void t_uneven_replicas(void **state)
 
 /* ---- AMP's layer-assignment DP -------------------------------------- */
 
-/* What AMP's DP (COST_MODEL.md 3.1) gets for one row: its work layers,
-** their costs, the transfer costs and the micro-batch count. */
-struct dp_in {
-  int32_t L;              /* work layers (GPT-2: all 30 entries; TransGAN 25) */
-  int32_t entry[MAXWORK]; /* the pipeline entry of each */
-  int32_t nblock;         /* transformer layers or blocks: AMP's num_layers */
-  double e[MAXWORK];      /* s per micro-batch, fwd + bwd */
-  double cc[MAXWORK * MAXPP]; /* [cut][boundary], s */
-  int64_t B;
-};
-
-static double hyper_of(const pp_model *m, const char *key)
+/* The inputs AMP's DP got for row t (the library's ppi_amp_dp_inputs,
+** which the partition method amp-original uses with amp_inputs set), in
+** ar; B is returned. */
+static int64_t dp_inputs(pp_ctx *ctx, struct ppi_arena *ar, const pp_model *m,
+                         const pp_cluster *c, const struct trial *t,
+                         int64_t gbs, struct ppi_amp_dp *in)
 {
-  int32_t i;
-  double v;
-  for (i = 0; i < pp_model_nhyper(m); i++)
-    if (strcmp(pp_model_hyper(m, i, &v), key) == 0)
-      return v;
-  return 0;
-}
-
-static bool kind_eq(const pp_op_desc *o, const char *kind)
-{
-  return o->kind && strcmp(o->kind, kind) == 0;
-}
-
-/* COST_MODEL.md 3: e_l = 3 mbs fwd_l at tp = mp, the profiles blended by
-** the cluster's mix of GPU types (AMP's 0.75 V100 + 0.25 T4 on the mixed
-** cluster), entries of kind "other" left out (TransGAN's 31 non-work
-** entries); cc[l][j] = the mean over replicas d of vol_l / the slowest
-** tp rank's link from stage j to j+1 in rank order, in 32-bit elements
-** per second; B = gbs / (dp mbs). */
-static void dp_inputs(const pp_model *m, const pp_cluster *c,
-                      const struct trial *t, int64_t gbs, struct dp_in *in)
-{
-  int32_t nop = pp_model_nop(m), ndev = pp_cluster_ndev(c);
-  int32_t v, w, j, d, k, ty;
-  double H = hyper_of(m, "hidden"), S = hyper_of(m, "seq");
-  double V = hyper_of(m, "vocab"), gf = hyper_of(m, "gf_dim");
-  double bottom = hyper_of(m, "bottom_width"), vol = 0;
-
-  memset(in, 0, sizeof *in);
-  in->B = gbs / ((int64_t)t->dp * t->mbs);
-  for (v = 0; v < nop; v++) {
-    pp_op_desc o;
-    double fwd = 0;
-    assert_int_equal(pp_model_op(m, v, &o), PP_OK);
-    if (kind_eq(&o, "other"))
-      continue;
-    if (kind_eq(&o, "transformer_layer") ||
-        (o.kind && strncmp(o.kind, "block", 5) == 0))
-      in->nblock++;
-    for (ty = 0; ty < pp_cluster_ntype(c); ty++) {
-      int32_t n = 0, any = -1;
-      pp_type_key key;
-      pp_op_time x;
-      for (d = 0; d < ndev; d++)
-        if (pp_cluster_device_type(c, d) == ty) {
-          n++;
-          any = d;
-        }
-      if (!n)
-        continue;
-      key = pp_model_type_key(m, c, any);
-      assert_int_equal(pp_model_op_time(m, v, &key, t->mp, 1, &x), PP_OK);
-      assert_int_equal(x.est, 0); /* AMP's own profile, not an estimate */
-      fwd += x.fwd_ms / 1000 * n / ndev;
-    }
-    assert_true(in->L < MAXWORK);
-    in->entry[in->L] = v;
-    in->e[in->L++] = 3.0 * t->mbs * fwd;
-  }
-  for (w = 0; w + 1 < in->L; w++) {
-    pp_op_desc o;
-    assert_int_equal(pp_model_op(m, in->entry[w], &o), PP_OK);
-    /* a noop passes the previous entry's output on */
-    if (gf > 0)
-      vol = t->mbs * gf * bottom * bottom;
-    else if (kind_eq(&o, "embed2v"))
-      vol = t->mbs * S * V / t->mp;
-    else if (!kind_eq(&o, "noop"))
-      vol = t->mbs * S * H;
-    assert_true(vol > 0);
-    for (j = 0; j + 1 < t->pp; j++) {
-      double sum = 0;
-      for (d = 0; d < t->dp; d++) {
-        double slowest = INFINITY;
-        for (k = 0; k < t->mp; k++) {
-          int32_t a = k + t->mp * d + t->mp * t->dp * j;
-          double x = pp_cluster_bandwidth(c, a, a + t->mp * t->dp) * 1e9 / 4;
-          slowest = x < slowest ? x : slowest;
-        }
-        sum += vol / slowest;
-      }
-      in->cc[(size_t)w * (t->pp - 1) + j] = sum / t->dp;
-    }
-  }
-}
-
-/* DeepSpeed boundaries of a split of the work layers, as AMP's driver
-** maps them: a stage ends after its last work layer's entry, and the
-** last stage holds every entry left (TransGAN's trailing non-work
-** entries). */
-static void to_entries(const struct dp_in *in, const int32_t *first, int pp,
-                       int32_t nop, int32_t *ds)
-{
-  int p;
-  ds[0] = 0;
-  for (p = 1; p < pp; p++)
-    ds[p] = in->entry[first[p] - 1] + 1;
-  ds[pp] = nop;
-}
-
-/* What AMP's driver uses instead of its DP when B = 1 (COST_MODEL.md
-** 3.1): its num_layers split evenly, the first num_layers mod pp stages
-** one more, and `head' more work layers in the first stage (GPT-2's
-** embedding and transpose; none for TransGAN, whose 25th work layer
-** falls into the last stage). */
-static void uniform_split(const struct dp_in *in, int pp, int32_t head,
-                          int32_t nop, int32_t *ds)
-{
-  int32_t first[MAXPP + 1];
-  int p;
-  first[0] = 0;
-  for (p = 0; p < pp; p++)
-    first[p + 1] =
-        first[p] + in->nblock / pp + (p < in->nblock % pp) + (p ? 0 : head);
-  to_entries(in, first, pp, nop, ds);
+  if (ppi_amp_dp_inputs(ctx, ar, m, c, NULL, t->pp, t->dp, t->mp, t->mbs, in))
+    fail_msg("AMP's inputs: %s", pp_ctx_errmsg(ctx));
+  return gbs / ((int64_t)t->dp * t->mbs);
 }
 
 static bool same_part(const int32_t *a, const int32_t *b, int pp)
@@ -548,10 +435,8 @@ static void t_amp_partitions(void **state)
   pp_model *m[NSETUP];
   pp_cluster *c[NSETUP];
   struct trial *t = NULL;
-  struct dp_in *in = malloc(sizeof *in);
   int n, i, ndp = 0, nexact = 0, nuni = 0, nagree = 0, bad = 0;
   (void)state;
-  assert_non_null(in);
   for (i = 0; i < NSETUP; i++) {
     m[i] = load_model(ctx, setups[i].model);
     c[i] = load_cluster(ctx, setups[i].cluster);
@@ -562,13 +447,21 @@ static void t_amp_partitions(void **state)
     int x = setup_of(t[i].experiment), pp = t[i].pp;
     int32_t nop = pp_model_nop(m[x]), first[MAXPP + 1], got[MAXPP + 1];
     int32_t uni[MAXPP + 1];
-    dp_inputs(m[x], c[x], &t[i], setups[x].gbs, in);
-    assert_int_equal(in->nblock, 24);
-    if (ppi_part_amp_original(ctx, in->e, in->cc, in->L, pp, in->B, first))
+    struct ppi_arena ar;
+    struct ppi_amp_dp in;
+    int64_t B;
+    ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
+    B = dp_inputs(ctx, &ar, m[x], c[x], &t[i], setups[x].gbs, &in);
+    assert_int_equal(in.nblock, 24);
+    assert_int_equal(in.head, setups[x].head);
+    if (ppi_part_amp_original(ctx, in.e, in.cc, in.L, pp, B, first))
       fail_msg("row %d (%s #%d): %s", i + 1, t[i].experiment, t[i].rank,
                pp_ctx_errmsg(ctx));
-    to_entries(in, first, pp, nop, got);
-    if (in->B > 1) {
+    ppi_amp_dp_layers(&in, pp, nop, first, got);
+    ppi_amp_uniform(&in, pp, first);
+    ppi_amp_dp_layers(&in, pp, nop, first, uni);
+    ppi_arena_free(&ar);
+    if (B > 1) {
       ndp++;
       if (same_part(got, t[i].part, pp)) {
         nexact++;
@@ -576,7 +469,7 @@ static void t_amp_partitions(void **state)
       }
       printf("row %d: %s #%d mbs %d mp %d dp %d pp %d B %d:", i + 1,
              t[i].experiment, t[i].rank, t[i].mbs, t[i].mp, t[i].dp, pp,
-             (int)in->B);
+             (int)B);
       print_part("AMP", t[i].part, pp);
       print_part("ours", got, pp);
       printf("\n");
@@ -584,7 +477,6 @@ static void t_amp_partitions(void **state)
       continue;
     }
     nuni++;
-    uniform_split(in, pp, setups[x].head, nop, uni);
     if (!same_part(uni, t[i].part, pp)) {
       printf("row %d: %s #%d pp %d B = 1 but not AMP's uniform split:", i + 1,
              t[i].experiment, t[i].rank, pp);
@@ -598,7 +490,7 @@ static void t_amp_partitions(void **state)
       printf("row %d: %s #%d mbs %d mp %d dp %d pp %d: B = 1, AMP's driver "
              "split its %d layers uniformly instead of running the DP:",
              i + 1, t[i].experiment, t[i].rank, t[i].mbs, t[i].mp, t[i].dp, pp,
-             (int)in->nblock);
+             (int)in.nblock);
       print_part("AMP", t[i].part, pp);
       print_part("DP", got, pp);
       printf("\n");
@@ -612,7 +504,6 @@ static void t_amp_partitions(void **state)
     pp_model_destroy(m[i]);
     pp_cluster_destroy(c[i]);
   }
-  free(in);
   free(t);
   pp_ctx_destroy(ctx);
   assert_int_equal(a.live, 0);
@@ -621,12 +512,172 @@ static void t_amp_partitions(void **state)
     fail_msg("%d of %d rows differ from AMP's partition", bad, n);
 }
 
+/* The public path: pp_partition_chain with amp-original on AMP's inputs
+** (amp_inputs, as `parplan compare' runs its AMP baseline: the stage
+** positions are the first rank of each stage in rank order) returns
+** every row's partition, AMP's DP choice where B > 1 and its uniform
+** split where B = 1. */
+static void t_amp_public(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  pp_model *m[NSETUP];
+  pp_cluster *c[NSETUP];
+  struct trial *t = NULL;
+  int n, i, nmulti = 0, none = 0, bad = 0, nchain = 0;
+  (void)state;
+  for (i = 0; i < NSETUP; i++) {
+    m[i] = load_model(ctx, setups[i].model);
+    c[i] = load_cluster(ctx, setups[i].cluster);
+  }
+  n = read_trials(&t);
+  assert_int_equal(n, NTRIAL);
+  for (i = 0; i < n; i++) {
+    int x = setup_of(t[i].experiment), pp = t[i].pp, s;
+    int32_t dev0[MAXPP], got[MAXPP + 1], chain[MAXPP + 1];
+    pp_part_params pa;
+    pp_partition *pt = NULL;
+    pp_part_params_init(&pa);
+    pa.objective = PP_OBJ_AMP;
+    pa.method = PP_PART_AMP_ORIGINAL;
+    pa.amp_inputs = 1;
+    pa.stages = pp;
+    pa.replicas = t[i].dp;
+    pa.tp = t[i].mp;
+    pa.micro_batch = t[i].mbs;
+    pa.gas = setups[x].gbs / ((int64_t)t[i].dp * t[i].mbs);
+    pa.cluster = c[x];
+    for (s = 0; s < pp; s++)
+      dev0[s] = s * t[i].dp * t[i].mp;
+    pa.devices = dev0;
+    if (pa.gas > 1) { /* the chain's own inputs, for the record */
+      pa.amp_inputs = 0;
+      if (pp_partition_chain(ctx, m[x], &pa, &pt) != PP_OK)
+        fail_msg("row %d (%s #%d): %s", i + 1, t[i].experiment, t[i].rank,
+                 pp_ctx_errmsg(ctx));
+      for (s = 0; s < pp; s++) {
+        int32_t k;
+        chain[s] = pp_partition_stage_ops(pt, s, &k)[0];
+      }
+      chain[pp] = pp_model_nop(m[x]);
+      nchain += !same_part(chain, t[i].part, pp);
+      pp_partition_destroy(pt);
+      pt = NULL;
+      pa.amp_inputs = 1;
+    }
+    if (pp_partition_chain(ctx, m[x], &pa, &pt) != PP_OK)
+      fail_msg("row %d (%s #%d): %s", i + 1, t[i].experiment, t[i].rank,
+               pp_ctx_errmsg(ctx));
+    for (s = 0; s < pp; s++) {
+      int32_t k;
+      const int32_t *ops = pp_partition_stage_ops(pt, s, &k);
+      assert_true(k > 0);
+      got[s] = ops[0];
+    }
+    got[pp] = pp_model_nop(m[x]);
+    pp_partition_destroy(pt);
+    if (pa.gas > 1)
+      nmulti++;
+    else
+      none++;
+    if (!same_part(got, t[i].part, pp)) {
+      printf("row %d: %s #%d mbs %d mp %d dp %d pp %d B %d:", i + 1,
+             t[i].experiment, t[i].rank, t[i].mbs, t[i].mp, t[i].dp, pp,
+             (int)pa.gas);
+      print_part("AMP", t[i].part, pp);
+      print_part("public path", got, pp);
+      printf("\n");
+      bad++;
+    }
+  }
+  printf("amp-original through pp_partition_chain: %d of %d rows (%d with "
+         "B > 1, %d with B = 1) are AMP's partition\n",
+         n - bad, n, nmulti, none);
+  printf("amp-original on the chain's own inputs: %d of the %d rows with "
+         "B > 1 differ\n",
+         nchain, nmulti);
+  assert_int_equal(nmulti, 135);
+  assert_int_equal(none, 36);
+  for (i = 0; i < NSETUP; i++) {
+    pp_model_destroy(m[i]);
+    pp_cluster_destroy(c[i]);
+  }
+  free(t);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+  fflush(stdout);
+  if (bad)
+    fail_msg("%d of %d rows differ from AMP's partition", bad, n);
+}
+
+/* `parplan compare''s AMP baseline (pp_plan_compare) on each of AMP's
+** experiments picks AMP's own first choice: the row of pred_rank 0, its
+** shape and partition, with AMP's prediction as its own_ms. */
+static void t_amp_compare(void **state)
+{
+  struct tu_alloc a;
+  pp_ctx *ctx = tu_ctx(&a);
+  struct trial *t = NULL;
+  int n, i, seen = 0;
+  (void)state;
+  n = read_trials(&t);
+  assert_int_equal(n, NTRIAL);
+  for (i = 0; i < n; i++) {
+    int x = setup_of(t[i].experiment), r, s;
+    pp_model *m;
+    pp_cluster *c;
+    pp_search_params sp;
+    pp_compare *cmp = NULL;
+    pp_compare_row row;
+    const pp_plan *pl = NULL;
+    if (t[i].rank != 0)
+      continue;
+    seen++;
+    m = load_model(ctx, setups[x].model);
+    c = load_cluster(ctx, setups[x].cluster);
+    pp_search_params_init(&sp);
+    sp.global_batch = setups[x].gbs;
+    if (pp_plan_compare(ctx, m, c, &sp, &cmp) != PP_OK)
+      fail_msg("%s: %s", t[i].experiment, pp_ctx_errmsg(ctx));
+    for (r = 0; r < pp_compare_nrow(cmp); r++) {
+      assert_int_equal(pp_compare_row_get(cmp, r, &row), PP_OK);
+      if (strcmp(row.method, "amp") == 0) {
+        pl = pp_compare_plan(cmp, r);
+        break;
+      }
+    }
+    assert_non_null(pl);
+    assert_int_equal(row.pp, t[i].pp);
+    assert_int_equal(row.dp, t[i].dp);
+    assert_int_equal(row.tp, t[i].mp);
+    assert_int_equal(row.micro_batch, t[i].mbs);
+    /* pred_s is kept to 4 decimals */
+    if (!(fabs(row.own_ms / 1000 - t[i].pred_s) <= 5.001e-5))
+      fail_msg("%s: AMP's own prediction %.6f s, AMP %.4f s", t[i].experiment,
+               row.own_ms / 1000, t[i].pred_s);
+    for (s = 0; s < t[i].pp; s++) {
+      int32_t k;
+      const int32_t *ops = pp_plan_stage_ops(pl, s, &k);
+      assert_int_equal(k, t[i].part[s + 1] - t[i].part[s]);
+      assert_int_equal(ops[0], t[i].part[s]);
+    }
+    pp_compare_destroy(cmp);
+    pp_model_destroy(m);
+    pp_cluster_destroy(c);
+  }
+  assert_int_equal(seen, NSETUP);
+  free(t);
+  pp_ctx_destroy(ctx);
+  assert_int_equal(a.live, 0);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_amp_trials),       cmocka_unit_test(t_parplan_model),
       cmocka_unit_test(t_boundary_volumes), cmocka_unit_test(t_uneven_replicas),
-      cmocka_unit_test(t_amp_partitions),
+      cmocka_unit_test(t_amp_partitions),   cmocka_unit_test(t_amp_public),
+      cmocka_unit_test(t_amp_compare),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
