@@ -605,6 +605,31 @@ static void t_cli(void **state)
   assert_int_equal(
       json_integer_value(json_array_get(json_object_get(j, "devices"), 3)), 12);
   json_decref(j);
+  /* --amp-inputs: AMP's own choice for its mixed cluster at mbs 4, dp 4,
+  ** pp 4 (data/amp/amp_cached_trials.csv: 0 6 13 20 30), which the
+  ** chain's own inputs miss */
+  rc = run_tool("partition --model gpt2-amp --stages 4 --replicas 4 "
+                "--method amp-original --objective amp --cluster "
+                "amp-het-cluster --devices 0,4,8,12 --gas 2 --micro-batch 4 "
+                "--amp-inputs --json",
+                &out, &err);
+  if (rc != 0)
+    fail_msg("exit %d: %s", rc, err);
+  j = parse(out);
+  {
+    static const int first[4] = {0, 6, 13, 20};
+    for (i = 0; i < 4; i++)
+      assert_int_equal(json_integer_value(json_array_get(
+                           json_array_get(json_object_get(j, "stages"), i), 0)),
+                       first[i]);
+  }
+  json_decref(j);
+  assert_int_equal(run_tool("partition --model gpt2-amp --stages 4 --method "
+                            "amp-original --amp-inputs",
+                            &out, &err),
+                   1);
+  if (!strstr(err, "amp-original method on a cluster"))
+    fail_msg("--amp-inputs without a cluster: %s", err);
   /* nothing fits: exit 3, the stage, its need and the limit */
   rc = run_tool("partition --model gpt2-amp --stages 2 --memory-gb 0.5", &out,
                 &err);

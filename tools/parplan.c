@@ -108,6 +108,9 @@ static const char *usage_text =
     "  --optimizer sgd|adam|adam-mixed|2bw   (default adam-mixed)\n"
     "  --allreduce-term  (amp) add the slowest stage's gradient allreduce\n"
     "                over the replicas; --allreduce-gbps its bandwidth\n"
+    "  --amp-inputs  (amp-original, with --cluster) the inputs AMP's code\n"
+    "                gives its DP, so that on AMP's models its partition\n"
+    "                is AMP's (data/amp/COST_MODEL.md 3)\n"
     "  --iterations K, --time-limit S   (madpipe) Algorithm 1, phase 2\n"
     "operator DAGs (minmax, flat network): clustering, the DP over fronted\n"
     "subgraphs, refinement (docs/PARTITION.md):\n"
@@ -466,6 +469,8 @@ static int parse(int argc, char **argv, struct opts *o)
       o->list = 1;
     else if (!strcmp(a, "--allreduce-term"))
       o->pp.allreduce = 1;
+    else if (!strcmp(a, "--amp-inputs"))
+      o->pp.amp_inputs = 1;
     else if (!strcmp(a, "--exact"))
       o->pp.exact = 1;
     else if (!strcmp(a, "--layer-level"))
