@@ -1039,7 +1039,9 @@ typedef struct pp_map_params {
   pp_map_algorithm algorithm; /* default PP_MAP_EXACT */
   int32_t replicas;           /* R; default 1 */
   double time_limit_s;        /* exact search; default 10 */
-  int32_t threads;            /* exact search; default 2 */
+  int32_t threads;            /* exact search; default 2; > 1 calls the
+                                 context's allocator from several threads
+                                 (part and solve, docs/MAPPING.md) */
   int64_t samples;            /* random: mappings; anneal: steps; 10000 */
 } pp_map_params;
 void pp_map_params_init(pp_map_params *p);

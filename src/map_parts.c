@@ -25,9 +25,12 @@
 **      most to an undersized one;
 **   2. solve every part's one-replica problem with the exact search under
 **      an equal share of a tenth of the budget (the best found when it
-**      runs out);
+**      runs out), the parts spread over the threads (each thread with a
+**      copy of the context, as the planner's workers have: no shared
+**      mutable state, each part's results in its own slots);
 **   3. keep the better of the two graphs' mappings, and give the rest of
-**      the time to its slowest part, doubled each round.
+**      the time to its slowest parts, one per thread, each part's time
+**      doubled each round.
 ** It stops as soon as the value meets the goal (the search's lower
 ** bound): then the second split is not even tried.
 ** A 16 x 16 mesh splits into 16 compact blocks of 16 and a replica's best
@@ -48,6 +51,7 @@
 #include "map_scotch.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 enum { GRAPH_COMPLETE = 0, GRAPH_FAST = 1 };
@@ -241,23 +245,94 @@ struct parts {
   bool *opt;
 };
 
+/* A thread's share of a round: parts which[0..n-1], one after another,
+** with its own copy of the context (its first error; the allocator hook
+** is the caller's, called from several threads). */
+struct pjob {
+  pp_ctx ctx;
+  const struct ppi_map *q;
+  struct parts *x;
+  const int32_t *which;
+  int32_t n;
+  bool warm;    /* refine from the part's best, for its `spent' seconds */
+  double until; /* cold: the parts share the time left until then */
+  pthread_t th;
+  pp_status rc;
+};
+
+static void *run_pjob(void *arg)
+{
+  struct pjob *j = arg;
+  int32_t S = j->q->S, k;
+  for (k = 0; k < j->n && !j->rc; k++) {
+    int32_t r = j->which[k];
+    double lim =
+        j->warm ? j->x->spent[r] : (j->until - ppi_now_s()) / (j->n - k);
+    j->rc = solve_one(&j->ctx, j->q, j->x->dev + r * S, j->warm, lim,
+                      j->x->sol + r * S, &j->x->val[r], &j->x->opt[r]);
+    if (!j->warm)
+      j->x->spent[r] = lim > 1e-3 ? lim : 1e-3; /* doubled from there */
+  }
+  return NULL;
+}
+
+/* Solve the parts which[0..n-1] on T threads, part k on thread k mod T
+** (each writes only its parts' slots). */
+static pp_status solve_parts(pp_ctx *ctx, const struct ppi_map *q,
+                             struct parts *x, int32_t *which, int32_t n,
+                             bool warm, double until, int32_t T)
+{
+  struct pjob jobs[MAP_PARTS_MAX_THREADS];
+  int32_t i, k, started = 0, *lists = which + n; /* room for n more */
+  pp_status rc = PP_OK;
+  if (T > n)
+    T = n;
+  for (i = 0; i < T; i++) { /* thread i's parts, contiguous in lists */
+    struct pjob *j = &jobs[i];
+    memcpy(&j->ctx, ctx, sizeof j->ctx);
+    pp_ctx_clear_error(&j->ctx);
+    j->q = q;
+    j->x = x;
+    j->which = lists;
+    j->n = 0;
+    for (k = i; k < n; k += T)
+      lists[j->n++] = which[k];
+    lists += j->n;
+    j->warm = warm;
+    j->until = until;
+    j->rc = PP_OK;
+  }
+  for (i = 0; i < T; i++) {
+    if (T == 1)
+      run_pjob(&jobs[i]);
+    else if (pthread_create(&jobs[i].th, NULL, run_pjob, &jobs[i]))
+      break;
+    started++;
+  }
+  if (T > 1)
+    for (i = 0; i < started; i++)
+      pthread_join(jobs[i].th, NULL);
+  if (started < T)
+    return ppi_fail(ctx, PP_EINTERNAL, "map: could not start a thread");
+  for (i = 0; i < T && !rc; i++) /* the first error, in thread order */
+    if ((rc = jobs[i].rc))
+      memcpy(ctx, &jobs[i].ctx, sizeof *ctx);
+  return rc;
+}
+
 /* Solve every part of the split `part' within `until'. */
 static pp_status solve_all(pp_ctx *ctx, const struct ppi_map *q,
                            const SCOTCH_Num *part, double until,
-                           struct parts *x)
+                           struct parts *x, int32_t *which, int32_t T)
 {
   int32_t S = q->S, r, i, k;
-  pp_status rc = PP_OK;
-  for (r = 0; r < q->R && !rc; r++) {
-    double share = (until - ppi_now_s()) / (q->R - r);
+  for (r = 0; r < q->R; r++) {
     for (i = 0, k = 0; i < q->D; i++)
       if (part[i] == r)
         x->dev[r * S + k++] = i;
-    rc = solve_one(ctx, q, x->dev + r * S, false, share, x->sol + r * S,
-                   &x->val[r], &x->opt[r]);
-    x->spent[r] = share > 1e-3 ? share : 1e-3; /* doubled from there */
+    which[r] = r;
   }
-  return rc;
+  return solve_parts(ctx, q, x, which, q->R, false, until, T);
 }
 
 static double worst(const struct ppi_map *q, const struct parts *x)
@@ -270,12 +345,15 @@ static double worst(const struct ppi_map *q, const struct parts *x)
 }
 
 pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
-                        double goal, int32_t *p, bool *found)
+                        double goal, int32_t threads, int32_t *p, bool *found)
 {
   struct ppi_arena ar;
   struct parts x[2];
   SCOTCH_Num *part;
-  int32_t S = q->S, R = q->R, n = q->n, r, s, g, b;
+  int32_t S = q->S, R = q->R, n = q->n, r, s, g, b, *which;
+  int32_t T = threads < 1                       ? 1
+              : threads > MAP_PARTS_MAX_THREADS ? MAP_PARTS_MAX_THREADS
+                                                : threads;
   double t0 = ppi_now_s(), until = t0 + budget_s;
   pp_status rc = PP_OK;
 
@@ -283,7 +361,8 @@ pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
   if (q->obj != MAP_P2P || R < 2 || S < 2 || q->D > MAP_PARTS_MAX_D)
     return PP_OK;
   ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
-  if (!(part = ppi_arena_alloc(&ar, ctx, (size_t)q->D, sizeof *part))) {
+  if (!(part = ppi_arena_alloc(&ar, ctx, (size_t)q->D, sizeof *part)) ||
+      !(which = ppi_arena_alloc(&ar, ctx, 2 * (size_t)R, sizeof *which))) {
     rc = PP_ENOMEM;
     goto done;
   }
@@ -306,8 +385,8 @@ pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
       goto done;
     for (r = 0; r < R && !ok; r++)
       x[g].val[r] = INFINITY;
-    if (ok &&
-        (rc = solve_all(ctx, q, part, t0 + budget_s * (g + 1) / 10, &x[g])))
+    if (ok && (rc = solve_all(ctx, q, part, t0 + budget_s * (g + 1) / 10, &x[g],
+                              which, T)))
       goto done;
     if (worst(q, &x[g]) <= goal * (1 + 1e-12))
       break;
@@ -315,20 +394,30 @@ pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
   b = g == 2 ? worst(q, &x[1]) < worst(q, &x[0]) : g;
   if (worst(q, &x[b]) == INFINITY) /* Scotch failed twice */
     goto done;
-  /* the rest to the better split's slowest part, whose time is doubled
-  ** each round (it starts from its best mapping) until it is optimal */
+  /* the rest to the better split's slowest parts, one per thread, whose
+  ** time is doubled each round (each starts from its best mapping) until
+  ** the slowest is optimal or meets the goal */
   for (;;) {
-    double left = until - ppi_now_s(), lim;
-    int32_t w = -1;
-    for (r = 0; r < R; r++)
-      if (w < 0 || x[b].val[r] > x[b].val[w])
-        w = r;
-    if (x[b].opt[w] || left <= 1e-3 || x[b].val[w] <= goal * (1 + 1e-12))
+    double left = until - ppi_now_s();
+    int32_t k, m = 0;
+    for (k = 0; k < T; k++) { /* the k-th slowest part not proven */
+      int32_t w = -1;
+      for (r = 0; r < R; r++) {
+        bool taken = false;
+        int32_t i;
+        for (i = 0; i < m; i++)
+          taken |= which[i] == r;
+        if (!taken && (w < 0 || x[b].val[r] > x[b].val[w]))
+          w = r;
+      }
+      if (w < 0 || x[b].opt[w] || x[b].val[w] <= goal * (1 + 1e-12))
+        break;
+      x[b].spent[w] = 2 * x[b].spent[w] < left ? 2 * x[b].spent[w] : left;
+      which[m++] = w;
+    }
+    if (m == 0 || left <= 1e-3)
       break;
-    lim = 2 * x[b].spent[w] < left ? 2 * x[b].spent[w] : left;
-    x[b].spent[w] = lim;
-    if ((rc = solve_one(ctx, q, x[b].dev + w * S, true, lim, x[b].sol + w * S,
-                        &x[b].val[w], &x[b].opt[w])))
+    if ((rc = solve_parts(ctx, q, &x[b], which, m, true, until, T)))
       goto done;
   }
   for (r = 0; r < R; r++)
