@@ -315,7 +315,7 @@ static pp_status solve_parts(pp_ctx *ctx, const struct ppi_map *q,
   if (started < T)
     return ppi_fail(ctx, PP_EINTERNAL, "map: could not start a thread");
   for (i = 0; i < T && !rc; i++) /* the first error, in thread order */
-    if ((rc = jobs[i].rc))
+    if ((rc = jobs[i].rc) && ctx->err == PP_OK) /* unless ctx has one */
       memcpy(ctx, &jobs[i].ctx, sizeof *ctx);
   return rc;
 }
@@ -400,7 +400,9 @@ pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
   for (;;) {
     double left = until - ppi_now_s();
     int32_t k, m = 0;
-    for (k = 0; k < T; k++) { /* the k-th slowest part not proven */
+    /* the T slowest parts, slowest first; a proven one ends the list:
+    ** faster parts cannot lower the maximum */
+    for (k = 0; k < T; k++) {
       int32_t w = -1;
       for (r = 0; r < R; r++) {
         bool taken = false;

@@ -1258,7 +1258,8 @@ static pp_status run_round(pp_ctx *ctx, struct worker *ws, int32_t T,
     return ppi_fail(ctx, PP_EINTERNAL, "plan: could not start a thread");
   for (i = 0; i < T; i++) /* the first error, in thread order */
     if (ws[i].rc) {
-      memcpy(ctx, &ws[i].ctx, sizeof ws[i].ctx);
+      if (ctx->err == PP_OK) /* the first message since the last clear */
+        memcpy(ctx, &ws[i].ctx, sizeof ws[i].ctx);
       return ws[i].rc;
     }
   /* merge: the kept list and every thread's finds, best first */

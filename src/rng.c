@@ -2,9 +2,11 @@
 /*
 ** xoshiro256** (Blackman and Vigna, 2018) seeded through splitmix64.
 ** The state lives in the caller's struct: no global state, so equal
-** seeds give equal streams on every platform.  Also the wall clock that
-** time limits read (never a source of randomness).
+** seeds give equal streams on every platform.  Also the clock that
+** time limits read (never a source of randomness): monotonic, so that
+** setting the system clock neither stretches nor cuts a time limit.
 */
+#define _POSIX_C_SOURCE 200809L
 #include "pp_int.h"
 
 #include <time.h>
@@ -61,6 +63,6 @@ uint64_t ppi_rng_below(struct ppi_rng *r, uint64_t n)
 double ppi_now_s(void)
 {
   struct timespec ts;
-  timespec_get(&ts, TIME_UTC);
+  clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
