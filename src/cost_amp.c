@@ -73,10 +73,46 @@ static double amp_vol(const struct pp_model *m, int32_t v, int32_t mbs,
   return kind_is(m, v, "embed2v") ? vol / mp : vol;
 }
 
-/* Elements per second of the link between two devices. */
-static double elems_per_s(const struct ppi_cost *k, int32_t a, int32_t b)
+/* One lookup key per type, taken once: finding a device of the type
+** for every operator would cost O(ops x devices).  NULL when out of
+** memory; free with ppi_free (c->ntype entries). */
+static struct amp_type *amp_types(pp_ctx *ctx, const struct pp_model *m,
+                                  const struct pp_cluster *c)
 {
-  return pp_cluster_bandwidth(k->c, a, b) * 1e9 / 4;
+  struct amp_type *ty = ppi_calloc(ctx, (size_t)c->ntype, sizeof *ty);
+  int32_t d;
+  if (ty)
+    for (d = 0; d < c->ndev; d++)
+      if (!ty[c->dev_type[d]].n++)
+        ty[c->dev_type[d]].key = pp_model_type_key(m, c, d);
+  return ty;
+}
+
+/* Layer v's forward time at tp mp, blended over the cluster's mix of
+** device types as AMP blends its profiles: each type's fwd_ms / div
+** (div 1: ms; 1000: seconds, divided first as AMP's numbers are). */
+static pp_status amp_fwd(const struct pp_model *m, const struct pp_cluster *c,
+                         const struct amp_type *ty, int32_t v, int32_t mp,
+                         double div, double *fwd)
+{
+  int32_t t;
+  pp_status rc;
+  *fwd = 0;
+  for (t = 0; t < c->ntype; t++) {
+    pp_op_time x;
+    if (!ty[t].n)
+      continue;
+    if ((rc = pp_model_op_time(m, v, &ty[t].key, mp, 1, &x)))
+      return rc;
+    *fwd += x.fwd_ms / div * ty[t].n / c->ndev;
+  }
+  return PP_OK;
+}
+
+/* Elements per second of the link between two devices. */
+static double elems_per_s(const struct pp_cluster *c, int32_t a, int32_t b)
+{
+  return pp_cluster_bandwidth(c, a, b) * 1e9 / 4;
 }
 
 pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
@@ -97,13 +133,8 @@ pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
                       "%s: AMP's cost model needs one replica count in every "
                       "stage (stage 0 has %d, stage %d has %d)",
                       k->p->source, (int)dp, (int)s, (int)ppi_cost_nrep(k, s));
-  /* One lookup key per type, taken once: finding a device of the type
-  ** for every operator would cost O(ops x devices). */
-  if (!(ty = ppi_calloc(ctx, (size_t)c->ntype, sizeof *ty)))
+  if (!(ty = amp_types(ctx, m, c)))
     return PP_ENOMEM;
-  for (d = 0; d < c->ndev; d++)
-    if (!ty[c->dev_type[d]].n++)
-      ty[c->dev_type[d]].key = pp_model_type_key(m, c, d);
   for (s = 0; s < S && !rc; s++) {
     const int32_t *ops = pp_plan_stage_ops(k->p, s, &n);
     double ts = 0, P = 0;
@@ -114,15 +145,8 @@ pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
       double fwd = 0;
       if (v > last)
         last = v;
-      if (!kind_is(m, v, "other"))
-        for (t = 0; t < c->ntype; t++) {
-          pp_op_time x;
-          if (!ty[t].n)
-            continue;
-          if ((rc = pp_model_op_time(m, v, &ty[t].key, mp, 1, &x)))
-            break;
-          fwd += x.fwd_ms * ty[t].n / c->ndev;
-        }
+      if (!kind_is(m, v, "other") && (rc = amp_fwd(m, c, ty, v, mp, 1, &fwd)))
+        break;
       ts += 3.0 * mbs * fwd;
       if (kind_is(m, v, "transformer_layer"))
         P += 12.0 * H * H / mp;
@@ -143,7 +167,7 @@ pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
       for (d = 0; d < dp; d++) {
         double bw = 0;
         for (t = 0; t < mp; t++) {
-          double x = elems_per_s(k, ppi_cost_dev(k, s, d, t),
+          double x = elems_per_s(k->c, ppi_cost_dev(k, s, d, t),
                                  ppi_cost_dev(k, s + 1, d, t));
           if (t == 0 || x < bw)
             bw = x;
@@ -154,7 +178,7 @@ pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
     }
     if (dp > 1)
       for (t = 0; t < mp; t++) {
-        double bw = elems_per_s(k, ppi_cost_dev(k, s, dp - 1, t),
+        double bw = elems_per_s(k->c, ppi_cost_dev(k, s, dp - 1, t),
                                 ppi_cost_dev(k, s, 0, t));
         double x = 2.0 * (dp - 1) / (dp * bw) * P * 1000;
         if (x > out->dp_ms)
@@ -200,14 +224,10 @@ pp_status ppi_amp_dp_inputs(pp_ctx *ctx, struct ppi_arena *ar,
   out->layer = ppi_arena_alloc(ar, ctx, (size_t)L, sizeof *out->layer);
   out->e = ppi_arena_alloc(ar, ctx, (size_t)L, sizeof *out->e);
   out->cc = ppi_arena_alloc(ar, ctx, (size_t)L * nb, sizeof *out->cc);
-  ty = ppi_calloc(ctx, (size_t)c->ntype, sizeof *ty);
-  if (!out->layer || !out->e || !out->cc || !ty) {
-    ppi_free(ctx, ty, (size_t)c->ntype * sizeof *ty);
+  if (!out->layer || !out->e || !out->cc)
     return PP_ENOMEM;
-  }
-  for (d = 0; d < c->ndev; d++)
-    if (!ty[c->dev_type[d]].n++)
-      ty[c->dev_type[d]].key = pp_model_type_key(m, c, d);
+  if (!(ty = amp_types(ctx, m, c)))
+    return PP_ENOMEM;
   /* AMP's uniform split for B = 1 puts GPT-2's embedding and the noop
   ** after it into stage 0 on top of its share of the blocks; it has no
   ** such rule for other leading layers (TransGAN's input linear). */
@@ -221,14 +241,8 @@ pp_status ppi_amp_dp_inputs(pp_ctx *ctx, struct ppi_arena *ar,
     if (kind_is(m, v, "transformer_layer") ||
         (m->op_kind[v] && strncmp(m->op_kind[v], "block", 5) == 0))
       out->nblock++;
-    for (t = 0; t < c->ntype; t++) {
-      pp_op_time x;
-      if (!ty[t].n)
-        continue;
-      if ((rc = pp_model_op_time(m, v, &ty[t].key, tp, 1, &x)))
-        break;
-      fwd += x.fwd_ms / 1000 * ty[t].n / c->ndev;
-    }
+    if ((rc = amp_fwd(m, c, ty, v, tp, 1000, &fwd)))
+      break;
     out->layer[out->L] = v;
     out->e[out->L++] = 3.0 * mbs * fwd;
   }
@@ -245,8 +259,7 @@ pp_status ppi_amp_dp_inputs(pp_ctx *ctx, struct ppi_arena *ar,
       for (d = 0; d < R; d++) {
         double slowest = INFINITY;
         for (t = 0; t < tp; t++) {
-          double x = pp_cluster_bandwidth(c, a0 + tp * d + t, b0 + tp * d + t) *
-                     1e9 / 4;
+          double x = elems_per_s(c, a0 + tp * d + t, b0 + tp * d + t);
           slowest = x < slowest ? x : slowest;
         }
         sum += vol / slowest;

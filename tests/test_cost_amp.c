@@ -205,32 +205,65 @@ static pp_status evaluate(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   return rc;
 }
 
+/* Every experiment's model and cluster, and the trials. */
+struct amp_env {
+  struct tu_alloc a;
+  pp_ctx *ctx;
+  pp_model *m[NSETUP];
+  pp_cluster *c[NSETUP];
+  struct trial *t;
+  int n;
+};
+
+static void env_open(struct amp_env *e)
+{
+  int i;
+  e->ctx = tu_ctx(&e->a);
+  for (i = 0; i < NSETUP; i++) {
+    e->m[i] = load_model(e->ctx, setups[i].model);
+    e->c[i] = load_cluster(e->ctx, setups[i].cluster);
+  }
+  e->n = read_trials(&e->t);
+  assert_int_equal(e->n, NTRIAL);
+}
+
+/* Free everything; then, with the rows printed above flushed before
+** cmocka's report on stderr, fail when `bad' rows differ. */
+static void env_close(struct amp_env *e, int bad, const char *what)
+{
+  int i;
+  for (i = 0; i < NSETUP; i++) {
+    pp_model_destroy(e->m[i]);
+    pp_cluster_destroy(e->c[i]);
+  }
+  free(e->t);
+  pp_ctx_destroy(e->ctx);
+  assert_int_equal(e->a.live, 0);
+  fflush(stdout);
+  if (bad)
+    fail_msg("%d of %d rows %s", bad, e->n, what);
+}
+
 /* ---- tests ------------------------------------------------------------ */
 
 static void t_amp_trials(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
-  pp_model *m[NSETUP];
-  pp_cluster *c[NSETUP];
+  struct amp_env e;
   double worst[NSETUP] = {0};
   int worst_row[NSETUP], nrow[NSETUP] = {0};
-  struct trial *t = NULL;
-  int n, i, bad = 0;
+  int i, bad = 0;
   (void)state;
-  for (i = 0; i < NSETUP; i++) {
-    m[i] = load_model(ctx, setups[i].model);
-    c[i] = load_cluster(ctx, setups[i].cluster);
+  env_open(&e);
+  for (i = 0; i < NSETUP; i++)
     worst_row[i] = -1;
-  }
-  n = read_trials(&t);
-  assert_int_equal(n, NTRIAL);
-  for (i = 0; i < n; i++) {
+  for (i = 0; i < e.n; i++) {
+    const struct trial *t = e.t;
+    pp_ctx *ctx = e.ctx;
     int x = setup_of(t[i].experiment);
     pp_plan *p = trial_plan(ctx, &t[i], setups[x].gbs, false);
     pp_eval_summary sum;
     double got, err;
-    if (evaluate(ctx, p, m[x], c[x], PP_COST_AMP, &sum) != PP_OK)
+    if (evaluate(ctx, p, e.m[x], e.c[x], PP_COST_AMP, &sum) != PP_OK)
       fail_msg("row %d (%s #%d): %s", i + 1, t[i].experiment, t[i].rank,
                pp_ctx_errmsg(ctx));
     got = sum.iteration_ms / 1000;
@@ -257,17 +290,12 @@ static void t_amp_trials(void **state)
     printf("%s: %d rows, max relative error %.2e (row %d)\n",
            setups[i].experiment, nrow[i], worst[i], worst_row[i] + 1);
   }
-  for (i = 0; i < NSETUP; i++) {
-    pp_model_destroy(m[i]);
-    pp_cluster_destroy(c[i]);
-  }
-  free(t);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
-  fflush(stdout); /* the rows above before cmocka's report on stderr */
-  if (bad)
-    fail_msg("%d of %d rows off AMP's pred_s by more than %.1f %%", bad, n,
+  {
+    char what[64];
+    snprintf(what, sizeof what, "are off AMP's pred_s by more than %.1f %%",
              100 * TOL);
+    env_close(&e, bad, what);
+  }
 }
 
 /* Plans built for AMP are ordinary plans: our own cost model prices
@@ -430,20 +458,17 @@ static void print_part(const char *what, const int32_t *ds, int pp)
 ** differs. */
 static void t_amp_partitions(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
-  pp_model *m[NSETUP];
-  pp_cluster *c[NSETUP];
-  struct trial *t = NULL;
-  int n, i, ndp = 0, nexact = 0, nuni = 0, nagree = 0, bad = 0;
+  struct amp_env e;
+  pp_ctx *ctx;
+  pp_model **m = e.m;
+  pp_cluster **c = e.c;
+  const struct trial *t;
+  int i, ndp = 0, nexact = 0, nuni = 0, nagree = 0, bad = 0;
   (void)state;
-  for (i = 0; i < NSETUP; i++) {
-    m[i] = load_model(ctx, setups[i].model);
-    c[i] = load_cluster(ctx, setups[i].cluster);
-  }
-  n = read_trials(&t);
-  assert_int_equal(n, NTRIAL);
-  for (i = 0; i < n; i++) {
+  env_open(&e);
+  ctx = e.ctx;
+  t = e.t;
+  for (i = 0; i < e.n; i++) {
     int x = setup_of(t[i].experiment), pp = t[i].pp;
     int32_t nop = pp_model_nop(m[x]), first[MAXPP + 1], got[MAXPP + 1];
     int32_t uni[MAXPP + 1];
@@ -500,16 +525,7 @@ static void t_amp_partitions(void **state)
          "partition; %d rows with B = 1 are AMP's uniform split (the DP "
          "gives it on %d)\n",
          ndp, nexact, nuni, nagree);
-  for (i = 0; i < NSETUP; i++) {
-    pp_model_destroy(m[i]);
-    pp_cluster_destroy(c[i]);
-  }
-  free(t);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
-  fflush(stdout);
-  if (bad)
-    fail_msg("%d of %d rows differ from AMP's partition", bad, n);
+  env_close(&e, bad, "differ from AMP's partition");
 }
 
 /* The public path: pp_partition_chain with amp-original on AMP's inputs
@@ -517,22 +533,34 @@ static void t_amp_partitions(void **state)
 ** positions are the first rank of each stage in rank order) returns
 ** every row's partition, AMP's DP choice where B > 1 and its uniform
 ** split where B = 1. */
+/* A chain partition as DeepSpeed boundaries: each stage's first operator,
+** then the operator count. */
+static void bounds_of(const pp_partition *pt, const pp_model *m, int pp,
+                      int32_t *out)
+{
+  int s;
+  for (s = 0; s < pp; s++) {
+    int32_t k;
+    const int32_t *ops = pp_partition_stage_ops(pt, s, &k);
+    assert_true(k > 0);
+    out[s] = ops[0];
+  }
+  out[pp] = pp_model_nop(m);
+}
+
 static void t_amp_public(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
-  pp_model *m[NSETUP];
-  pp_cluster *c[NSETUP];
-  struct trial *t = NULL;
-  int n, i, nmulti = 0, none = 0, bad = 0, nchain = 0;
+  struct amp_env e;
+  pp_ctx *ctx;
+  pp_model **m = e.m;
+  pp_cluster **c = e.c;
+  const struct trial *t;
+  int i, nmulti = 0, none = 0, bad = 0, nchain = 0;
   (void)state;
-  for (i = 0; i < NSETUP; i++) {
-    m[i] = load_model(ctx, setups[i].model);
-    c[i] = load_cluster(ctx, setups[i].cluster);
-  }
-  n = read_trials(&t);
-  assert_int_equal(n, NTRIAL);
-  for (i = 0; i < n; i++) {
+  env_open(&e);
+  ctx = e.ctx;
+  t = e.t;
+  for (i = 0; i < e.n; i++) {
     int x = setup_of(t[i].experiment), pp = t[i].pp, s;
     int32_t dev0[MAXPP], got[MAXPP + 1], chain[MAXPP + 1];
     pp_part_params pa;
@@ -555,11 +583,7 @@ static void t_amp_public(void **state)
       if (pp_partition_chain(ctx, m[x], &pa, &pt) != PP_OK)
         fail_msg("row %d (%s #%d): %s", i + 1, t[i].experiment, t[i].rank,
                  pp_ctx_errmsg(ctx));
-      for (s = 0; s < pp; s++) {
-        int32_t k;
-        chain[s] = pp_partition_stage_ops(pt, s, &k)[0];
-      }
-      chain[pp] = pp_model_nop(m[x]);
+      bounds_of(pt, m[x], pp, chain);
       nchain += !same_part(chain, t[i].part, pp);
       pp_partition_destroy(pt);
       pt = NULL;
@@ -568,13 +592,7 @@ static void t_amp_public(void **state)
     if (pp_partition_chain(ctx, m[x], &pa, &pt) != PP_OK)
       fail_msg("row %d (%s #%d): %s", i + 1, t[i].experiment, t[i].rank,
                pp_ctx_errmsg(ctx));
-    for (s = 0; s < pp; s++) {
-      int32_t k;
-      const int32_t *ops = pp_partition_stage_ops(pt, s, &k);
-      assert_true(k > 0);
-      got[s] = ops[0];
-    }
-    got[pp] = pp_model_nop(m[x]);
+    bounds_of(pt, m[x], pp, got);
     pp_partition_destroy(pt);
     if (pa.gas > 1)
       nmulti++;
@@ -592,22 +610,13 @@ static void t_amp_public(void **state)
   }
   printf("amp-original through pp_partition_chain: %d of %d rows (%d with "
          "B > 1, %d with B = 1) are AMP's partition\n",
-         n - bad, n, nmulti, none);
+         e.n - bad, e.n, nmulti, none);
   printf("amp-original on the chain's own inputs: %d of the %d rows with "
          "B > 1 differ\n",
          nchain, nmulti);
   assert_int_equal(nmulti, 135);
   assert_int_equal(none, 36);
-  for (i = 0; i < NSETUP; i++) {
-    pp_model_destroy(m[i]);
-    pp_cluster_destroy(c[i]);
-  }
-  free(t);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
-  fflush(stdout);
-  if (bad)
-    fail_msg("%d of %d rows differ from AMP's partition", bad, n);
+  env_close(&e, bad, "differ from AMP's partition");
 }
 
 /* `parplan compare''s AMP baseline (pp_plan_compare) on each of AMP's
