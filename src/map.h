@@ -67,6 +67,13 @@ static inline double ppi_map_pair(const struct ppi_map *q, int32_t s, int32_t a,
          2.0 * (q->R - 1) * q->lat;
 }
 
+/* A value meets a lower bound: equal up to the rounding of the same
+** terms summed in another order (relative 1e-12). */
+static inline bool ppi_map_meets(double v, double lower)
+{
+  return v <= lower * (1 + 1e-12);
+}
+
 /* The problem of R replicas of g on c under objective obj (MAP_*), its
 ** arrays in ar (map.c). */
 PP_INTERNAL pp_status ppi_map_build(pp_ctx *ctx, struct ppi_arena *ar,

@@ -113,28 +113,20 @@ static pp_status split(pp_ctx *ctx, const struct ppi_map *q, int graph,
   v[D] = m;
   for (k = 0; k < np; k++)
     pw[k] = k < R ? q->S : D - q->n;
-  if (SCOTCH_graphInit(&g)) {
-    *ok = false; /* no split: part and solve proposes nothing */
-    goto done;
-  }
+  if (SCOTCH_graphInit(&g))
+    goto no_split;
   g_ok = true;
   if (SCOTCH_graphBuild(&g, 0, D, v, NULL, NULL, NULL, m, e, w) ||
       ppi_scotch_open(&sc) || !(cg = ppi_scotch_bind(&sc, &g)) ||
-      SCOTCH_archInit(&arch)) {
-    *ok = false; /* no split: part and solve proposes nothing */
-    goto done;
-  }
+      SCOTCH_archInit(&arch))
+    goto no_split;
   a_ok = true;
-  if (SCOTCH_archCmpltw(&arch, np, pw) || SCOTCH_stratInit(&strat)) {
-    *ok = false; /* no split: part and solve proposes nothing */
-    goto done;
-  }
+  if (SCOTCH_archCmpltw(&arch, np, pw) || SCOTCH_stratInit(&strat))
+    goto no_split;
   s_ok = true;
   if (SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATQUALITY, np, 0.0) ||
-      SCOTCH_graphMap(cg, &arch, &strat, part)) {
-    *ok = false; /* no split: part and solve proposes nothing */
-    goto done;
-  }
+      SCOTCH_graphMap(cg, &arch, &strat, part))
+    goto no_split;
   /* restore the sizes */
   memset(cnt, 0, (size_t)np * sizeof *cnt);
   for (i = 0; i < D; i++) {
@@ -166,6 +158,9 @@ static pp_status split(pp_ctx *ctx, const struct ppi_map *q, int graph,
       cnt[k]--;
       cnt[bj]++;
     }
+  goto done;
+no_split: /* Scotch failed: part and solve proposes nothing */
+  *ok = false;
 done:
   if (s_ok)
     SCOTCH_stratExit(&strat);
@@ -182,8 +177,9 @@ done:
   return rc;
 }
 
-/* One part: the replica alone on the S devices dev[], from sp (sub-problem
-** indices; NULL: annealed from any mapping) until `limit' seconds pass;
+/* One part: the replica alone on the S devices dev[], searched from sp
+** (sub-problem indices) when warm, else from an annealed mapping, until
+** `limit' seconds pass (limit <= 0: the annealed mapping, not searched);
 ** the best mapping found goes to sp. */
 static pp_status solve_one(pp_ctx *ctx, const struct ppi_map *q,
                            const int32_t *dev, bool warm, double limit,
@@ -227,7 +223,6 @@ static pp_status solve_one(pp_ctx *ctx, const struct ppi_map *q,
     goto done;
   *val = ppi_map_value(&sub, sp, NULL);
   *opt = false;
-  /* out of time: the annealed mapping, not searched */
   if (limit > 0 && !(rc = ppi_map_exact(ctx, &sub, sp, sp, &sr))) {
     *val = sr.value;
     *opt = sr.optimal;
@@ -388,7 +383,7 @@ pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
     if (ok && (rc = solve_all(ctx, q, part, t0 + budget_s * (g + 1) / 10, &x[g],
                               which, T)))
       goto done;
-    if (worst(q, &x[g]) <= goal * (1 + 1e-12))
+    if (ppi_map_meets(worst(q, &x[g]), goal))
       break;
   }
   b = g == 2 ? worst(q, &x[1]) < worst(q, &x[0]) : g;
@@ -412,7 +407,7 @@ pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
         if (!taken && (w < 0 || x[b].val[r] > x[b].val[w]))
           w = r;
       }
-      if (w < 0 || x[b].opt[w] || x[b].val[w] <= goal * (1 + 1e-12))
+      if (w < 0 || x[b].opt[w] || ppi_map_meets(x[b].val[w], goal))
         break;
       x[b].spent[w] = 2 * x[b].spent[w] < left ? 2 * x[b].spent[w] : left;
       which[m++] = w;

@@ -685,7 +685,7 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
     memcpy(p, start, (size_t)q->n * sizeof *p);
   hi = ppi_map_value(q, p, NULL);
   lo = wlo = ppi_map_lower_bound(ctx, q);
-  if (out->parts_s > 0 && hi > lo * (1 + 1e-12)) { /* map_parts.c */
+  if (out->parts_s > 0 && !ppi_map_meets(hi, lo)) { /* map_parts.c */
     int32_t *alt = ppi_alloc(ctx, (size_t)q->n * sizeof *alt);
     bool found = false;
     double budget =
@@ -697,7 +697,7 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
     }
     if (found && ppi_map_value(q, alt, NULL) < hi) {
       memcpy(p, alt, (size_t)q->n * sizeof *p);
-      hi = ppi_map_value(q, p, NULL);
+      hi = ppi_map_value(q, alt, NULL);
     }
     ppi_free(ctx, alt, (size_t)q->n * sizeof *alt);
   }
@@ -758,7 +758,7 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
     } else {
       /* the incumbent meets the proved bound (up to the rounding of
       ** summing the same terms in another order): optimal */
-      if (hi <= lo * (1 + 1e-12)) {
+      if (ppi_map_meets(hi, lo)) {
         lo = hi;
         done = true;
         break;
