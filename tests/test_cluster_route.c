@@ -19,7 +19,7 @@
 */
 #include "testutil.h"
 
-#include "pp_int.h"
+#include "base/pp_int.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -27,7 +27,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
 
-#include "part.h"
+#include "part/part.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
 
-#include "map.h"
+#include "map/map.h"
 
 #include <jansson.h>
 #include <math.h>

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** File and text helpers of the io layer: reading a whole input file
+** with a size cap, atomic output (temporary file + rename, so a reader
+** never sees half a file and a failed write leaves the old file), and
+** number formatting that round-trips exactly and prints the same bytes
+** on every run.
+*/
+#define _POSIX_C_SOURCE 200809L
+#include "base/pp_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+bool ppi_file_exists(const char *path)
+{
+  struct stat st;
+  return path && stat(path, &st) == 0;
+}
+
+pp_status ppi_read_file(pp_ctx *ctx, const char *path, char **out, size_t *len)
+{
+  FILE *f;
+  struct stat st;
+  char *buf;
+  size_t cap, n = 0, got;
+
+  *out = NULL;
+  *len = 0;
+  if (stat(path, &st) != 0)
+    return ppi_fail_at(ctx, PP_EIO, path, 0, 0, "cannot open: %s",
+                       strerror(errno));
+  if (S_ISDIR(st.st_mode))
+    return ppi_fail_at(ctx, PP_EIO, path, 0, 0, "is a directory");
+  if ((unsigned long long)st.st_size > PP_MAX_FILE_BYTES)
+    return ppi_fail_at(ctx, PP_ELIMIT, path, 0, 0,
+                       "file of %lld bytes exceeds the limit of %llu",
+                       (long long)st.st_size,
+                       (unsigned long long)PP_MAX_FILE_BYTES);
+  f = fopen(path, "rb");
+  if (!f)
+    return ppi_fail_at(ctx, PP_EIO, path, 0, 0, "cannot open: %s",
+                       strerror(errno));
+  /* Regular files read in one go; pipes and devices grow the buffer. */
+  cap = (size_t)st.st_size + 1;
+  if (cap < 4096)
+    cap = 4096;
+  buf = ppi_alloc(ctx, cap);
+  if (!buf) {
+    fclose(f);
+    return ctx->err;
+  }
+  for (;;) {
+    got = fread(buf + n, 1, cap - n - 1, f);
+    n += got;
+    if (got == 0 || n + 1 < cap)
+      break;
+    if (cap > PP_MAX_FILE_BYTES) {
+      ppi_free(ctx, buf, cap);
+      fclose(f);
+      return ppi_fail_at(ctx, PP_ELIMIT, path, 0, 0, "input exceeds %llu bytes",
+                         (unsigned long long)PP_MAX_FILE_BYTES);
+    }
+    {
+      char *nb = ppi_raw_realloc(ppi_ctx_alloc(ctx), buf, cap, cap * 2);
+      if (!nb) {
+        ppi_free(ctx, buf, cap);
+        fclose(f);
+        return ppi_nomem(ctx);
+      }
+      buf = nb;
+      cap *= 2;
+    }
+  }
+  if (ferror(f)) {
+    ppi_free(ctx, buf, cap);
+    fclose(f);
+    return ppi_fail_at(ctx, PP_EIO, path, 0, 0, "read error");
+  }
+  fclose(f);
+  /* Shrink to the exact size so the caller can free with len + 1. */
+  if (n + 1 != cap) {
+    char *nb = ppi_raw_realloc(ppi_ctx_alloc(ctx), buf, cap, n + 1);
+    if (!nb) {
+      ppi_free(ctx, buf, cap);
+      return ppi_nomem(ctx);
+    }
+    buf = nb;
+  }
+  buf[n] = '\0';
+  *out = buf;
+  *len = n;
+  return PP_OK;
+}
+
+/* ---- atomic output ---------------------------------------------------- */
+
+static pp_status out_open(pp_ctx *ctx, struct ppi_outfile *o, const char *path)
+{
+  int fd, k;
+  memset(o, 0, sizeof *o);
+  o->path = path;
+  k = snprintf(o->tmp, sizeof o->tmp, "%s.tmpXXXXXX", path);
+  if (k < 0 || (size_t)k >= sizeof o->tmp)
+    return ppi_fail_at(ctx, PP_EIO, path, 0, 0, "path too long");
+  fd = mkstemp(o->tmp);
+  if (fd < 0)
+    return ppi_fail_at(ctx, PP_EIO, path, 0, 0, "cannot create: %s",
+                       strerror(errno));
+  o->f = fdopen(fd, "w");
+  if (!o->f) {
+    close(fd);
+    remove(o->tmp);
+    return ppi_fail_at(ctx, PP_EIO, path, 0, 0, "cannot write: %s",
+                       strerror(errno));
+  }
+  return PP_OK;
+}
+
+static pp_status out_commit(pp_ctx *ctx, struct ppi_outfile *o)
+{
+  int bad = ferror(o->f);
+  /* mkstemp creates 0600; outputs are ordinary files. */
+  mode_t mask = umask(0);
+  umask(mask);
+  if (fflush(o->f) != 0)
+    bad = 1;
+  if (fchmod(fileno(o->f), 0666 & ~mask) != 0)
+    bad = 1;
+  if (fclose(o->f) != 0)
+    bad = 1;
+  o->f = NULL;
+  if (bad) {
+    remove(o->tmp);
+    return ppi_fail_at(ctx, PP_EIO, o->path, 0, 0, "write failed: %s",
+                       strerror(errno));
+  }
+  if (rename(o->tmp, o->path) != 0) {
+    int e = errno;
+    remove(o->tmp);
+    return ppi_fail_at(ctx, PP_EIO, o->path, 0, 0, "cannot rename: %s",
+                       strerror(e));
+  }
+  return PP_OK;
+}
+
+pp_status ppi_emit(pp_ctx *ctx, const char *path, FILE *f, ppi_emit_fn fn,
+                   const void *obj)
+{
+  struct ppi_outfile o;
+  pp_status rc;
+  if (!path) {
+    fn(f, obj);
+    return ferror(f) ? ppi_fail(ctx, PP_EIO, "write error") : PP_OK;
+  }
+  if ((rc = out_open(ctx, &o, path)) != PP_OK)
+    return rc;
+  fn(o.f, obj);
+  return out_commit(ctx, &o);
+}
+
+struct bytes {
+  const char *data;
+  size_t n;
+};
+
+static void emit_bytes(FILE *f, const void *obj)
+{
+  const struct bytes *b = obj;
+  if (b->n)
+    fwrite(b->data, 1, b->n, f);
+}
+
+pp_status ppi_write_bytes(pp_ctx *ctx, const char *path, FILE *f,
+                          const void *data, size_t n)
+{
+  struct bytes b;
+  b.data = data;
+  b.n = n;
+  return ppi_emit(ctx, path, f, emit_bytes, &b);
+}
+
+void ppi_path_stem(const char *path, char *buf, size_t n)
+{
+  const char *s = strrchr(path, '/'), *dot;
+  size_t len;
+  s = s ? s + 1 : path;
+  dot = strrchr(s, '.');
+  len = dot && dot != s ? (size_t)(dot - s) : strlen(s);
+  if (len >= n)
+    len = n - 1;
+  memcpy(buf, s, len);
+  buf[len] = '\0';
+}
+
+/* ---- formatting ------------------------------------------------------- */
+
+void ppi_fmt_num(char *buf, size_t n, double x)
+{
+  int prec;
+  if (x == 0) { /* also -0: written as 0 */
+    snprintf(buf, n, "0");
+    return;
+  }
+  if (x == floor(x) && fabs(x) < 1e15) {
+    snprintf(buf, n, "%.0f", x);
+    return;
+  }
+  /* The shortest %g that reads back as the same double. */
+  for (prec = 15; prec <= 17; prec++) {
+    snprintf(buf, n, "%.*g", prec, x);
+    if (strtod(buf, NULL) == x)
+      return;
+  }
+}
+
+void ppi_json_num(FILE *f, double x)
+{
+  char buf[40];
+  /* JSON has no infinity: a sum that overflowed is written as null. */
+  if (!isfinite(x)) {
+    fputs("null", f);
+    return;
+  }
+  ppi_fmt_num(buf, sizeof buf, x);
+  fputs(buf, f);
+}
+
+void ppi_json_str(FILE *f, const char *s)
+{
+  const unsigned char *p = (const unsigned char *)s;
+  fputc('"', f);
+  for (; *p; p++) {
+    switch (*p) {
+    case '"': fputs("\\\"", f); break;
+    case '\\': fputs("\\\\", f); break;
+    case '\n': fputs("\\n", f); break;
+    case '\r': fputs("\\r", f); break;
+    case '\t': fputs("\\t", f); break;
+    default:
+      if (*p < 0x20)
+        fprintf(f, "\\u%04x", *p);
+      else if (*p < 0x80)
+        fputc(*p, f);
+      else {
+        /* Valid UTF-8 as is; a stray byte (a file name's) as U+FFFD, so
+        ** the document stays JSON. */
+        size_t len = ppi_utf8_seq(p);
+        if (len) {
+          fwrite(p, 1, len, f);
+          p += len - 1;
+        } else
+          fputs("\\ufffd", f);
+      }
+    }
+  }
+  fputc('"', f);
+}
+
+void ppi_fmt_bytes(char *buf, size_t n, double bytes)
+{
+  static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (fabs(bytes) >= 1024 && u < 5) {
+    bytes /= 1024;
+    u++;
+  }
+  if (u == 0)
+    snprintf(buf, n, "%.0f B", bytes);
+  else
+    snprintf(buf, n, "%.2f %s", bytes, unit[u]);
+}

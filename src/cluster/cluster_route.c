@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** Pairwise bandwidth of a link graph.
+**
+** Widest (the default): B(i,j) is the largest bottleneck over all paths
+** from i to j.  Every widest path lies in a maximum spanning tree (the
+** cut property), so we build one with Kruskal (O(L log L)), then walk the
+** tree from each device carrying the running minimum: O(D * V) for D
+** devices among V vertices.  Switches are ordinary vertices.
+**
+** Hops: for direct networks (mesh, torus) where devices relay, B(i,j)
+** is the widest bottleneck among the paths with fewest links, divided
+** by that number of links (store-and-forward).  A BFS per device finds
+** hop counts, and a relaxation over the BFS layers keeps the best
+** bottleneck: O(D * (V + L)).  When all links have one bandwidth the
+** bottleneck is that bandwidth and the BFS only counts hops.
+**
+** Invariant of the output: symmetric, positive off the diagonal, 0 on
+** it, or PP_EINPUT naming a device that device 0 cannot reach.
+*/
+#include "base/pp_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct route_run {
+  pp_ctx *ctx;
+  int32_t ndev, nvert, nlink;
+  const int32_t *a, *b;
+  const double *w;
+  int32_t *off, *adj; /* CSR over vertices: neighbour vertex */
+  double *adjw;       /* and link bandwidth */
+  size_t nadj;        /* entries of adj and adjw */
+};
+
+static int32_t uf_find(int32_t *p, int32_t x)
+{
+  while (p[x] != x) {
+    p[x] = p[p[x]];
+    x = p[x];
+  }
+  return x;
+}
+
+struct wl {
+  double w;
+  int32_t l;
+};
+
+/* Widest first; equal widths by link index, so ties break the same way
+** on every platform. */
+static int cmp_desc(const void *x, const void *y)
+{
+  const struct wl *a = x, *b = y;
+  if (a->w != b->w)
+    return a->w > b->w ? -1 : 1;
+  return (a->l > b->l) - (a->l < b->l);
+}
+
+/* Build a CSR adjacency over the chosen links (keep[l] != 0). */
+static pp_status build_adj(struct route_run *r, const uint8_t *keep)
+{
+  int32_t l, v, n = 0;
+  int32_t *fill;
+  for (l = 0; l < r->nlink; l++)
+    if (keep[l])
+      n += 2;
+  r->nadj = (size_t)n;
+  r->off = ppi_calloc(r->ctx, (size_t)r->nvert + 1, sizeof(int32_t));
+  r->adj = ppi_calloc(r->ctx, (size_t)n, sizeof(int32_t));
+  r->adjw = ppi_calloc(r->ctx, (size_t)n, sizeof(double));
+  fill = ppi_calloc(r->ctx, (size_t)r->nvert, sizeof(int32_t));
+  if (!r->off || !r->adj || !r->adjw || !fill) {
+    ppi_free(r->ctx, fill, (size_t)r->nvert * sizeof(int32_t));
+    return r->ctx->err;
+  }
+  for (l = 0; l < r->nlink; l++)
+    if (keep[l]) {
+      r->off[r->a[l] + 1]++;
+      r->off[r->b[l] + 1]++;
+    }
+  for (v = 0; v < r->nvert; v++)
+    r->off[v + 1] += r->off[v];
+  for (l = 0; l < r->nlink; l++)
+    if (keep[l]) {
+      int32_t x = r->a[l], y = r->b[l];
+      r->adj[r->off[x] + fill[x]] = y;
+      r->adjw[r->off[x] + fill[x]++] = r->w[l];
+      r->adj[r->off[y] + fill[y]] = x;
+      r->adjw[r->off[y] + fill[y]++] = r->w[l];
+    }
+  ppi_free(r->ctx, fill, (size_t)r->nvert * sizeof(int32_t));
+  return PP_OK;
+}
+
+static pp_status widest(struct route_run *r, double *bw)
+{
+  pp_ctx *ctx = r->ctx;
+  struct wl *order = ppi_calloc(ctx, (size_t)r->nlink, sizeof *order);
+  int32_t *parent = ppi_calloc(ctx, (size_t)r->nvert, sizeof(int32_t));
+  int32_t *stack = ppi_calloc(ctx, (size_t)r->nvert, sizeof(int32_t));
+  double *best = ppi_calloc(ctx, (size_t)r->nvert, sizeof(double));
+  uint8_t *keep = ppi_calloc(ctx, (size_t)r->nlink, 1);
+  int32_t l, v, s;
+  pp_status rc = PP_OK;
+
+  if (!order || !parent || !stack || !best || !keep) {
+    rc = ctx->err;
+    goto done;
+  }
+  for (l = 0; l < r->nlink; l++) {
+    order[l].w = r->w[l];
+    order[l].l = l;
+  }
+  qsort(order, (size_t)r->nlink, sizeof *order, cmp_desc);
+  for (v = 0; v < r->nvert; v++)
+    parent[v] = v;
+  for (l = 0; l < r->nlink; l++) {
+    int32_t k = order[l].l;
+    int32_t x = uf_find(parent, r->a[k]), y = uf_find(parent, r->b[k]);
+    if (x != y) {
+      parent[x] = y;
+      keep[k] = 1;
+    }
+  }
+  if ((rc = build_adj(r, keep)) != PP_OK)
+    goto done;
+  /* From each device, a DFS over the tree carrying the bottleneck. */
+  for (s = 0; s < r->ndev; s++) {
+    int32_t top = 0;
+    for (v = 0; v < r->nvert; v++)
+      best[v] = -1;
+    best[s] = INFINITY;
+    stack[top++] = s;
+    while (top > 0) {
+      int32_t x = stack[--top], k;
+      for (k = r->off[x]; k < r->off[x + 1]; k++) {
+        int32_t y = r->adj[k];
+        if (best[y] >= 0)
+          continue;
+        best[y] = fmin(best[x], r->adjw[k]);
+        stack[top++] = y;
+      }
+    }
+    for (v = 0; v < r->ndev; v++)
+      bw[(size_t)s * r->ndev + v] = v == s ? 0 : best[v];
+  }
+done:
+  ppi_free(ctx, order, (size_t)r->nlink * sizeof *order);
+  ppi_free(ctx, parent, (size_t)r->nvert * sizeof(int32_t));
+  ppi_free(ctx, stack, (size_t)r->nvert * sizeof(int32_t));
+  ppi_free(ctx, best, (size_t)r->nvert * sizeof(double));
+  ppi_free(ctx, keep, (size_t)r->nlink);
+  return rc;
+}
+
+static pp_status hops(struct route_run *r, double *bw)
+{
+  pp_ctx *ctx = r->ctx;
+  int32_t *dist = ppi_calloc(ctx, (size_t)r->nvert, sizeof(int32_t));
+  int32_t *queue = ppi_calloc(ctx, (size_t)r->nvert, sizeof(int32_t));
+  double *best = ppi_calloc(ctx, (size_t)r->nvert, sizeof(double));
+  uint8_t *keep = ppi_calloc(ctx, (size_t)r->nlink, 1);
+  int32_t l, v, s;
+  pp_status rc = PP_OK;
+
+  if (!dist || !queue || !best || !keep) {
+    rc = ctx->err;
+    goto done;
+  }
+  for (l = 0; l < r->nlink; l++)
+    keep[l] = 1;
+  if ((rc = build_adj(r, keep)) != PP_OK)
+    goto done;
+  /* Links of one bandwidth (meshes, tori): every path's bottleneck is
+  ** that bandwidth, so the BFS needs no bottleneck bookkeeping. */
+  for (l = 1; l < r->nlink && r->w[l] == r->w[0]; l++)
+    ;
+  if (r->nlink > 0 && l == r->nlink) {
+    for (s = 0; s < r->ndev; s++) {
+      int32_t head = 0, tail = 0;
+      for (v = 0; v < r->nvert; v++)
+        dist[v] = -1;
+      dist[s] = 0;
+      queue[tail++] = s;
+      while (head < tail) {
+        int32_t x = queue[head++], k;
+        for (k = r->off[x]; k < r->off[x + 1]; k++)
+          if (dist[r->adj[k]] < 0) {
+            dist[r->adj[k]] = dist[x] + 1;
+            queue[tail++] = r->adj[k];
+          }
+      }
+      for (v = 0; v < r->ndev; v++)
+        bw[(size_t)s * r->ndev + v] = v == s        ? 0
+                                      : dist[v] < 0 ? -1
+                                                    : r->w[0] / dist[v];
+    }
+    goto done;
+  }
+  for (s = 0; s < r->ndev; s++) {
+    int32_t head = 0, tail = 0;
+    for (v = 0; v < r->nvert; v++) {
+      dist[v] = -1;
+      best[v] = -1;
+    }
+    dist[s] = 0;
+    best[s] = INFINITY;
+    queue[tail++] = s;
+    /* BFS in layers: a vertex's best is final once its layer is done,
+    ** because every predecessor on a shortest path is one layer up. */
+    while (head < tail) {
+      int32_t x = queue[head++], k;
+      for (k = r->off[x]; k < r->off[x + 1]; k++) {
+        int32_t y = r->adj[k];
+        double b = fmin(best[x], r->adjw[k]);
+        if (dist[y] < 0) {
+          dist[y] = dist[x] + 1;
+          best[y] = b;
+          queue[tail++] = y;
+        } else if (dist[y] == dist[x] + 1 && b > best[y])
+          best[y] = b;
+      }
+    }
+    for (v = 0; v < r->ndev; v++)
+      bw[(size_t)s * r->ndev + v] = v == s        ? 0
+                                    : dist[v] < 0 ? -1
+                                                  : best[v] / dist[v];
+  }
+done:
+  ppi_free(ctx, dist, (size_t)r->nvert * sizeof(int32_t));
+  ppi_free(ctx, queue, (size_t)r->nvert * sizeof(int32_t));
+  ppi_free(ctx, best, (size_t)r->nvert * sizeof(double));
+  ppi_free(ctx, keep, (size_t)r->nlink);
+  return rc;
+}
+
+pp_status ppi_route(pp_ctx *ctx, int32_t ndev, int32_t nvert, int32_t nlink,
+                    const int32_t *a, const int32_t *b, const double *gbps,
+                    pp_routing rt, double *bw, int32_t *unreached)
+{
+  struct route_run r;
+  int32_t v;
+  pp_status rc;
+
+  memset(&r, 0, sizeof r);
+  r.ctx = ctx;
+  r.ndev = ndev;
+  r.nvert = nvert;
+  r.nlink = nlink;
+  r.a = a;
+  r.b = b;
+  r.w = gbps;
+  rc = rt == PP_ROUTE_HOPS ? hops(&r, bw) : widest(&r, bw);
+  if (rc == PP_OK)
+    for (v = 1; v < ndev; v++)
+      if (!(bw[v] > 0)) {
+        *unreached = v;
+        rc = PP_EINPUT;
+        break;
+      }
+  ppi_free(ctx, r.off, ((size_t)nvert + 1) * sizeof(int32_t));
+  ppi_free(ctx, r.adj, r.nadj * sizeof(int32_t));
+  ppi_free(ctx, r.adjw, r.nadj * sizeof(double));
+  return rc;
+}

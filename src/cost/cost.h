@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The priced plan shared by the analytic estimate (cost_eval.c), AMP's
+** conventions (cost_amp.c), the schedules (sched.c) and the simulator
+** (sim.c): every per-micro-batch time and size the plan needs, computed
+** once from the model, the cluster and the plan (cost_model.c).
+*/
+#ifndef PP_COST_H
+#define PP_COST_H
+
+#include "base/pp_int.h"
+
+/* One edge of the stage graph: the tensors stage a sends to the later
+** stage b for one micro-batch (each source operator's tensor once per
+** destination stage), whole (not per tensor-parallel rank). */
+struct ppi_sedge {
+  int32_t a, b;
+  double bytes;
+};
+
+/* The stage graph of an operator -> stage map: per source operator and
+** destination stage the largest edge (a tensor is sent once per
+** destination stage), summed per stage pair, bytes x scale; sorted by
+** (a, b).  Free with ppi_stage_edges_free. */
+PP_INTERNAL pp_status ppi_stage_edges(pp_ctx *ctx, const struct pp_model *m,
+                                      const int32_t *stage_of, double scale,
+                                      struct ppi_sedge **out, int32_t *n);
+PP_INTERNAL void ppi_stage_edges_free(pp_ctx *ctx, const struct pp_model *m,
+                                      struct ppi_sedge *e);
+
+struct ppi_cost {
+  const struct pp_plan *p;
+  const struct pp_model *m;
+  const struct pp_cluster *c;
+  pp_cost_params cp;
+  int32_t S, tp, ndev, nrep; /* stages, tp degree, devices, replicas */
+  int64_t nmb;               /* micro-batches per iteration, all replicas */
+  int64_t *gas;              /* [S] micro-batches per replica */
+  int32_t *stage_of;         /* [nop] */
+
+  /* per replica q (index into the plan's replicas): the slowest tp
+  ** rank's time for one micro-batch */
+  double *f, *b, *rc, *u; /* forward, backward, recompute, update */
+  double *comp;           /* f + b + rc */
+
+  /* per stage, per tensor-parallel rank */
+  double *param;      /* parameter bytes, a tied group once */
+  double *saved;      /* activations kept for backward, one micro-batch */
+  double *xin, *xout; /* bytes received / sent per micro-batch */
+  double *act;        /* kept per in-flight micro-batch: saved, or xin
+                         with recomputation */
+  double *peak_extra; /* with recomputation: saved (the re-forward) */
+
+  int32_t ne;
+  struct ppi_sedge *e; /* sorted by (a, b) */
+
+  /* schedule */
+  int32_t *inflight; /* [S] */
+  int32_t *group;    /* [S] 1F1B* group (0 otherwise) */
+  double period_ms;  /* 1F1B* target period */
+
+  /* allreduce per stage */
+  double *ar_ms;
+  uint8_t *ar_hier;
+
+  unsigned est;
+};
+
+/* Fill *k for plan p, model m, cluster c (all checked).  Allocates with
+** the context; free with ppi_cost_free. */
+PP_INTERNAL pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k,
+                                    const pp_plan *p, const pp_model *m,
+                                    const pp_cluster *c,
+                                    const pp_cost_params *cp);
+PP_INTERNAL void ppi_cost_free(pp_ctx *ctx, struct ppi_cost *k);
+
+/* Transfer time of the bytes of one tp rank over devices i -> j. */
+PP_INTERNAL double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
+                                 double bytes);
+/* The device of tp rank t of replica r of stage s. */
+static inline int32_t ppi_cost_dev(const struct ppi_cost *k, int32_t s,
+                                   int32_t r, int32_t t)
+{
+  return k->p->dev[(size_t)(k->p->rep_off[s] + r) * k->tp + t];
+}
+static inline int32_t ppi_cost_nrep(const struct ppi_cost *k, int32_t s)
+{
+  return k->p->rep_off[s + 1] - k->p->rep_off[s];
+}
+/* Time of one transfer of stage edge e (bytes per rank) between replica
+** ra of stage a and rb of stage b: the slowest of the tp rank pairs. */
+PP_INTERNAL double ppi_cost_edge_ms(const struct ppi_cost *k,
+                                    const struct ppi_sedge *e, int32_t ra,
+                                    int32_t rb);
+
+/* Allreduce of stage s: the ring time, the hierarchical time (or -1
+** when it does not apply) and the node grouping it uses (sched/sim). */
+PP_INTERNAL double ppi_ring_ms(const struct ppi_cost *k, int32_t s);
+PP_INTERNAL double ppi_hier_ms(const struct ppi_cost *k, int32_t s);
+
+/* Schedules (sched.c).  1F1B* groups of a chain of n resource loads for
+** target period T: group[i] for every resource, 1 holding the last. */
+PP_INTERNAL void ppi_sched_groups(const double *load, int32_t n, double T,
+                                  int32_t *group);
+/* In-flight counts and groups of every stage of k (k->inflight,
+** k->group, k->period_ms); fails when a 1F1B* period is below the
+** bottleneck. */
+PP_INTERNAL pp_status ppi_sched_plan(pp_ctx *ctx, struct ppi_cost *k);
+/* The compute order of a replica of stage s: 2*gas entries. */
+PP_INTERNAL void ppi_sched_order(pp_schedule sc, int64_t gas, int32_t inflight,
+                                 pp_sched_op *buf, int64_t cap);
+
+/* AMP's predicted iteration time of the plan, ms (cost_amp.c), with its
+** terms. */
+struct ppi_amp_terms {
+  double pipe_ms, p2p_ms, dp_ms, max_stage_ms, sum_stage_ms;
+};
+PP_INTERNAL pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
+                                   struct ppi_amp_terms *out);
+
+#endif /* PP_COST_H */

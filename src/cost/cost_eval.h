@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** A read-only view of an evaluation for the writers (io_eval.c).
+*/
+#ifndef PP_COST_EVAL_H
+#define PP_COST_EVAL_H
+
+#include "base/pp_int.h"
+
+struct ppi_eval_view {
+  int32_t S, ndev;
+  pp_schedule sched;
+  const pp_stage_cost *st;
+  const pp_device_memory *mem;
+  const char *plan_src, *model_name, *cluster_name;
+  const char *const *dev_name;
+  int32_t tp, micro_batch;
+  int64_t global_batch;
+  int recompute;
+  pp_cost_kind kind;
+  pp_optimizer opt;
+  double period_ms;
+  const pp_eval_summary *sum;
+};
+
+PP_INTERNAL const struct ppi_eval_view *ppi_eval_view(const pp_eval *e,
+                                                      struct ppi_eval_view *v);
+
+#endif /* PP_COST_EVAL_H */

@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** Pricing the parts of a plan (DESIGN.md, "Units and the cost model";
+** docs/COST_MODEL.md).
+**
+** Objective: for every stage replica, the time of one micro-batch's
+** forward, backward, recomputation and optimizer step on its devices
+** (the slowest tensor-parallel rank sets the pace, since the ranks of a
+** group run every layer in lockstep); for every stage, its parameter,
+** activation and boundary bytes per rank; the stage graph; the gradient
+** allreduce of every stage.
+**
+** Choices the papers leave open, and why:
+** - A tensor leaves its operator once per destination stage, however
+**   many operators of that stage read it (what an engine sends); the
+**   stage graph edge carries the largest of those edges' bytes.
+** - With tensor parallelism every rank sends 1/tp of a boundary tensor
+**   to the same rank of the next stage (Megatron's scatter/gather of
+**   pipeline tensors), so p2p runs on tp links at once.
+** - A tied group of parameters (an embedding shared by the first and the
+**   last stage) counts once in a stage that holds any of its operators;
+**   the extra allreduce between the copies is not modelled.
+** - Activations and boundary tensors scale linearly with the micro-batch
+**   size from the model's reference size (pp_model_op_sizes).
+**
+** Complexity: O(R x tp x ops-per-stage x lookups) for the times (cached
+** per stage and device type), O(edges log edges) for the stage graph,
+** O(R) per allreduce.
+*/
+#include "cost/cost.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NEW(ptr, n)                                                            \
+  ((ptr) = ppi_calloc(ctx, (size_t)(n) > 0 ? (size_t)(n) : 1, sizeof *(ptr)))
+
+double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
+                     double bytes)
+{
+  return pp_cluster_comm_ms(k->c, i, j, bytes);
+}
+
+double ppi_cost_edge_ms(const struct ppi_cost *k, const struct ppi_sedge *e,
+                        int32_t ra, int32_t rb)
+{
+  double worst = 0, per = e->bytes / k->tp;
+  int32_t t;
+  for (t = 0; t < k->tp; t++) {
+    double x = ppi_cost_comm(k, ppi_cost_dev(k, e->a, ra, t),
+                             ppi_cost_dev(k, e->b, rb, t), per);
+    if (x > worst)
+      worst = x;
+  }
+  return worst;
+}
+
+static int cmp_sedge(const void *x, const void *y)
+{
+  const struct ppi_sedge *a = x, *b = y;
+  if (a->a != b->a)
+    return a->a < b->a ? -1 : 1;
+  if (a->b != b->b)
+    return a->b < b->b ? -1 : 1;
+  return 0;
+}
+
+/* Stage times per device type: a stage's operators timed on type t. */
+static pp_status stage_times(struct ppi_cost *k, int32_t s,
+                             const pp_type_key *key, double out[4])
+{
+  int32_t n, i;
+  const int32_t *ops = pp_plan_stage_ops(k->p, s, &n);
+  pp_status rc;
+  out[0] = out[1] = out[2] = out[3] = 0;
+  for (i = 0; i < n; i++) {
+    pp_op_time t;
+    if ((rc = pp_model_op_time(k->m, ops[i], key, k->tp, k->p->p.micro_batch,
+                               &t)))
+      return rc;
+    out[0] += t.fwd_ms;
+    out[1] += t.bwd_ms;
+    out[3] += t.update_ms > 0 ? t.update_ms : 0;
+    k->est |= t.est;
+  }
+  out[2] = k->p->p.recompute ? out[0] : 0;
+  return PP_OK;
+}
+
+static pp_status replica_times(pp_ctx *ctx, struct ppi_cost *k)
+{
+  int32_t nt = k->c->ntype, s, r, t;
+  double *cache;
+  uint8_t *have;
+  pp_status rc = PP_OK;
+
+  if (!NEW(cache, (size_t)nt * 4) || !NEW(have, nt)) {
+    ppi_free(ctx, cache, (size_t)nt * 4 * sizeof *cache);
+    return PP_ENOMEM;
+  }
+  for (s = 0; s < k->S && !rc; s++) {
+    memset(have, 0, (size_t)nt);
+    for (r = 0; r < ppi_cost_nrep(k, s) && !rc; r++) {
+      int32_t q = k->p->rep_off[s] + r;
+      for (t = 0; t < k->tp && !rc; t++) {
+        int32_t d = ppi_cost_dev(k, s, r, t), ty = k->c->dev_type[d];
+        double *x = cache + (size_t)ty * 4;
+        if (!have[ty]) {
+          pp_type_key key = pp_model_type_key(k->m, k->c, d);
+          if ((rc = stage_times(k, s, &key, x)))
+            break;
+          have[ty] = 1;
+        }
+        if (x[0] + x[1] + x[2] > k->comp[q]) {
+          k->f[q] = x[0];
+          k->b[q] = x[1];
+          k->rc[q] = x[2];
+          k->comp[q] = x[0] + x[1] + x[2];
+        }
+        if (x[3] > k->u[q])
+          k->u[q] = x[3];
+      }
+    }
+  }
+  ppi_free(ctx, cache, (size_t)nt * 4 * sizeof *cache);
+  ppi_free(ctx, have, (size_t)nt);
+  return rc;
+}
+
+static pp_status stage_sizes(pp_ctx *ctx, struct ppi_cost *k)
+{
+  const struct pp_model *m = k->m;
+  int32_t s, i, n, v;
+  uint8_t *seen;
+  pp_status rc = PP_OK;
+
+  if (!NEW(seen, m->nop))
+    return PP_ENOMEM;
+  for (s = 0; s < k->S && !rc; s++) {
+    const int32_t *ops = pp_plan_stage_ops(k->p, s, &n);
+    for (i = 0; i < n && !rc; i++) {
+      pp_op_sizes z;
+      int32_t root;
+      v = ops[i];
+      if ((rc = pp_model_op_sizes(m, v, k->tp, k->p->p.micro_batch, &z)))
+        break;
+      k->est |= z.est;
+      k->saved[s] += z.saved_bytes;
+      root = m->tied[v] >= 0 ? m->tied[v] : v;
+      if (!seen[root]) {
+        pp_op_sizes zr;
+        seen[root] = 1;
+        if (root != v &&
+            (rc = pp_model_op_sizes(m, root, k->tp, k->p->p.micro_batch, &zr)))
+          break;
+        k->param[s] += root == v ? z.param_bytes : zr.param_bytes;
+      }
+    }
+    for (i = 0; i < n; i++) { /* clear for the next stage */
+      v = ops[i];
+      seen[m->tied[v] >= 0 ? m->tied[v] : v] = 0;
+    }
+  }
+  ppi_free(ctx, seen, (size_t)m->nop);
+  return rc;
+}
+
+pp_status ppi_stage_edges(pp_ctx *ctx, const struct pp_model *m,
+                          const int32_t *stage_of, double scale,
+                          struct ppi_sedge **out, int32_t *nout)
+{
+  struct ppi_sedge *tmp;
+  int32_t e, n = 0, i, j;
+
+  if (!NEW(tmp, m->nedge))
+    return PP_ENOMEM;
+  for (e = 0; e < m->nedge; e++) {
+    int32_t a = stage_of[m->esrc[e]], b = stage_of[m->edst[e]];
+    if (a != b) {
+      /* key (a, b) but per source operator: encode the source in a */
+      tmp[n].a = m->esrc[e];
+      tmp[n].b = b;
+      tmp[n].bytes = (double)m->ebytes[e] * scale;
+      n++;
+    }
+  }
+  qsort(tmp, (size_t)n, sizeof *tmp, cmp_sedge);
+  /* one tensor per (source operator, destination stage) */
+  for (i = 0, j = 0; i < n; i++) {
+    if (j > 0 && tmp[j - 1].a == tmp[i].a && tmp[j - 1].b == tmp[i].b) {
+      if (tmp[i].bytes > tmp[j - 1].bytes)
+        tmp[j - 1].bytes = tmp[i].bytes;
+      continue;
+    }
+    tmp[j++] = tmp[i];
+  }
+  n = j;
+  for (i = 0; i < n; i++)
+    tmp[i].a = stage_of[tmp[i].a];
+  qsort(tmp, (size_t)n, sizeof *tmp, cmp_sedge);
+  for (i = 0, j = 0; i < n; i++) {
+    if (j > 0 && tmp[j - 1].a == tmp[i].a && tmp[j - 1].b == tmp[i].b) {
+      tmp[j - 1].bytes += tmp[i].bytes;
+      continue;
+    }
+    tmp[j++] = tmp[i];
+  }
+  *out = tmp;
+  *nout = j;
+  return PP_OK;
+}
+
+void ppi_stage_edges_free(pp_ctx *ctx, const struct pp_model *m,
+                          struct ppi_sedge *e)
+{
+  if (e)
+    ppi_free(ctx, e, ((size_t)m->nedge > 0 ? (size_t)m->nedge : 1) * sizeof *e);
+}
+
+/* The stage graph of the plan. */
+static pp_status stage_graph(pp_ctx *ctx, struct ppi_cost *k)
+{
+  double scale = (double)k->p->p.micro_batch / k->m->micro_batch;
+  int32_t i;
+  pp_status rc;
+
+  if ((rc = ppi_stage_edges(ctx, k->m, k->stage_of, scale, &k->e, &k->ne)))
+    return rc;
+  for (i = 0; i < k->ne; i++) {
+    k->xout[k->e[i].a] += k->e[i].bytes / k->tp;
+    k->xin[k->e[i].b] += k->e[i].bytes / k->tp;
+  }
+  return PP_OK;
+}
+
+/* Ring over replicas r = 0..R-1 of stage s for each tp rank: the slowest
+** link of any of the tp rings. */
+double ppi_ring_ms(const struct ppi_cost *k, int32_t s)
+{
+  int32_t R = ppi_cost_nrep(k, s), r, t;
+  double bmin = INFINITY, P = k->param[s];
+  if (R <= 1 || P <= 0)
+    return 0;
+  for (t = 0; t < k->tp; t++)
+    for (r = 0; r < R; r++) {
+      double bw = pp_cluster_bandwidth(k->c, ppi_cost_dev(k, s, r, t),
+                                       ppi_cost_dev(k, s, (r + 1) % R, t));
+      if (bw < bmin)
+        bmin = bw;
+    }
+  return 2.0 * (R - 1) / R * P / (bmin * 1e6) +
+         2.0 * (R - 1) * k->c->latency_us / 1000;
+}
+
+/* Hierarchical allreduce: replicas grouped by node in order of first
+** appearance; applies when there are >= 2 nodes, each with the same
+** number kk >= 2 of the stage's replicas.  Reduce-scatter in a ring
+** inside every node, allreduce of 1/kk of the bytes in kk rings across
+** the nodes (the j-th replica of every node), all-gather inside the
+** node.  -1 when it does not apply. */
+double ppi_hier_ms(const struct ppi_cost *k, int32_t s)
+{
+  int32_t R = ppi_cost_nrep(k, s), r, t, nn = 0, kk, j, a;
+  int32_t nodes[64], cnt[64], idx[64 * 64];
+  double P = k->param[s], bin = INFINITY, bx = INFINITY, lat;
+  if (R < 4 || P <= 0)
+    return -1;
+  for (t = 0; t < k->tp; t++) {
+    nn = 0;
+    for (r = 0; r < R; r++) {
+      int32_t node = k->c->dev_node[ppi_cost_dev(k, s, r, t)];
+      for (a = 0; a < nn && nodes[a] != node; a++)
+        ;
+      if (a == nn) {
+        if (nn == 64)
+          return -1;
+        nodes[nn] = node;
+        cnt[nn++] = 0;
+      }
+      if (cnt[a] == 64)
+        return -1;
+      idx[a * 64 + cnt[a]++] = r;
+    }
+    if (nn < 2)
+      return -1;
+    kk = cnt[0];
+    for (a = 1; a < nn; a++)
+      if (cnt[a] != kk)
+        return -1;
+    if (kk < 2)
+      return -1;
+    for (a = 0; a < nn; a++)
+      for (j = 0; j < kk; j++) {
+        double bw = pp_cluster_bandwidth(
+            k->c, ppi_cost_dev(k, s, idx[a * 64 + j], t),
+            ppi_cost_dev(k, s, idx[a * 64 + (j + 1) % kk], t));
+        if (bw < bin)
+          bin = bw;
+      }
+    for (j = 0; j < kk; j++)
+      for (a = 0; a < nn; a++) {
+        double bw = pp_cluster_bandwidth(
+            k->c, ppi_cost_dev(k, s, idx[a * 64 + j], t),
+            ppi_cost_dev(k, s, idx[((a + 1) % nn) * 64 + j], t));
+        if (bw < bx)
+          bx = bw;
+      }
+  }
+  kk = R / nn;
+  lat = k->c->latency_us / 1000;
+  return 2.0 * ((kk - 1.0) / kk * P / (bin * 1e6) + (kk - 1) * lat) +
+         2.0 * (nn - 1.0) / nn * (P / kk) / (bx * 1e6) + 2.0 * (nn - 1) * lat;
+}
+
+static void allreduce(struct ppi_cost *k)
+{
+  int32_t s;
+  for (s = 0; s < k->S; s++) {
+    double ring = ppi_ring_ms(k, s), hier = -1;
+    if (k->cp.allreduce != PP_AR_RING)
+      hier = ppi_hier_ms(k, s);
+    if (hier >= 0 && (k->cp.allreduce == PP_AR_HIER || hier < ring)) {
+      k->ar_ms[s] = hier;
+      k->ar_hier[s] = 1;
+    } else {
+      k->ar_ms[s] = ring;
+      k->ar_hier[s] = 0;
+    }
+  }
+}
+
+pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
+                        const pp_model *m, const pp_cluster *c,
+                        const pp_cost_params *cp)
+{
+  int32_t s, i, n;
+  pp_status rc;
+
+  memset(k, 0, sizeof *k);
+  k->p = p;
+  k->m = m;
+  k->c = c;
+  if (cp)
+    k->cp = *cp;
+  else
+    pp_cost_params_init(&k->cp);
+  k->S = p->nstage;
+  k->tp = p->p.tp;
+  k->ndev = c->ndev;
+  k->nrep = p->rep_off[p->nstage];
+  k->nmb = p->p.global_batch / p->p.micro_batch;
+  if (!NEW(k->gas, k->S) || !NEW(k->stage_of, m->nop) || !NEW(k->f, k->nrep) ||
+      !NEW(k->b, k->nrep) || !NEW(k->rc, k->nrep) || !NEW(k->u, k->nrep) ||
+      !NEW(k->comp, k->nrep) || !NEW(k->param, k->S) || !NEW(k->saved, k->S) ||
+      !NEW(k->xin, k->S) || !NEW(k->xout, k->S) || !NEW(k->act, k->S) ||
+      !NEW(k->peak_extra, k->S) || !NEW(k->inflight, k->S) ||
+      !NEW(k->group, k->S) || !NEW(k->ar_ms, k->S) || !NEW(k->ar_hier, k->S)) {
+    ppi_cost_free(ctx, k);
+    return PP_ENOMEM;
+  }
+  for (s = 0; s < k->S; s++) {
+    const int32_t *ops = pp_plan_stage_ops(p, s, &n);
+    k->gas[s] = pp_plan_stage_micro_batches(p, s);
+    for (i = 0; i < n; i++)
+      k->stage_of[ops[i]] = s;
+  }
+  if ((rc = replica_times(ctx, k)) || (rc = stage_sizes(ctx, k)) ||
+      (rc = stage_graph(ctx, k))) {
+    ppi_cost_free(ctx, k);
+    return rc;
+  }
+  for (s = 0; s < k->S; s++) {
+    k->act[s] = p->p.recompute ? k->xin[s] : k->saved[s];
+    k->peak_extra[s] = p->p.recompute ? k->saved[s] : 0;
+  }
+  allreduce(k);
+  if ((rc = ppi_sched_plan(ctx, k))) {
+    ppi_cost_free(ctx, k);
+    return rc;
+  }
+  return PP_OK;
+}
+
+#define FREE(ptr, n)                                                           \
+  ppi_free(ctx, (ptr), ((size_t)(n) > 0 ? (size_t)(n) : 1) * sizeof *(ptr))
+
+void ppi_cost_free(pp_ctx *ctx, struct ppi_cost *k)
+{
+  int32_t S = k->S, R = k->nrep;
+  FREE(k->gas, S);
+  if (k->m)
+    FREE(k->stage_of, k->m->nop);
+  FREE(k->f, R);
+  FREE(k->b, R);
+  FREE(k->rc, R);
+  FREE(k->u, R);
+  FREE(k->comp, R);
+  FREE(k->param, S);
+  FREE(k->saved, S);
+  FREE(k->xin, S);
+  FREE(k->xout, S);
+  FREE(k->act, S);
+  FREE(k->peak_extra, S);
+  FREE(k->inflight, S);
+  FREE(k->group, S);
+  FREE(k->ar_ms, S);
+  FREE(k->ar_hier, S);
+  if (k->m)
+    ppi_stage_edges_free(ctx, k->m, k->e);
+  memset(k, 0, sizeof *k);
+}

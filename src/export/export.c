@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** What every engine export shares (export.h): the export object (files
+** and warnings), a text buffer, the stages' operators in model order, and
+** the checks of what an engine cannot express.  A check never changes the
+** plan: it records a warning and the export writes what the engine can
+** run, so the user sees every difference between the plan and the files.
+**
+** Complexity: O(operators + replicas x tp) per export, plus O(n log n)
+** for sorting each stage's operators by position.
+*/
+#include "export/export.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- text buffer ----------------------------------------------------------
+ */
+
+void ppi_sb_init(struct ppi_sbuf *b, pp_ctx *ctx)
+{
+  memset(b, 0, sizeof *b);
+  b->ctx = ctx;
+}
+
+void ppi_sb_free(struct ppi_sbuf *b)
+{
+  ppi_free(b->ctx, b->s, b->cap);
+  b->s = NULL;
+  b->n = b->cap = 0;
+}
+
+void ppi_sb_clear(struct ppi_sbuf *b)
+{
+  b->n = 0;
+  if (b->s)
+    b->s[0] = 0;
+}
+
+void ppi_sb_put(struct ppi_sbuf *b, const char *s, size_t len)
+{
+  if (b->rc)
+    return;
+  if (b->n + len + 1 > b->cap) {
+    size_t nc = b->cap ? b->cap : 256;
+    char *t;
+    while (nc < b->n + len + 1)
+      nc *= 2;
+    if (!(t = ppi_alloc(b->ctx, nc))) {
+      b->rc = PP_ENOMEM;
+      return;
+    }
+    if (b->n)
+      memcpy(t, b->s, b->n);
+    ppi_free(b->ctx, b->s, b->cap);
+    b->s = t;
+    b->cap = nc;
+  }
+  memcpy(b->s + b->n, s, len);
+  b->n += len;
+  b->s[b->n] = 0;
+}
+
+void ppi_sb_puts(struct ppi_sbuf *b, const char *s)
+{
+  ppi_sb_put(b, s, strlen(s));
+}
+
+void ppi_sb_printf(struct ppi_sbuf *b, const char *fmt, ...)
+{
+  char buf[512];
+  int k;
+  va_list ap;
+  va_start(ap, fmt);
+  k = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (k < 0)
+    return;
+  if ((size_t)k < sizeof buf) {
+    ppi_sb_put(b, buf, (size_t)k);
+    return;
+  }
+  { /* longer than the stack buffer: format again into the heap */
+    char *t = ppi_alloc(b->ctx, (size_t)k + 1);
+    if (!t) {
+      b->rc = b->rc ? b->rc : PP_ENOMEM;
+      return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t, (size_t)k + 1, fmt, ap);
+    va_end(ap);
+    ppi_sb_put(b, t, (size_t)k);
+    ppi_free(b->ctx, t, (size_t)k + 1);
+  }
+}
+
+void ppi_sb_quote(struct ppi_sbuf *b, const char *s)
+{
+  ppi_sb_put(b, "\"", 1);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\') {
+      char e[2] = {'\\', (char)ch};
+      ppi_sb_put(b, e, 2);
+    } else if (ch < 0x20 || ch == 0x7f) {
+      ppi_sb_printf(b, "\\u%04x", (unsigned)ch);
+    } else {
+      ppi_sb_put(b, s, 1);
+    }
+  }
+  ppi_sb_put(b, "\"", 1);
+}
+
+/* ---- the export object ----------------------------------------------------
+ */
+
+pp_export *ppi_export_new(pp_ctx *ctx)
+{
+  pp_export *x = ppi_calloc(ctx, 1, sizeof *x);
+  if (x)
+    ppi_arena_init(&x->arena, ppi_ctx_alloc(ctx));
+  return x;
+}
+
+pp_status ppi_export_begin(pp_ctx *ctx, const char *fn, const pp_plan *p,
+                           const pp_model *m, const pp_cluster *c,
+                           pp_export **out, pp_export **x, struct ppi_sbuf *b,
+                           struct ppi_stage_ops *o)
+{
+  pp_status rc;
+  if (!ctx)
+    return PP_EINVAL;
+  if (!p || !m || !c || !out)
+    return ppi_fail(ctx, PP_EINVAL, "%s: NULL argument", fn);
+  *out = NULL;
+  if ((rc = pp_plan_check(ctx, p, m, c)))
+    return rc;
+  if (!(*x = ppi_export_new(ctx)))
+    return PP_ENOMEM;
+  ppi_sb_init(b, ctx);
+  if ((rc = ppi_stage_ops(ctx, p, m, o))) {
+    pp_export_destroy(*x);
+    *x = NULL;
+    return rc;
+  }
+  return PP_OK;
+}
+
+pp_status ppi_export_end(pp_ctx *ctx, pp_export *x, struct ppi_sbuf *b,
+                         struct ppi_stage_ops *o, pp_status rc, pp_export **out)
+{
+  ppi_sb_free(b);
+  ppi_stage_ops_free(ctx, o);
+  if (rc) {
+    pp_export_destroy(x);
+    return rc;
+  }
+  *out = x;
+  return PP_OK;
+}
+
+pp_status ppi_export_warn(pp_ctx *ctx, pp_export *x, const char *fmt, ...)
+{
+  char buf[512];
+  va_list ap;
+  if (x->nwarn == PPI_EXPORT_MAX_WARN)
+    return PP_OK;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (!(x->warn[x->nwarn] = ppi_arena_strdup(&x->arena, ctx, buf)))
+    return PP_ENOMEM;
+  x->nwarn++;
+  return PP_OK;
+}
+
+pp_status ppi_export_add(pp_ctx *ctx, pp_export *x, const char *name,
+                         const struct ppi_sbuf *b)
+{
+  if (b->rc)
+    return b->rc;
+  if (x->nfile == PPI_EXPORT_MAX_FILES)
+    return ppi_fail(ctx, PP_EINTERNAL, "export: more than %d files",
+                    PPI_EXPORT_MAX_FILES);
+  if (!(x->name[x->nfile] = ppi_arena_strdup(&x->arena, ctx, name)) ||
+      !(x->text[x->nfile] = ppi_arena_strdup(&x->arena, ctx, b->s ? b->s : "")))
+    return PP_ENOMEM;
+  x->nfile++;
+  return PP_OK;
+}
+
+void pp_export_destroy(pp_export *x)
+{
+  struct ppi_alloc a;
+  if (!x)
+    return;
+  a = x->arena.a;
+  ppi_arena_free(&x->arena);
+  ppi_raw_free(a, x, sizeof *x);
+}
+
+const char *pp_export_text(const pp_export *x)
+{
+  return x && x->nfile > 0 ? x->text[0] : NULL;
+}
+
+int32_t pp_export_nfile(const pp_export *x)
+{
+  return x ? x->nfile : 0;
+}
+
+const char *pp_export_file_name(const pp_export *x, int32_t i)
+{
+  return x && i >= 0 && i < x->nfile ? x->name[i] : NULL;
+}
+
+const char *pp_export_file_text(const pp_export *x, int32_t i)
+{
+  return x && i >= 0 && i < x->nfile ? x->text[i] : NULL;
+}
+
+int32_t pp_export_nwarning(const pp_export *x)
+{
+  return x ? x->nwarn : 0;
+}
+
+const char *pp_export_warning(const pp_export *x, int32_t i)
+{
+  return x && i >= 0 && i < x->nwarn ? x->warn[i] : NULL;
+}
+
+static void emit_text(FILE *f, const void *obj)
+{
+  fputs(obj, f);
+}
+
+pp_status pp_export_write_file(pp_ctx *ctx, const pp_export *x, int32_t i,
+                               const char *path, FILE *f)
+{
+  if (!ctx)
+    return PP_EINVAL;
+  if (!x || i < 0 || i >= x->nfile || (!path && !f))
+    return ppi_fail(ctx, PP_EINVAL, "pp_export_write_file: bad argument");
+  return ppi_emit(ctx, path, f, emit_text, x->text[i]);
+}
+
+pp_status pp_export_write(pp_ctx *ctx, const pp_export *x, const char *path,
+                          FILE *f)
+{
+  return pp_export_write_file(ctx, x, 0, path, f);
+}
+
+pp_status pp_export_to(pp_ctx *ctx, const char *engine, const pp_plan *p,
+                       const pp_model *m, const pp_cluster *c, pp_export **out)
+{
+  static const struct {
+    const char *name;
+    pp_status (*fn)(pp_ctx *, const pp_plan *, const pp_model *,
+                    const pp_cluster *, pp_export **);
+  } engines[] = {{"megatron", pp_export_megatron},
+                 {"deepspeed", pp_export_deepspeed},
+                 {"torch", pp_export_torch},
+                 {"pipedream", pp_export_pipedream}};
+  size_t i;
+  if (!ctx)
+    return PP_EINVAL;
+  if (!engine || !out)
+    return ppi_fail(ctx, PP_EINVAL, "pp_export_to: NULL argument");
+  for (i = 0; i < sizeof engines / sizeof engines[0]; i++)
+    if (!strcmp(engines[i].name, engine))
+      return engines[i].fn(ctx, p, m, c, out);
+  return ppi_fail(ctx, PP_EINVAL,
+                  "export: unknown engine '%s' (megatron, deepspeed, torch, "
+                  "pipedream)",
+                  engine);
+}
+
+/* ---- the stages' operators in model order ----------------------------------
+ */
+
+static int cmp_i32(const void *a, const void *b)
+{
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+pp_status ppi_stage_ops(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
+                        struct ppi_stage_ops *o)
+{
+  const int32_t *topo = pp_model_topo_order(m);
+  int32_t i, s, S = p->nstage, tot = p->op_off[S], prev_last = -1;
+
+  memset(o, 0, sizeof *o);
+  o->nop = pp_model_nop(m);
+  o->nstage = S;
+  o->ntot = tot;
+  if (!(o->pos = ppi_alloc(ctx, (size_t)(o->nop + 1) * sizeof *o->pos)) ||
+      !(o->ord = ppi_alloc(ctx, (size_t)(tot + 1) * sizeof *o->ord)) ||
+      !(o->first = ppi_alloc(ctx, (size_t)(S + 1) * sizeof *o->first))) {
+    ppi_stage_ops_free(ctx, o);
+    return PP_ENOMEM;
+  }
+  for (i = 0; i < o->nop; i++)
+    o->pos[topo[i]] = i;
+  /* sort positions, then map back to operators */
+  for (i = 0; i < tot; i++)
+    o->ord[i] = o->pos[p->ops[i]];
+  o->contiguous = true;
+  for (s = 0; s < S; s++) {
+    int32_t lo = p->op_off[s], hi = p->op_off[s + 1];
+    qsort(o->ord + lo, (size_t)(hi - lo), sizeof *o->ord, cmp_i32);
+    o->first[s] = hi > lo ? o->ord[lo] : prev_last + 1;
+    if (hi > lo) {
+      if (o->ord[hi - 1] - o->ord[lo] + 1 != hi - lo ||
+          o->ord[lo] != prev_last + 1)
+        o->contiguous = false;
+      prev_last = o->ord[hi - 1];
+    }
+  }
+  if (prev_last != o->nop - 1)
+    o->contiguous = false;
+  for (i = 0; i < tot; i++)
+    o->ord[i] = topo[o->ord[i]];
+  return PP_OK;
+}
+
+void ppi_stage_ops_free(pp_ctx *ctx, struct ppi_stage_ops *o)
+{
+  ppi_free(ctx, o->pos, (size_t)(o->nop + 1) * sizeof *o->pos);
+  ppi_free(ctx, o->ord, (size_t)(o->ntot + 1) * sizeof *o->ord);
+  ppi_free(ctx, o->first, (size_t)(o->nstage + 1) * sizeof *o->first);
+  o->pos = o->ord = o->first = NULL;
+}
+
+/* ---- what engines cannot express ------------------------------------------
+ */
+
+pp_status ppi_export_check_uniform(pp_ctx *ctx, pp_export *x, const pp_plan *p,
+                                   const char *engine)
+{
+  int32_t s, R0 = p->rep_off[1] - p->rep_off[0];
+  for (s = 1; s < p->nstage; s++)
+    if (p->rep_off[s + 1] - p->rep_off[s] != R0)
+      return ppi_export_warn(
+          ctx, x,
+          "stage %d has %d replicas and stage 0 has %d: %s's data "
+          "parallelism is the same for every stage",
+          (int)s, (int)(p->rep_off[s + 1] - p->rep_off[s]), (int)R0, engine);
+  return PP_OK;
+}
+
+pp_status ppi_export_check_runs(pp_ctx *ctx, pp_export *x, const pp_plan *p,
+                                const struct ppi_stage_ops *o,
+                                const char *engine)
+{
+  int32_t s;
+  if (o->contiguous)
+    return PP_OK;
+  for (s = 0; s < p->nstage; s++) {
+    int32_t lo = p->op_off[s], hi = p->op_off[s + 1];
+    int32_t a = o->pos[o->ord[lo]], z = o->pos[o->ord[hi - 1]];
+    if (z - a + 1 != hi - lo)
+      return ppi_export_warn(ctx, x,
+                             "stage %d is not one run of the model's "
+                             "operators: %s stages are consecutive layers",
+                             (int)s, engine);
+    if (s > 0 && a <= o->pos[o->ord[lo - 1]])
+      return ppi_export_warn(ctx, x,
+                             "stage %d comes before stage %d in the model: "
+                             "%s stages follow the model's order",
+                             (int)s, (int)(s - 1), engine);
+  }
+  return PP_OK;
+}
+
+pp_status ppi_export_check_shared(pp_ctx *ctx, pp_export *x, const pp_plan *p,
+                                  const char *engine, const char *why)
+{
+  int32_t s, q, t, tp = p->p.tp, ndev = ppi_plan_max_device(p) + 1, *owner;
+  int32_t dev = -1, s0 = -1, s1 = -1;
+  if (!(owner = ppi_alloc(ctx, (size_t)ndev * sizeof *owner)))
+    return PP_ENOMEM;
+  for (q = 0; q < ndev; q++)
+    owner[q] = -1;
+  for (s = 0; s < p->nstage && dev < 0; s++)
+    for (q = p->rep_off[s]; q < p->rep_off[s + 1] && dev < 0; q++)
+      for (t = 0; t < tp && dev < 0; t++) {
+        int32_t d = p->dev[(size_t)q * tp + t];
+        if (owner[d] >= 0 && owner[d] != s) {
+          dev = d;
+          s0 = owner[d];
+          s1 = s;
+        }
+        owner[d] = s;
+      }
+  ppi_free(ctx, owner, (size_t)ndev * sizeof *owner);
+  if (dev < 0)
+    return PP_OK;
+  return ppi_export_warn(ctx, x,
+                         "device %d holds stages %d and %d: %s runs one "
+                         "stage per rank%s",
+                         (int)dev, (int)s0, (int)s1, engine, why);
+}
+
+pp_status ppi_export_check_tp(pp_ctx *ctx, pp_export *x, const pp_plan *p,
+                              const pp_cluster *c, const char *engine)
+{
+  int32_t q, t, tp = p->p.tp, nrep = p->rep_off[p->nstage];
+  int32_t nnode = 0, ntype = 0, qn = -1, qt = -1;
+  for (q = 0; q < nrep; q++) {
+    const int32_t *g = p->dev + (size_t)q * tp;
+    bool node = false, type = false;
+    for (t = 1; t < tp; t++) {
+      node = node || c->dev_node[g[t]] != c->dev_node[g[0]];
+      type = type || c->dev_type[g[t]] != c->dev_type[g[0]];
+    }
+    if (node && nnode++ == 0)
+      qn = q;
+    if (type && ntype++ == 0)
+      qt = q;
+  }
+  if (nnode) {
+    const int32_t *g = p->dev + (size_t)qn * tp;
+    pp_status rc;
+    for (t = 1; c->dev_node[g[t]] == c->dev_node[g[0]]; t++)
+      ;
+    rc = ppi_export_warn(
+        ctx, x,
+        "%d tensor-parallel group%s span%s nodes (the first: devices %d and "
+        "%d on nodes %d and %d): %s runs tensor parallelism over the "
+        "inter-node network, every layer's all-reduces included",
+        (int)nnode, nnode > 1 ? "s" : "", nnode > 1 ? "" : "s", (int)g[0],
+        (int)g[t], (int)c->dev_node[g[0]], (int)c->dev_node[g[t]], engine);
+    if (rc)
+      return rc;
+  }
+  if (ntype) {
+    const int32_t *g = p->dev + (size_t)qt * tp;
+    for (t = 1; c->dev_type[g[t]] == c->dev_type[g[0]]; t++)
+      ;
+    return ppi_export_warn(
+        ctx, x,
+        "%d tensor-parallel group%s mix%s device types (the first: %s and "
+        "%s): %s splits every layer evenly, so the slowest device sets the "
+        "pace",
+        (int)ntype, ntype > 1 ? "s" : "", ntype > 1 ? "" : "es",
+        c->type_name[c->dev_type[g[0]]], c->type_name[c->dev_type[g[t]]],
+        engine);
+  }
+  return PP_OK;
+}
+
+pp_status ppi_export_check_rank_order(pp_ctx *ctx, pp_export *x,
+                                      const pp_plan *p, const int32_t *rank_of,
+                                      const char *engine)
+{
+  int32_t s, r, t, tp = p->p.tp, R0 = p->rep_off[1] - p->rep_off[0];
+  for (s = 0; s < p->nstage; s++)
+    for (r = 0; r < p->rep_off[s + 1] - p->rep_off[s]; r++)
+      for (t = 0; t < tp; t++) {
+        int32_t d = p->dev[(size_t)(p->rep_off[s] + r) * tp + t];
+        if (d != ((rank_of ? rank_of[s] : s) * R0 + r) * tp + t)
+          return ppi_export_warn(
+              ctx, x,
+              "the placement is not %s's rank order (stage %d replica %d "
+              "rank %d is on device %d): launch each rank on its device "
+              "(parplan export --to launch)",
+              engine, (int)s, (int)r, (int)t, (int)d);
+      }
+  return PP_OK;
+}
+
+pp_status ppi_export_check_1f1b(pp_ctx *ctx, pp_export *x, const pp_plan *p,
+                                const char *engine)
+{
+  if (p->p.schedule == PP_SCHED_GPIPE)
+    return ppi_export_warn(ctx, x,
+                           "%s runs 1F1B, not GPipe (same iteration time "
+                           "in our model, less memory)",
+                           engine);
+  if (p->p.schedule == PP_SCHED_1F1B_STAR)
+    return ppi_export_warn(ctx, x,
+                           "%s runs 1F1B, not 1F1B*: the plan's in-flight "
+                           "counts and pattern are not expressible",
+                           engine);
+  return PP_OK;
+}

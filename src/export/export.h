@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The export object and what every engine export shares: a growable
+** text buffer with string quoting, the warnings, the stages' operators
+** in the model's order, and the checks of what engines cannot express
+** (docs/EXPORT.md).
+*/
+#ifndef PP_EXPORT_H
+#define PP_EXPORT_H
+
+#include "base/pp_int.h"
+
+#define PPI_EXPORT_MAX_WARN 64
+#define PPI_EXPORT_MAX_FILES 8
+
+struct pp_export {
+  struct ppi_arena arena;
+  int32_t nfile;
+  char *name[PPI_EXPORT_MAX_FILES]; /* file names, no directory */
+  char *text[PPI_EXPORT_MAX_FILES];
+  int32_t nwarn;
+  char *warn[PPI_EXPORT_MAX_WARN];
+};
+
+/* A growable string in the context's allocator; the first failure sticks
+** in rc and later calls do nothing. */
+struct ppi_sbuf {
+  pp_ctx *ctx;
+  char *s;
+  size_t n, cap;
+  pp_status rc;
+};
+PP_INTERNAL void ppi_sb_init(struct ppi_sbuf *b, pp_ctx *ctx);
+PP_INTERNAL void ppi_sb_free(struct ppi_sbuf *b);
+PP_INTERNAL void ppi_sb_clear(struct ppi_sbuf *b); /* empty, keep memory */
+PP_INTERNAL void ppi_sb_put(struct ppi_sbuf *b, const char *s, size_t len);
+PP_INTERNAL void ppi_sb_puts(struct ppi_sbuf *b, const char *s);
+PP_INTERNAL void ppi_sb_printf(struct ppi_sbuf *b, const char *fmt, ...)
+    PP_PRINTF(2, 3);
+/* A double-quoted string literal that JSON, Python 3 and TOML all read
+** back as s: '"' and '\\' escaped, control characters as \u00XX, other
+** UTF-8 bytes as they are. */
+PP_INTERNAL void ppi_sb_quote(struct ppi_sbuf *b, const char *s);
+
+/* A new export with no files; NULL on allocation failure. */
+PP_INTERNAL pp_export *ppi_export_new(pp_ctx *ctx);
+/* Record a warning (at most PPI_EXPORT_MAX_WARN are kept). */
+PP_INTERNAL pp_status ppi_export_warn(pp_ctx *ctx, pp_export *x,
+                                      const char *fmt, ...) PP_PRINTF(3, 4);
+/* Add a file holding b's text (b's error, if any, is returned). */
+PP_INTERNAL pp_status ppi_export_add(pp_ctx *ctx, pp_export *x,
+                                     const char *name,
+                                     const struct ppi_sbuf *b);
+
+/* The stages' operators in the model's (topological) order. */
+struct ppi_stage_ops {
+  int32_t nop, nstage, ntot; /* ntot: operators of all stages */
+  int32_t *pos;    /* [nop]: operator -> position in the model's order */
+  int32_t *ord;    /* stage s: ord[p->op_off[s] .. op_off[s+1]-1], sorted */
+  int32_t *first;  /* [nstage]: position of the stage's first operator */
+  bool contiguous; /* every stage one run of positions, in stage order */
+};
+PP_INTERNAL pp_status ppi_stage_ops(pp_ctx *ctx, const pp_plan *p,
+                                    const pp_model *m, struct ppi_stage_ops *o);
+PP_INTERNAL void ppi_stage_ops_free(pp_ctx *ctx, struct ppi_stage_ops *o);
+
+/* The start every engine's exporter shares: the arguments (fn names the
+** public function in the error), the plan checked against m and c, a new
+** export in *x, b ready and the stage operators in o.  On failure nothing
+** is left to free. */
+PP_INTERNAL pp_status ppi_export_begin(pp_ctx *ctx, const char *fn,
+                                       const pp_plan *p, const pp_model *m,
+                                       const pp_cluster *c, pp_export **out,
+                                       pp_export **x, struct ppi_sbuf *b,
+                                       struct ppi_stage_ops *o);
+/* Its end: b and o freed; on rc != 0 x is destroyed and rc returned,
+** else *out = x. */
+PP_INTERNAL pp_status ppi_export_end(pp_ctx *ctx, pp_export *x,
+                                     struct ppi_sbuf *b,
+                                     struct ppi_stage_ops *o, pp_status rc,
+                                     pp_export **out);
+
+/* The checks; each records at most one warning naming engine, and
+** returns only allocation failures. */
+/* Every stage has stage 0's replica count. */
+PP_INTERNAL pp_status ppi_export_check_uniform(pp_ctx *ctx, pp_export *x,
+                                               const pp_plan *p,
+                                               const char *engine);
+/* Every stage is one run of the model's operators, in stage order. */
+PP_INTERNAL pp_status ppi_export_check_runs(pp_ctx *ctx, pp_export *x,
+                                            const pp_plan *p,
+                                            const struct ppi_stage_ops *o,
+                                            const char *engine);
+/* No device holds two stages; `why` ends the warning. */
+PP_INTERNAL pp_status ppi_export_check_shared(pp_ctx *ctx, pp_export *x,
+                                              const pp_plan *p,
+                                              const char *engine,
+                                              const char *why);
+/* Tensor-parallel groups within one node and of one device type. */
+PP_INTERNAL pp_status ppi_export_check_tp(pp_ctx *ctx, pp_export *x,
+                                          const pp_plan *p, const pp_cluster *c,
+                                          const char *engine);
+/* The placement is the rank order tp, then data, then pipeline over the
+** devices in cluster order (Megatron's, DeepSpeed's, torchtitan's):
+** replica r of stage s on devices (k R + r) tp + t, with k the stage's
+** pipeline rank: rank_of[s] (NULL: s), np of them. */
+PP_INTERNAL pp_status ppi_export_check_rank_order(pp_ctx *ctx, pp_export *x,
+                                                  const pp_plan *p,
+                                                  const int32_t *rank_of,
+                                                  const char *engine);
+/* The engine runs 1F1B: a warning for GPipe and 1F1B*. */
+PP_INTERNAL pp_status ppi_export_check_1f1b(pp_ctx *ctx, pp_export *x,
+                                            const pp_plan *p,
+                                            const char *engine);
+
+/* The Gantt chart of a recorded simulation drawn into out: SVG text, or
+** PNG bytes when png (io_gantt.c). */
+PP_INTERNAL pp_status ppi_gantt_render(pp_ctx *ctx, const pp_sim *s,
+                                       const pp_cluster *c, int png,
+                                       struct ppi_sbuf *out);
+
+#endif

@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The mapping object: parameters, the problem on plain arrays built from
+** a stage graph and a cluster (map.h), dispatch to the exact search
+** (map_search.c) or a baseline (map_baseline.c, map_scotch.c), and the
+** result.
+**
+** The exact search starts from the best of the consecutive and Megatron
+** mappings and a few random ones, annealed from there, so its upper end
+** is never worse than what a user gets today and is usually close; under
+** p2p the search also tries a replica per part of the machine
+** (map_parts.c).  The time limit covers all of it.
+*/
+#include "map/map.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const obj_names[] = {"p2p", "allreduce", "full", "auto"};
+static const char *const alg_names[] = {"exact",  "cs",     "megatron",
+                                        "random", "anneal", "scotch"};
+
+const char *pp_map_objective_name(pp_map_objective o)
+{
+  return (unsigned)o < 4 ? obj_names[o] : NULL;
+}
+
+pp_status pp_map_objective_parse(const char *name, pp_map_objective *out)
+{
+  int i;
+  for (i = 0; name && i < 4; i++)
+    if (!strcmp(name, obj_names[i])) {
+      *out = (pp_map_objective)i;
+      return PP_OK;
+    }
+  return PP_EINVAL;
+}
+
+const char *pp_map_algorithm_name(pp_map_algorithm a)
+{
+  return (unsigned)a < 6 ? alg_names[a] : NULL;
+}
+
+pp_status pp_map_algorithm_parse(const char *name, pp_map_algorithm *out)
+{
+  int i;
+  for (i = 0; name && i < 6; i++)
+    if (!strcmp(name, alg_names[i])) {
+      *out = (pp_map_algorithm)i;
+      return PP_OK;
+    }
+  return PP_EINVAL;
+}
+
+void pp_map_params_init(pp_map_params *p)
+{
+  if (!p)
+    return;
+  memset(p, 0, sizeof *p);
+  p->objective = PP_MAP_AUTO;
+  p->algorithm = PP_MAP_EXACT;
+  p->replicas = 1;
+  p->time_limit_s = 10;
+  p->threads = 2;
+  p->samples = 10000;
+}
+
+/* ---- the stage graph ---------------------------------------------------- */
+
+void pp_stage_graph_destroy(pp_stage_graph *g)
+{
+  struct ppi_alloc a;
+  if (!g)
+    return;
+  a = g->arena.a;
+  ppi_arena_free(&g->arena);
+  ppi_raw_free(a, g, sizeof *g);
+}
+
+int32_t pp_stage_graph_nstage(const pp_stage_graph *g)
+{
+  return g ? g->S : 0;
+}
+
+pp_status ppi_stage_graph_check(pp_ctx *ctx, const struct pp_stage_graph *g)
+{
+  int32_t s, t, e;
+  for (s = 0; s < g->S; s++) {
+    const char *why = ppi_name_problem(g->name[s]);
+    if (why)
+      return ppi_fail_at(ctx, PP_EINPUT, g->source, 0, 0,
+                         "stage %d: its name %s", (int)s, why);
+    if (!(g->compute[s] >= 0) || !isfinite(g->compute[s]) ||
+        !(g->param[s] >= 0) || !isfinite(g->param[s]))
+      return ppi_fail_at(ctx, PP_EINPUT, g->source, 0, 0,
+                         "stage %d ('%s'): compute_ms and param_bytes must be "
+                         "finite and >= 0",
+                         (int)s, g->name[s]);
+    for (t = 0; t < s; t++)
+      if (!strcmp(g->name[s], g->name[t]))
+        return ppi_fail_at(ctx, PP_EINPUT, g->source, 0, 0,
+                           "stage %d: the name '%s' is taken by stage %d",
+                           (int)s, g->name[s], (int)t);
+  }
+  for (e = 0; e < g->ne; e++) {
+    if (g->from[e] == g->to[e])
+      return ppi_fail_at(ctx, PP_EINPUT, g->source, 0, 0,
+                         "edge %d: from stage %d to itself", (int)e,
+                         (int)g->from[e]);
+    if (!(g->bytes[e] >= 0) || !isfinite(g->bytes[e]))
+      return ppi_fail_at(ctx, PP_EINPUT, g->source, 0, 0,
+                         "edge %d: bytes must be finite and >= 0", (int)e);
+  }
+  return PP_OK;
+}
+
+/* ---- the result --------------------------------------------------------- */
+
+struct pp_mapping {
+  struct ppi_arena arena;
+  pp_map_summary sum;
+  int32_t S, R;
+  int32_t *dev; /* [S R], v = r S + s */
+  double *t;
+  char **stage_name, **dev_name;
+  char *cluster_name, *graph_source;
+};
+
+void pp_mapping_destroy(pp_mapping *m)
+{
+  struct ppi_alloc a;
+  if (!m)
+    return;
+  a = m->arena.a;
+  ppi_arena_free(&m->arena);
+  ppi_raw_free(a, m, sizeof *m);
+}
+
+pp_status pp_mapping_summary(const pp_mapping *m, pp_map_summary *out)
+{
+  if (!m || !out)
+    return PP_EINVAL;
+  *out = m->sum;
+  return PP_OK;
+}
+
+int32_t pp_mapping_device(const pp_mapping *m, int32_t s, int32_t r)
+{
+  if (!m || s < 0 || s >= m->S || r < 0 || r >= m->R)
+    return -1;
+  return m->dev[(size_t)r * m->S + s];
+}
+
+double pp_mapping_time(const pp_mapping *m, int32_t s, int32_t r)
+{
+  if (!m || s < 0 || s >= m->S || r < 0 || r >= m->R)
+    return NAN;
+  return m->t[(size_t)r * m->S + s];
+}
+
+/* For io_map.c. */
+#include "map/map_view.h"
+const struct ppi_map_view *ppi_map_view(const pp_mapping *m,
+                                        struct ppi_map_view *v)
+{
+  v->sum = &m->sum;
+  v->S = m->S;
+  v->R = m->R;
+  v->dev = m->dev;
+  v->t = m->t;
+  v->stage_name = (const char *const *)m->stage_name;
+  v->dev_name = (const char *const *)m->dev_name;
+  v->cluster_name = m->cluster_name;
+  v->graph_source = m->graph_source;
+  return v;
+}
+
+/* ---- the problem ----------------------------------------------------------
+ */
+
+#define ANEW(ptr, n)                                                           \
+  ((ptr) = ppi_arena_alloc(ar, ctx, (size_t)(n) > 0 ? (size_t)(n) : 1,         \
+                           sizeof *(ptr)))
+
+static int cmp_desc(const void *x, const void *y)
+{
+  return ppi_cmp_double(y, x);
+}
+
+struct adjx {
+  int32_t s;
+  double m;
+};
+
+static int cmp_adj(const void *x, const void *y)
+{
+  const struct adjx *a = x, *b = y;
+  if (a->m != b->m)
+    return a->m > b->m ? -1 : 1;
+  return (a->s > b->s) - (a->s < b->s);
+}
+
+pp_status ppi_map_build(pp_ctx *ctx, struct ppi_arena *ar,
+                        const pp_stage_graph *g, const pp_cluster *c, int32_t R,
+                        int obj, struct ppi_map *q)
+{
+  int32_t S = g->S, D = pp_cluster_ndev(c), s, d, e, k;
+  struct adjx *tmp;
+  memset(q, 0, sizeof *q);
+  q->S = S;
+  q->R = R;
+  q->D = D;
+  q->n = S * R;
+  q->obj = obj;
+  q->ne = g->ne;
+  q->B = pp_cluster_bandwidth_matrix(c);
+  q->lat = pp_cluster_latency(c) / 1000;
+  if (!ANEW(q->cu, (size_t)S * D) || !ANEW(q->P, S) ||
+      !ANEW(q->adj_off, S + 1) || !ANEW(q->adj_s, 2 * g->ne) ||
+      !ANEW(q->adj_m, 2 * g->ne) || !ANEW(q->ea, g->ne) ||
+      !ANEW(q->eb, g->ne) || !ANEW(q->em, g->ne) || !ANEW(tmp, 2 * g->ne))
+    return PP_ENOMEM;
+  for (s = 0; s < S; s++) {
+    q->P[s] = g->param[s];
+    for (d = 0; d < D; d++) {
+      pp_type_key k0 = pp_cluster_type_key(c, d);
+      q->cu[(size_t)s * D + d] = g->compute[s] / k0.speed;
+    }
+  }
+  for (e = 0; e < g->ne; e++) {
+    q->ea[e] = g->from[e];
+    q->eb[e] = g->to[e];
+    q->em[e] = g->bytes[e];
+    q->adj_off[g->from[e] + 1]++;
+    q->adj_off[g->to[e] + 1]++;
+  }
+  for (s = 0; s < S; s++)
+    q->adj_off[s + 1] += q->adj_off[s];
+  {
+    int32_t *fill;
+    if (!ANEW(fill, S))
+      return PP_ENOMEM;
+    for (e = 0; e < g->ne; e++) {
+      int32_t a = g->from[e], b = g->to[e];
+      tmp[q->adj_off[a] + fill[a]].s = b;
+      tmp[q->adj_off[a] + fill[a]++].m = g->bytes[e];
+      tmp[q->adj_off[b] + fill[b]].s = a;
+      tmp[q->adj_off[b] + fill[b]++].m = g->bytes[e];
+    }
+  }
+  for (s = 0; s < S; s++) { /* each stage's neighbours, largest first */
+    int32_t a = q->adj_off[s], n = q->adj_off[s + 1] - a;
+    qsort(tmp + a, (size_t)n, sizeof *tmp, cmp_adj);
+    for (k = 0; k < n; k++) {
+      q->adj_s[a + k] = tmp[a + k].s;
+      q->adj_m[a + k] = tmp[a + k].m;
+    }
+  }
+  return ppi_map_finish(ctx, ar, q);
+}
+
+pp_status ppi_map_finish(pp_ctx *ctx, struct ppi_arena *ar, struct ppi_map *q)
+{
+  int32_t D = q->D, S = q->S, d, i, k;
+  if (!ANEW(q->bw_sorted, (size_t)D * (D > 1 ? D - 1 : 1)) || !ANEW(q->twin, D))
+    return PP_ENOMEM;
+  q->twins = false;
+  for (d = 0; d < D; d++) {
+    double *row = q->bw_sorted + (size_t)d * (D - 1);
+    for (i = 0, k = 0; i < D; i++)
+      if (i != d)
+        row[k++] = q->B[(size_t)d * D + i];
+    if (D > 1)
+      qsort(row, (size_t)(D - 1), sizeof *row, cmp_desc);
+  }
+  /* twins: the same compute time of every stage (the same speed) and the
+  ** same bandwidth to every third device - all the objective sees */
+  for (d = 0; d < D; d++) {
+    q->twin[d] = d;
+    for (i = 0; i < d; i++) {
+      bool same = q->twin[i] == i;
+      for (k = 0; k < S && same; k++)
+        same = q->cu[(size_t)k * D + d] == q->cu[(size_t)k * D + i];
+      for (k = 0; k < D && same; k++)
+        if (k != i && k != d)
+          same = q->B[(size_t)d * D + k] == q->B[(size_t)i * D + k];
+      if (same) {
+        q->twin[d] = i;
+        q->twins = true;
+        break;
+      }
+    }
+  }
+  return PP_OK;
+}
+
+/* The paper's rule: the allreduce when its bytes exceed the transfers'. */
+static int resolve(const pp_stage_graph *g, int32_t R, pp_map_objective o)
+{
+  double ar = 0, pp = 0;
+  int32_t s, e;
+  if (o != PP_MAP_AUTO)
+    return (int)o;
+  if (R < 2)
+    return MAP_P2P;
+  for (s = 0; s < g->S; s++)
+    ar += 2.0 * (R - 1) / R * g->param[s] * R;
+  for (e = 0; e < g->ne; e++)
+    pp += 2 * g->bytes[e] * R;
+  return ar > pp ? MAP_AR : MAP_P2P;
+}
+
+pp_status pp_map(pp_ctx *ctx, const pp_stage_graph *g, const pp_cluster *c,
+                 const pp_map_params *p, pp_mapping **out)
+{
+  struct pp_mapping *m = NULL;
+  struct ppi_arena tmp;
+  struct ppi_map q;
+  int32_t *start = NULL, *alt = NULL, R, n, i, s, d;
+  pp_status rc;
+
+  if (!ctx || !g || !c || !p || !out)
+    return ctx ? ppi_fail(ctx, PP_EINVAL, "pp_map: NULL argument") : PP_EINVAL;
+  *out = NULL;
+  R = p->replicas;
+  if (!pp_map_objective_name(p->objective) ||
+      !pp_map_algorithm_name(p->algorithm))
+    return ppi_fail(ctx, PP_EINVAL, "map: unknown objective or algorithm");
+  if (R < 1 || R > PP_MAX_DEVICES)
+    return ppi_fail(ctx, PP_EINPUT, "map: %d replicas; 1 to %d", (int)R,
+                    PP_MAX_DEVICES);
+  if (!(p->time_limit_s > 0) || p->threads < 1 || p->samples < 1)
+    return ppi_fail(ctx, PP_EINPUT,
+                    "map: time limit, threads and samples must be positive");
+  n = g->S * R;
+  if (n > pp_cluster_ndev(c))
+    return ppi_fail(ctx, PP_EINPUT,
+                    "map: %d stages x %d replicas = %d stage replicas, but "
+                    "cluster '%s' has %d devices",
+                    (int)g->S, (int)R, (int)n, pp_cluster_name(c),
+                    (int)pp_cluster_ndev(c));
+  ppi_arena_init(&tmp, ppi_ctx_alloc(ctx));
+  if ((rc = ppi_map_build(ctx, &tmp, g, c, R, resolve(g, R, p->objective), &q)))
+    goto done;
+  if (!(m = ppi_calloc(ctx, 1, sizeof *m))) {
+    rc = PP_ENOMEM;
+    goto done;
+  }
+  ppi_arena_init(&m->arena, ppi_ctx_alloc(ctx));
+  {
+    struct ppi_arena *ar = &m->arena;
+    if (!ANEW(m->dev, n) || !ANEW(m->t, n) || !ANEW(m->stage_name, g->S) ||
+        !ANEW(m->dev_name, pp_cluster_ndev(c)) ||
+        !(m->cluster_name = ppi_arena_strdup(ar, ctx, pp_cluster_name(c))) ||
+        !(m->graph_source = ppi_arena_strdup(ar, ctx, g->source))) {
+      rc = PP_ENOMEM;
+      goto done;
+    }
+    for (s = 0; s < g->S; s++)
+      if (!(m->stage_name[s] = ppi_arena_strdup(ar, ctx, g->name[s]))) {
+        rc = PP_ENOMEM;
+        goto done;
+      }
+    for (d = 0; d < pp_cluster_ndev(c); d++) {
+      pp_device_desc dd;
+      pp_cluster_device(c, d, &dd);
+      if (!(m->dev_name[d] = ppi_arena_strdup(ar, ctx, dd.name))) {
+        rc = PP_ENOMEM;
+        goto done;
+      }
+    }
+  }
+  m->S = g->S;
+  m->R = R;
+  m->sum.objective = (pp_map_objective)q.obj;
+  m->sum.algorithm = p->algorithm;
+  m->sum.stages = g->S;
+  m->sum.replicas = R;
+  m->sum.devices = pp_cluster_ndev(c);
+  if (!(start = ppi_arena_alloc(&tmp, ctx, (size_t)n, sizeof *start)) ||
+      !(alt = ppi_arena_alloc(&tmp, ctx, (size_t)n, sizeof *alt))) {
+    rc = PP_ENOMEM;
+    goto done;
+  }
+  {
+    uint64_t seed = pp_ctx_seed(ctx);
+    switch (p->algorithm) {
+    case PP_MAP_CS: ppi_map_cs(&q, m->dev); break;
+    case PP_MAP_MEGATRON: ppi_map_megatron(&q, m->dev); break;
+    case PP_MAP_RANDOM:
+      rc = ppi_map_random(ctx, &q, p->samples, seed, m->dev);
+      break;
+    case PP_MAP_ANNEAL:
+      ppi_map_cs(&q, start);
+      ppi_map_megatron(&q, alt);
+      if (ppi_map_value(&q, alt, NULL) < ppi_map_value(&q, start, NULL))
+        memcpy(start, alt, (size_t)n * sizeof *alt);
+      rc = ppi_map_anneal(ctx, &q, p->samples, seed, start, m->dev);
+      break;
+    case PP_MAP_SCOTCH: rc = ppi_map_scotch(ctx, &q, m->dev); break;
+    case PP_MAP_EXACT: {
+      struct ppi_map_search sr;
+      double t0 = ppi_now_s();
+      /* the best of what users get today as the first upper end */
+      ppi_map_cs(&q, start);
+      ppi_map_megatron(&q, alt);
+      if (ppi_map_value(&q, alt, NULL) < ppi_map_value(&q, start, NULL))
+        memcpy(start, alt, (size_t)n * sizeof *alt);
+      if ((rc = ppi_map_random(ctx, &q, 64, seed, alt)))
+        break;
+      if (ppi_map_value(&q, alt, NULL) < ppi_map_value(&q, start, NULL))
+        memcpy(start, alt, (size_t)n * sizeof *alt);
+      /* and annealed from there: a close upper end prunes most */
+      if ((rc = ppi_map_anneal(ctx, &q, 200 * (int64_t)n + 2000, seed, start,
+                               alt)))
+        break;
+      if (ppi_map_value(&q, alt, NULL) < ppi_map_value(&q, start, NULL))
+        memcpy(start, alt, (size_t)n * sizeof *alt);
+      memset(&sr, 0, sizeof sr);
+      sr.time_limit = p->time_limit_s - (ppi_now_s() - t0);
+      if (sr.time_limit < p->time_limit_s / 100)
+        sr.time_limit = p->time_limit_s / 100;
+      sr.threads = p->threads;
+      sr.parts_s = p->time_limit_s * 3 / 4; /* map_parts.c */
+      if ((rc = ppi_map_exact(ctx, &q, start, m->dev, &sr)))
+        break;
+      m->sum.optimal = sr.optimal;
+      m->sum.timed_out = sr.timed_out;
+      m->sum.nodes = sr.nodes;
+      m->sum.seconds = ppi_now_s() - t0; /* the parts too */
+      m->sum.lower_bound_ms = sr.lower;
+      break;
+    }
+    default: rc = ppi_fail(ctx, PP_EINVAL, "map: unknown algorithm");
+    }
+  }
+  if (rc)
+    goto done;
+  m->sum.objective_ms = ppi_map_value(&q, m->dev, m->t);
+  if (p->algorithm != PP_MAP_EXACT)
+    m->sum.lower_bound_ms = ppi_map_lower_bound(ctx, &q);
+  if (m->sum.lower_bound_ms > m->sum.objective_ms)
+    m->sum.lower_bound_ms = m->sum.objective_ms;
+  for (i = 0; i < n; i++) /* a baseline's own check: injective */
+    for (s = 0; s < i; s++)
+      if (m->dev[s] == m->dev[i]) {
+        rc = ppi_fail(ctx, PP_EINTERNAL, "map: device %d used twice",
+                      (int)m->dev[i]);
+        goto done;
+      }
+  *out = m;
+  m = NULL;
+done:
+  pp_mapping_destroy(m);
+  ppi_arena_free(&tmp);
+  return rc;
+}

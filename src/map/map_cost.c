@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The objectives of device mapping (paper 001 Eq. 6-7; DESIGN.md) and
+** their lower bounds (Eq. 8-9), on plain arrays.
+**
+**   p2p:       c(s, p) = c_u(s, p(s)) + sum over the stage-graph edges at s
+**              of comm(M, B(p(s), p(s'))) to the same replica's s'
+**   allreduce: c(s, p) = c_u(s, p(s)) + max over the ring pairs (i, i+1
+**              mod R) of stage s of 2 (R-1) P(s) / (R B) + 2 (R-1) lat
+**   full:      c_u + p2p + allreduce
+** with c_u the stage's compute divided by the device type's speed; the
+** objective is the largest c over all stage replicas.
+**
+** Bounds: for every stage, the least over devices d of its compute on d
+** plus, for p2p, its edges' bytes (largest first) over d's bandwidths to
+** other devices (largest first: the rearrangement inequality), and for
+** the allreduce, the ring through d's best link (R = 2) or second-best
+** (R >= 3: a ring uses two links of every member).  The largest over the
+** stages bounds every mapping (Eq. 8/9).  Tighter: replicas need distinct
+** devices, so the least t at which every stage's R replicas can go to
+** distinct devices whose bound is <= t (a bipartite b-matching, bisected
+** over the S D per-device bounds) also bounds every mapping; it counts,
+** say, that a mesh's rim devices, with fewer links, must be used when the
+** mapping uses every device.
+**
+** Complexity: O(n deg) per value; O(S D (deg + D log D)) for the
+** per-device bounds and O(n S D log(S D)) for the matching.
+*/
+#include "map/map.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+double ppi_map_ring(const struct ppi_map *q, const int32_t *p, int32_t s)
+{
+  int32_t S = q->S, R = q->R, r;
+  double ring = 0;
+  if (q->obj != MAP_P2P && R > 1)
+    for (r = 0; r < R; r++) {
+      double x = ppi_map_pair(q, s, p[r * S + s], p[((r + 1) % R) * S + s]);
+      ring = x > ring ? x : ring;
+    }
+  return ring;
+}
+
+double ppi_map_time(const struct ppi_map *q, const int32_t *p, int32_t v,
+                    double ring)
+{
+  int32_t S = q->S, s = v % S, r = v / S, d = p[v], k;
+  double c = q->cu[(size_t)s * q->D + d] + ring;
+  if (q->obj != MAP_AR)
+    for (k = q->adj_off[s]; k < q->adj_off[s + 1]; k++)
+      c += ppi_map_comm(q, d, p[r * S + q->adj_s[k]], q->adj_m[k]);
+  return c;
+}
+
+double ppi_map_value(const struct ppi_map *q, const int32_t *p, double *t)
+{
+  int32_t S = q->S, R = q->R, s, r;
+  double worst = 0;
+  for (s = 0; s < S; s++) {
+    double ring = ppi_map_ring(q, p, s);
+    for (r = 0; r < R; r++) {
+      double c = ppi_map_time(q, p, r * S + s, ring);
+      if (t)
+        t[r * S + s] = c;
+      worst = c > worst ? c : worst;
+    }
+  }
+  return worst;
+}
+
+/* The least p2p a stage with neighbour bytes m[0:k] (largest first) can
+** pay from device d. */
+static double p2p_bound(const struct ppi_map *q, int32_t d, const double *m,
+                        int32_t k)
+{
+  const double *bw = q->bw_sorted + (size_t)d * (q->D - 1);
+  double x = 0;
+  int32_t i;
+  for (i = 0; i < k && i < q->D - 1; i++)
+    x += m[i] > 0 ? q->lat + m[i] / (bw[i] * 1e6) : 0;
+  return x;
+}
+
+/* lb[s D + d]: the least stage s can cost on device d (Eq. 8/9 terms). */
+static void device_bounds(const struct ppi_map *q, double *lb)
+{
+  int32_t s, d, k, i, j;
+  double m[256];
+  for (s = 0; s < q->S; s++) {
+    int32_t deg = q->adj_off[s + 1] - q->adj_off[s];
+    if (deg > 256)
+      deg = 256; /* fewer terms: still a bound */
+    for (k = 0; k < deg; k++)
+      m[k] = q->adj_m[q->adj_off[s] + k];
+    for (i = 1; i < deg; i++) /* largest first */
+      for (j = i; j > 0 && m[j] > m[j - 1]; j--) {
+        double tmp = m[j];
+        m[j] = m[j - 1];
+        m[j - 1] = tmp;
+      }
+    for (d = 0; d < q->D; d++) {
+      double x = q->cu[(size_t)s * q->D + d];
+      if (q->obj != MAP_AR)
+        x += p2p_bound(q, d, m, deg);
+      if (q->obj != MAP_P2P && q->R > 1 && q->P[s] > 0 && q->D > 1) {
+        const double *bw = q->bw_sorted + (size_t)d * (q->D - 1);
+        double b = q->R >= 3 && q->D > 2 ? bw[1] : bw[0];
+        x += 2.0 * (q->R - 1) / q->R * q->P[s] / (b * 1e6) +
+             2.0 * (q->R - 1) * q->lat;
+      }
+      lb[(size_t)s * q->D + d] = x;
+    }
+  }
+}
+
+/* Can every stage place its R replicas on distinct devices d with
+** lb[s][d] <= t?  A bipartite b-matching by augmenting paths: BFS from s
+** over devices to their owners; via[u] is the device through which stage u
+** was reached, which u hands over when the path is flipped. */
+static bool assignable(const struct ppi_map *q, const double *lb, double t,
+                       int32_t *owner, int32_t *prev, int32_t *via,
+                       int32_t *queue, uint8_t *seen, uint8_t *sseen)
+{
+  int32_t S = q->S, D = q->D, s, d, r;
+  for (d = 0; d < D; d++)
+    owner[d] = -1;
+  for (s = 0; s < S; s++)
+    for (r = 0; r < q->R; r++) {
+      int32_t head = 0, tail = 0, found = -1;
+      memset(seen, 0, (size_t)D);
+      memset(sseen, 0, (size_t)S);
+      queue[tail++] = s;
+      sseen[s] = 1;
+      while (head < tail && found < 0) {
+        int32_t u = queue[head++];
+        for (d = 0; d < D && found < 0; d++) {
+          if (seen[d] || owner[d] == u || lb[(size_t)u * D + d] > t)
+            continue;
+          seen[d] = 1;
+          prev[d] = u;
+          if (owner[d] < 0)
+            found = d;
+          else if (!sseen[owner[d]] && owner[d] != s) {
+            sseen[owner[d]] = 1;
+            via[owner[d]] = d;
+            queue[tail++] = owner[d];
+          }
+        }
+      }
+      if (found < 0)
+        return false;
+      for (d = found;;) { /* flip the path back to s */
+        int32_t u = prev[d], next = u == s ? -1 : via[u];
+        owner[d] = u;
+        if (next < 0)
+          break;
+        d = next;
+      }
+    }
+  return true;
+}
+
+double ppi_map_matching_bound(const pp_ctx *ctx, const struct ppi_map *q)
+{
+  struct ppi_alloc a = ppi_ctx_alloc(ctx);
+  int32_t S = q->S, D = q->D, s, d;
+  size_t SD = (size_t)S * D;
+  size_t bytes = 2 * SD * sizeof(double) +
+                 (3 * (size_t)D + 2 * (size_t)S) * sizeof(int32_t) + (size_t)D +
+                 (size_t)S;
+  double best = 0, *lb, *vals;
+  char *buf = ppi_raw_alloc(a, bytes);
+  int32_t *owner, *prev, *via, *queue;
+  uint8_t *seen, *sseen;
+  if (!buf)
+    return 0; /* a bound nonetheless */
+  lb = (double *)buf;
+  vals = lb + SD;
+  owner = (int32_t *)(vals + SD);
+  prev = owner + D;
+  via = prev + D;
+  queue = via + S;
+  seen = (uint8_t *)(queue + S + D);
+  sseen = seen + D;
+  device_bounds(q, lb);
+  for (s = 0; s < S; s++) { /* Eq. 8/9: each stage on its best device */
+    double low = INFINITY;
+    for (d = 0; d < D; d++)
+      low = lb[(size_t)s * D + d] < low ? lb[(size_t)s * D + d] : low;
+    best = low > best ? low : best;
+  }
+  /* stronger: replicas need distinct devices, so the least t at which
+  ** every stage's R replicas fit on devices whose bound is <= t (the rim
+  ** of a mesh, where fewer links run, is used once every device is) */
+  if (q->n > 1) {
+    int32_t n = 0, lo = 0, hi;
+    size_t k;
+    for (k = 0; k < SD; k++)
+      if (lb[k] >= best)
+        vals[n++] = lb[k];
+    qsort(vals, (size_t)n, sizeof *vals, ppi_cmp_double);
+    hi = n - 1;
+    if (n > 0 &&
+        assignable(q, lb, vals[hi], owner, prev, via, queue, seen, sseen)) {
+      while (lo < hi) {
+        int32_t mid = (lo + hi) / 2;
+        if (assignable(q, lb, vals[mid], owner, prev, via, queue, seen, sseen))
+          hi = mid;
+        else
+          lo = mid + 1;
+      }
+      best = vals[lo] > best ? vals[lo] : best;
+    }
+  }
+  ppi_raw_free(a, buf, bytes);
+  return best;
+}
+
+double ppi_map_lower_bound(const pp_ctx *ctx, const struct ppi_map *q)
+{
+  double a = ppi_map_matching_bound(ctx, q);
+  double b = ppi_map_group_bounds(ctx, q, MAP_GROUP_BUDGET);
+  return a > b ? a : b;
+}

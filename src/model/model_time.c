@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** Which time applies: the lookup of an operator's forward, backward and
+** update time on a device type, tensor-parallel degree and micro-batch
+** size, from whatever the model was given.  DESIGN.md, "Units and the
+** cost model": a point the profile lacks is estimated and flagged,
+** never read as 0.
+**
+** Order of preference (docs/FORMATS.md, "Which time applies"):
+**   1. profiles of the type itself (the operator's own fields are the
+**      reference type's point at tp 1 and the reference micro-batch);
+**   2. profiles of the same family (the name up to its first '-':
+**      "V100-16" serves "V100-32"), flagged PP_EST_FAMILY;
+**   3. when the operator has FLOPs and the type a known peak: FLOPs /
+**      (peak * efficiency), flagged PP_EST_FLOPS;
+**   4. the reference type's profiles divided by the type's speed,
+**      flagged PP_EST_SPEED.
+** Within a set of profiles the nearest point wins: the exact (tp, mbs);
+** else the same tp at the nearest micro-batch (scaled linearly,
+** PP_EST_MBS); else the nearest tp (scaled by tp'/tp, PP_EST_TP).
+** "Nearest" is in log ratio; ties go to the larger micro-batch and the
+** smaller tp.  Cost: O(ntable) per call, integer tests per table (the
+** type names are resolved once per call against the model's few).
+*/
+#include "base/pp_int.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* The family of a type name: its length up to the first '-'. */
+static size_t family_len(const char *s)
+{
+  const char *d = strchr(s, '-');
+  return d ? (size_t)(d - s) : strlen(s);
+}
+
+static bool same_family(const char *a, const char *b)
+{
+  size_t la, lb;
+  if (!a || !b)
+    return false;
+  la = family_len(a);
+  lb = family_len(b);
+  return la == lb && strncmp(a, b, la) == 0;
+}
+
+static bool same_name(const char *a, const char *b)
+{
+  return a && b && strcmp(a, b) == 0;
+}
+
+/* Selection among candidate points; index -1 is the operator's own
+** reference point. */
+struct pick {
+  int32_t table; /* -2: none yet */
+  int32_t tp, mbs;
+  double tp_dist, mbs_dist;
+};
+
+/* max(a, b) / min(a, b): the order of |log(a / b)|, exact on ties */
+static double ratio(int32_t a, int32_t b)
+{
+  return a >= b ? (double)a / b : (double)b / a;
+}
+
+static void consider(struct pick *p, int32_t table, int32_t tp, int32_t mbs,
+                     int32_t want_tp, int32_t want_mbs)
+{
+  double dt = ratio(tp, want_tp);
+  double dm = ratio(mbs, want_mbs);
+  bool better;
+  if (p->table == -2)
+    better = true;
+  else if (dt != p->tp_dist)
+    better = dt < p->tp_dist;
+  else if (tp != p->tp)
+    better = tp < p->tp; /* equally near from both sides: smaller tp */
+  else if (dm != p->mbs_dist)
+    better = dm < p->mbs_dist;
+  else
+    better = mbs > p->mbs; /* equally near: the larger micro-batch */
+  if (better) {
+    p->table = table;
+    p->tp = tp;
+    p->mbs = mbs;
+    p->tp_dist = dt;
+    p->mbs_dist = dm;
+  }
+}
+
+/* Which profile sets a table belongs to. */
+enum { SET_EXACT, SET_FAMILY, SET_REFERENCE };
+
+static bool in_set(const struct pp_model *m, const char *tab_type, int set,
+                   const char *name)
+{
+  switch (set) {
+  case SET_EXACT:
+    if (!name) /* the reference type itself */
+      return tab_type == NULL || same_name(tab_type, m->reftype);
+    return same_name(tab_type, name) ||
+           (tab_type == NULL && same_name(name, m->reftype));
+  case SET_FAMILY: {
+    const char *t = tab_type ? tab_type : m->reftype;
+    return name && t && same_family(t, name);
+  }
+  default: return tab_type == NULL || same_name(tab_type, m->reftype);
+  }
+}
+
+/* The tables' type ids (tname) in one set, as a mask; 0 when the model
+** has too many type names for one (then in_set decides per table). */
+static uint64_t set_mask(const struct pp_model *m, int set, const char *name,
+                         bool *ok)
+{
+  uint64_t mask = 0;
+  int32_t q;
+  *ok = m->ntname <= 64;
+  if (!*ok)
+    return 0;
+  for (q = 0; q < (m->ntname > 0 ? m->ntname : 1); q++) {
+    /* id 0: the reference type (and the tables without a type) */
+    const char *t = q == 0 ? m->reftype : m->tname[q];
+    bool in;
+    switch (set) {
+    case SET_EXACT: in = name ? same_name(t, name) : q == 0; break;
+    case SET_FAMILY: in = name && t && same_family(t, name); break;
+    default: in = q == 0;
+    }
+    if (in)
+      mask |= (uint64_t)1 << q;
+  }
+  return mask;
+}
+
+/* Pick the nearest point with times for v in one set; false if none. */
+static bool pick_in(const struct pp_model *m, int32_t v, int set,
+                    const char *name, int32_t tp, int32_t mbs, struct pick *p)
+{
+  int32_t t;
+  bool fast;
+  uint64_t mask = set_mask(m, set, name, &fast);
+  p->table = -2;
+  if (fast) { /* the same choices as below, without a string per table */
+    if (mask & 1)
+      consider(p, -1, 1, m->micro_batch, tp, mbs);
+    for (t = 0; t < m->ntable; t++) {
+      size_t c = (size_t)t * (size_t)m->nop + (size_t)v;
+      if (!(mask >> m->tab_tid[t] & 1) || isnan(m->tab_fwd[c]))
+        continue;
+      consider(p, t, m->tab_tp[t], m->tab_mbs[t], tp, mbs);
+    }
+    return p->table != -2;
+  }
+  /* The operator's own fields: reference type, tp 1, reference mbs. */
+  if (in_set(m, NULL, set, name))
+    consider(p, -1, 1, m->micro_batch, tp, mbs);
+  for (t = 0; t < m->ntable; t++) {
+    size_t c = (size_t)t * (size_t)m->nop + (size_t)v;
+    if (isnan(m->tab_fwd[c]) || !in_set(m, m->tab_type[t], set, name))
+      continue;
+    consider(p, t, m->tab_tp[t], m->tab_mbs[t], tp, mbs);
+  }
+  return p->table != -2;
+}
+
+static void apply(const struct pp_model *m, int32_t v, const struct pick *p,
+                  int32_t tp, int32_t mbs, pp_op_time *out)
+{
+  double f, b, u, scale;
+  if (p->table == -1) {
+    f = m->fwd[v];
+    b = m->bwd[v];
+    u = m->upd[v];
+  } else {
+    size_t c = (size_t)p->table * (size_t)m->nop + (size_t)v;
+    f = m->tab_fwd[c];
+    b = m->tab_bwd[c];
+    u = m->tab_upd[c];
+    if (isnan(u)) /* update not profiled there: the reference's, per tp */
+      u = m->upd[v] / (double)p->tp;
+  }
+  scale = ((double)mbs / p->mbs) * ((double)p->tp / tp);
+  out->fwd_ms = f * scale;
+  out->bwd_ms = b * scale;
+  out->update_ms = u * ((double)p->tp / tp);
+  if (p->tp != tp)
+    out->est |= PP_EST_TP;
+  if (p->mbs != mbs)
+    out->est |= PP_EST_MBS;
+}
+
+pp_status pp_model_op_time(const pp_model *m, int32_t v, const pp_type_key *t,
+                           int32_t tp, int32_t mbs, pp_op_time *out)
+{
+  struct pick p;
+  const char *name = t ? t->name : NULL;
+
+  if (!m || !out || v < 0 || v >= m->nop || tp < 1 || mbs < 1)
+    return PP_EINVAL;
+  memset(out, 0, sizeof *out);
+  if (pick_in(m, v, SET_EXACT, name, tp, mbs, &p)) {
+    apply(m, v, &p, tp, mbs, out);
+    return PP_OK;
+  }
+  if (pick_in(m, v, SET_FAMILY, name, tp, mbs, &p)) {
+    apply(m, v, &p, tp, mbs, out);
+    out->est |= PP_EST_FAMILY;
+    return PP_OK;
+  }
+  if (t && t->peak_tflops > 0 && m->fflops[v] + m->bflops[v] > 0) {
+    double rate = t->peak_tflops * 1e12 * m->efficiency / 1e3; /* per ms */
+    double scale = (double)mbs / m->micro_batch / tp;
+    double speed = t->speed > 0 ? t->speed : 1;
+    out->fwd_ms = m->fflops[v] * scale / rate;
+    out->bwd_ms = m->bflops[v] * scale / rate;
+    out->update_ms = m->upd[v] / tp / speed;
+    out->est = PP_EST_FLOPS | (tp != 1 ? PP_EST_TP : 0u) |
+               (mbs != m->micro_batch ? PP_EST_MBS : 0u);
+    return PP_OK;
+  }
+  /* The operator's own fields are always a reference point, so this
+  ** set is never empty. */
+  pick_in(m, v, SET_REFERENCE, NULL, tp, mbs, &p);
+  apply(m, v, &p, tp, mbs, out);
+  if (t && t->speed > 0) {
+    out->fwd_ms /= t->speed;
+    out->bwd_ms /= t->speed;
+    out->update_ms /= t->speed;
+  }
+  out->est |= PP_EST_SPEED;
+  return PP_OK;
+}
+
+pp_status pp_model_op_sizes(const pp_model *m, int32_t v, int32_t tp,
+                            int32_t mbs, pp_op_sizes *out)
+{
+  double act;
+  int32_t k;
+  if (!m || !out || v < 0 || v >= m->nop || tp < 1 || mbs < 1)
+    return PP_EINVAL;
+  memset(out, 0, sizeof *out);
+  act = (double)mbs / m->micro_batch;
+  if (tp == 1) {
+    out->param_bytes = (double)m->param[v];
+    out->out_bytes = (double)m->out[v] * act;
+    out->saved_bytes = (double)m->saved[v] * act;
+    return PP_OK;
+  }
+  for (k = 0; k < m->ntps; k++) {
+    size_t c = (size_t)k * (size_t)m->nop + (size_t)v;
+    if (m->tps_tp[k] == tp && m->tps_param[c] >= 0) {
+      out->param_bytes = (double)m->tps_param[c];
+      out->out_bytes = (double)m->tps_out[c] * act;
+      out->saved_bytes = (double)m->tps_saved[c] * act;
+      return PP_OK;
+    }
+  }
+  /* Megatron-style split: weights and most saved activations divide,
+  ** the layer's output is all-reduced and so kept whole on every rank. */
+  out->param_bytes = (double)m->param[v] / tp;
+  out->out_bytes = (double)m->out[v] * act;
+  out->saved_bytes = (double)m->saved[v] * act / tp;
+  out->est = PP_EST_TP;
+  return PP_OK;
+}
+
+pp_type_key pp_model_type_key(const pp_model *m, const pp_cluster *c, int32_t d)
+{
+  pp_type_key k = pp_cluster_type_key(c, d);
+  double ref = 1;
+  if (m && m->reftype) {
+    int32_t t = pp_cluster_find_type(c, m->reftype);
+    const struct ppi_gpu *g = ppi_gpu_find(m->reftype);
+    if (t >= 0)
+      ref = c->type_speed[t];
+    else if (g)
+      ref = g->speed;
+  }
+  k.speed /= ref;
+  return k;
+}

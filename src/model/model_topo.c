@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** Topological order, its uniqueness, cycle reporting, and the DAG
+** figures (depth, width, widest cut).
+**
+** Order: Kahn's algorithm with a binary min-heap of ready operators, so
+** among ready operators the smallest index goes first.  The order is
+** therefore deterministic, and it is the listed order whenever the
+** listed order is topological.  The order is unique exactly when the
+** ready set never holds two operators at once.  O((n + e) log n).
+**
+** Cycles: when Kahn stops early, every remaining operator has a
+** remaining predecessor, so walking predecessors from any of them must
+** revisit one; the walk between the two visits is a cycle, which the
+** error message lists.  O(n + e).
+*/
+#include "base/pp_int.h"
+
+#include <string.h>
+
+static void heap_push(int32_t *h, int32_t *n, int32_t v)
+{
+  int32_t i = (*n)++;
+  while (i > 0) {
+    int32_t p = (i - 1) / 2;
+    if (h[p] <= v)
+      break;
+    h[i] = h[p];
+    i = p;
+  }
+  h[i] = v;
+}
+
+static int32_t heap_pop(int32_t *h, int32_t *n)
+{
+  int32_t top = h[0], v = h[--(*n)], i = 0;
+  for (;;) {
+    int32_t c = 2 * i + 1;
+    if (c >= *n)
+      break;
+    if (c + 1 < *n && h[c + 1] < h[c])
+      c++;
+    if (v <= h[c])
+      break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (*n > 0)
+    h[i] = v;
+  return top;
+}
+
+/* Describe one cycle among the operators Kahn could not order. */
+static pp_status report_cycle(pp_ctx *ctx, const struct pp_model *m,
+                              const int32_t *indeg)
+{
+  int32_t n = m->nop, v, start = -1, len = 0, k;
+  int32_t *seen = NULL, *path = NULL;
+  char msg[700];
+  size_t off = 0;
+  pp_status rc;
+
+  for (v = 0; v < n && start < 0; v++)
+    if (indeg[v] > 0)
+      start = v;
+  seen = ppi_calloc(ctx, (size_t)n, sizeof *seen); /* position + 1 */
+  path = ppi_calloc(ctx, (size_t)n + 1, sizeof *path);
+  if (!seen || !path) {
+    rc = ctx->err;
+    goto done;
+  }
+  /* Walk backwards through remaining predecessors until one repeats. */
+  v = start;
+  while (!seen[v]) {
+    seen[v] = ++len;
+    path[len - 1] = v;
+    for (k = m->in_off[v]; k < m->in_off[v + 1]; k++) {
+      int32_t u = m->esrc[m->in_e[k]];
+      if (indeg[u] > 0) {
+        v = u;
+        break;
+      }
+    }
+  }
+  /* path[seen[v]-1 .. len-1] is the cycle, in reverse edge direction;
+  ** print it forwards, starting from its smallest operator index so the
+  ** message does not depend on where the walk began. */
+  {
+    int32_t first = seen[v] - 1, ncyc = len - first, lo = 0, j;
+    for (j = 1; j < ncyc; j++)
+      if (path[len - 1 - j] < path[len - 1 - lo])
+        lo = j;
+    msg[0] = '\0';
+    for (k = 0; k <= ncyc && off < sizeof msg - 64; k++) {
+      int32_t u = path[len - 1 - (lo + k) % ncyc];
+      int w = snprintf(msg + off, sizeof msg - off, "%s'%s'", k ? " -> " : "",
+                       m->op_name[u]);
+      if (w < 0)
+        break;
+      off += (size_t)w;
+    }
+    if (k <= ncyc)
+      snprintf(msg + sizeof msg - 64, 64, " -> ...");
+  }
+  rc = ppi_fail_at(ctx, PP_EINPUT, m->source, 0, 0,
+                   "the edges form a cycle: %s", msg);
+done:
+  ppi_free(ctx, seen, (size_t)n * sizeof *seen);
+  ppi_free(ctx, path, ((size_t)n + 1) * sizeof *path);
+  return rc;
+}
+
+pp_status ppi_model_index(pp_ctx *ctx, struct pp_model *m)
+{
+  int32_t n = m->nop, v, k, nheap = 0, done = 0, e;
+  int32_t *indeg, *heap;
+  bool unique = true;
+  pp_status rc = PP_OK;
+
+  m->topo = ppi_arena_alloc(&m->arena, ctx, (size_t)n, sizeof(int32_t));
+  m->topo_pos = ppi_arena_alloc(&m->arena, ctx, (size_t)n, sizeof(int32_t));
+  indeg = ppi_calloc(ctx, (size_t)n, sizeof *indeg);
+  heap = ppi_calloc(ctx, (size_t)n, sizeof *heap);
+  if (!m->topo || !m->topo_pos || !indeg || !heap) {
+    rc = ctx->err;
+    goto out;
+  }
+  for (v = 0; v < n; v++) {
+    indeg[v] = m->in_off[v + 1] - m->in_off[v];
+    if (indeg[v] == 0)
+      heap_push(heap, &nheap, v);
+  }
+  while (nheap > 0) {
+    if (nheap > 1)
+      unique = false;
+    v = heap_pop(heap, &nheap);
+    m->topo_pos[v] = done;
+    m->topo[done++] = v;
+    for (k = m->out_off[v]; k < m->out_off[v + 1]; k++) {
+      int32_t w = m->edst[m->out_e[k]];
+      if (--indeg[w] == 0)
+        heap_push(heap, &nheap, w);
+    }
+  }
+  if (done < n) {
+    rc = report_cycle(ctx, m, indeg);
+    goto out;
+  }
+  m->topo_unique = unique;
+  m->is_chain = m->nedge == n - 1;
+  for (e = 0; e < m->nedge && m->is_chain; e++)
+    if (m->edst[e] != m->esrc[e] + 1)
+      m->is_chain = false;
+out:
+  ppi_free(ctx, indeg, (size_t)n * sizeof *indeg);
+  ppi_free(ctx, heap, (size_t)n * sizeof *heap);
+  return rc;
+}
+
+const int32_t *pp_model_topo_order(const pp_model *m)
+{
+  return m ? m->topo : NULL;
+}
+
+int pp_model_topo_unique(const pp_model *m)
+{
+  return m ? m->topo_unique : 0;
+}
+
+int pp_model_is_chain(const pp_model *m)
+{
+  return m ? m->is_chain : 0;
+}
+
+/* ---- figures ---------------------------------------------------------- */
+
+pp_status pp_model_stats_get(pp_ctx *ctx, const pp_model *m, pp_model_stats *st)
+{
+  int32_t n, v, k, i, *depth = NULL, *count = NULL, *last_use = NULL;
+  int32_t crossing = 0;
+  pp_status rc = PP_OK;
+
+  if (!ctx || !m || !st)
+    return PP_EINVAL;
+  n = m->nop;
+  memset(st, 0, sizeof *st);
+  st->nop = n;
+  st->nedge = m->nedge;
+  for (v = 0; v < n; v++) {
+    double t = m->fwd[v] + m->bwd[v];
+    st->fwd_ms += m->fwd[v];
+    st->bwd_ms += m->bwd[v];
+    st->update_ms += m->upd[v];
+    if (t > st->max_op_ms)
+      st->max_op_ms = t;
+    if (m->tied[v] < 0)
+      st->param_bytes += (double)m->param[v];
+    st->out_bytes += (double)m->out[v];
+    st->saved_bytes += (double)m->saved[v];
+    st->fwd_flops += m->fflops[v];
+    st->bwd_flops += m->bflops[v];
+    if (m->in_off[v + 1] == m->in_off[v])
+      st->nsource++;
+    if (m->out_off[v + 1] == m->out_off[v])
+      st->nsink++;
+  }
+  depth = ppi_calloc(ctx, (size_t)n, sizeof *depth);
+  count = ppi_calloc(ctx, (size_t)n + 1, sizeof *count);
+  last_use = ppi_calloc(ctx, (size_t)n, sizeof *last_use);
+  if (!depth || !count || !last_use) {
+    rc = ctx->err;
+    goto done;
+  }
+  /* Depth = operators on the longest path ending here; operators of one
+  ** depth are pairwise unordered, so the largest such set is an
+  ** antichain. */
+  for (i = 0; i < n; i++) {
+    int32_t d = 1;
+    v = m->topo[i];
+    for (k = m->in_off[v]; k < m->in_off[v + 1]; k++) {
+      int32_t u = m->esrc[m->in_e[k]];
+      if (depth[u] + 1 > d)
+        d = depth[u] + 1;
+    }
+    depth[v] = d;
+    if (d > st->depth)
+      st->depth = d;
+    if (++count[d] > st->width)
+      st->width = count[d];
+  }
+  /* Tensors crossing the cut after position i of the order: operators
+  ** before the cut with a consumer after it. */
+  for (i = 0; i < n; i++) {
+    v = m->topo[i];
+    last_use[v] = i;
+    for (k = m->out_off[v]; k < m->out_off[v + 1]; k++) {
+      int32_t p = m->topo_pos[m->edst[m->out_e[k]]];
+      if (p > last_use[v])
+        last_use[v] = p;
+    }
+  }
+  /* count[] is reused as "tensors that stop crossing at position i". */
+  memset(count, 0, ((size_t)n + 1) * sizeof *count);
+  for (i = 0; i < n; i++) {
+    v = m->topo[i];
+    crossing -= count[i];
+    if (last_use[v] > i) {
+      crossing++;
+      count[last_use[v]]++;
+    }
+    if (crossing > st->max_cut)
+      st->max_cut = crossing;
+  }
+  /* The chain view's layer count, by the same cuts. */
+  rc = ppi_chain_nlayer(ctx, m, &st->nlayer);
+done:
+  ppi_free(ctx, depth, (size_t)n * sizeof *depth);
+  ppi_free(ctx, count, ((size_t)n + 1) * sizeof *count);
+  ppi_free(ctx, last_use, (size_t)n * sizeof *last_use);
+  return rc;
+}

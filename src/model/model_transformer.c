@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The parametric transformer: a GPT-style decoder described by its
+** hyper-parameters, turned into an operator chain (embedding, L layers,
+** final norm, logits) with FLOPs, parameters and activation bytes, and
+** times from FLOPs over the reference GPU's peak times an efficiency.
+**
+** Per sample of s tokens, hidden h, FFN width f, heads a, vocab V
+** (Narayanan et al., SC'21, with f = 4h this is 24sh^2 + 4s^2h):
+**   layer forward FLOPs   8sh^2 + 4shf + 4s^2h; backward twice that;
+**   layer parameters      4h^2 + 2hf + 9h + f (weights, biases, 2 LNs);
+**   layer saved bytes     sh(18 + 5as/h) + 4sf in fp16 (Korthikanti et
+**                         al., MLSys'23, eq. 1 with the MLP width kept);
+**   logits forward FLOPs  2shV; saved: its fp16 input and fp32 logits.
+** Every figure scales with the micro-batch b.  Because ops carry FLOPs,
+** a device type with a known peak gets its own FLOP-based times
+** (pp_model_op_time, PP_EST_FLOPS) instead of a speed ratio.
+*/
+#include "base/pp_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void ppi_transformer_params_init(struct ppi_transformer_params *p)
+{
+  memset(p, 0, sizeof *p);
+  p->layers = 24;
+  p->hidden = 1024;
+  p->heads = 16;
+  p->seq = 1024;
+  p->vocab = 50257;
+  p->micro_batch = 1;
+  p->bytes_per_elem = 2;
+  p->type = "V100";
+  p->efficiency = 0.4;
+  p->tie_embeddings = true;
+}
+
+pp_status ppi_model_transformer(pp_ctx *ctx,
+                                const struct ppi_transformer_params *p,
+                                const char *source, pp_model **out)
+{
+  const struct ppi_gpu *gpu = ppi_gpu_find(p->type);
+  double s = p->seq, h = p->hidden, a = p->heads, V = p->vocab,
+         b = p->micro_batch, e = p->bytes_per_elem;
+  double f = p->ffn > 0 ? p->ffn : 4.0 * p->hidden;
+  double rate, biggest;
+  pp_model_builder *bld = NULL;
+  pp_op_desc d;
+  char name[32];
+  int32_t i, emb = 0, id;
+  pp_status rc;
+
+  *out = NULL;
+  if (!gpu)
+    return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
+                       "unknown GPU '%s' for the reference times", p->type);
+  if (p->layers < 1 || p->hidden < 1 || p->heads < 1 || p->seq < 1 ||
+      p->vocab < 1 || p->micro_batch < 1 || p->bytes_per_elem < 1)
+    return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
+                       "layers, hidden, heads, seq, vocab, mbs and bytes "
+                       "must be positive");
+  if (p->hidden % p->heads != 0)
+    return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
+                       "hidden %d is not a multiple of heads %d",
+                       (int)p->hidden, (int)p->heads);
+  if (!(p->efficiency > 0 && p->efficiency <= 1))
+    return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
+                       "efficiency must be in (0, 1], not %g", p->efficiency);
+  if (p->layers > 100000)
+    return ppi_fail_at(ctx, PP_ELIMIT, source, 0, 0, "more than 100000 layers");
+  /* The largest byte count must fit the model's 63-bit sizes. */
+  biggest = fmax(b * s * (4 * V + 18 * h + 5 * a * s + 4 * f) * e,
+                 (4 * h * h + 2 * h * f + V * h) * e);
+  if (!(biggest < 4e18))
+    return ppi_fail_at(ctx, PP_ELIMIT, source, 0, 0, "sizes exceed 4e18 bytes");
+  rate = gpu->peak_tflops * 1e12 * p->efficiency / 1e3; /* FLOP per ms */
+
+  if ((rc = pp_model_builder_create(ctx, "transformer", source, &bld)) ||
+      (rc = pp_model_builder_set_micro_batch(bld, p->micro_batch)) ||
+      (rc = pp_model_builder_set_reference_type(bld, gpu->name)) ||
+      (rc = pp_model_builder_set_efficiency(bld, p->efficiency)) ||
+      (rc = pp_model_builder_set_hyper(bld, "layers", p->layers)) ||
+      (rc = pp_model_builder_set_hyper(bld, "hidden", p->hidden)) ||
+      (rc = pp_model_builder_set_hyper(bld, "heads", p->heads)) ||
+      (rc = pp_model_builder_set_hyper(bld, "seq", p->seq)) ||
+      (rc = pp_model_builder_set_hyper(bld, "vocab", p->vocab)) ||
+      (rc = pp_model_builder_set_hyper(bld, "ffn", f)))
+    goto done;
+
+  pp_op_desc_init(&d);
+  d.name = "embedding";
+  d.kind = "embedding";
+  d.param_bytes = (int64_t)((V * h + s * h) * e);
+  d.out_bytes = (int64_t)(b * s * h * e);
+  d.saved_bytes = (int64_t)(b * s * h); /* dropout mask */
+  if ((rc = pp_model_builder_add_op(bld, &d, &emb)))
+    goto done;
+  for (i = 1; i <= p->layers; i++) {
+    pp_op_desc_init(&d);
+    snprintf(name, sizeof name, "layer%d", (int)i);
+    d.name = name;
+    d.kind = "transformer_layer";
+    d.fwd_flops = b * (8 * s * h * h + 4 * s * h * f + 4 * s * s * h);
+    d.bwd_flops = 2 * d.fwd_flops;
+    d.fwd_ms = d.fwd_flops / rate;
+    d.bwd_ms = d.bwd_flops / rate;
+    d.param_bytes = (int64_t)((4 * h * h + 2 * h * f + 9 * h + f) * e);
+    d.out_bytes = (int64_t)(b * s * h * e);
+    d.saved_bytes = (int64_t)(b * (s * h * (18 + 5 * a * s / h) + 4 * s * f));
+    if ((rc = pp_model_builder_add_op(bld, &d, NULL)))
+      goto done;
+  }
+  pp_op_desc_init(&d);
+  d.name = "final_layernorm";
+  d.kind = "layernorm";
+  d.param_bytes = (int64_t)(2 * h * e);
+  d.out_bytes = (int64_t)(b * s * h * e);
+  d.saved_bytes = (int64_t)(b * s * h * e);
+  if ((rc = pp_model_builder_add_op(bld, &d, NULL)))
+    goto done;
+  pp_op_desc_init(&d);
+  d.name = "logits";
+  d.kind = "logits";
+  d.fwd_flops = b * 2 * s * h * V;
+  d.bwd_flops = 2 * d.fwd_flops;
+  d.fwd_ms = d.fwd_flops / rate;
+  d.bwd_ms = d.bwd_flops / rate;
+  d.param_bytes = (int64_t)(V * h * e);
+  d.out_bytes = (int64_t)(b * s * V * e);
+  d.saved_bytes = (int64_t)(b * s * h * e + b * s * V * 4);
+  if ((rc = pp_model_builder_add_op(bld, &d, &id)))
+    goto done;
+  if (p->tie_embeddings && (rc = pp_model_builder_tie(bld, id, emb)))
+    goto done;
+  rc = pp_model_builder_finish(bld, out);
+  bld = NULL;
+done:
+  pp_model_builder_destroy(bld);
+  return rc;
+}

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** Routes of transfers over a cluster's physical links, for the
+** simulator's link-sharing mode: the path a transfer from device i to
+** device j takes, as directed link resources (link l traversed from its
+** end a to its end b is resource 2l, from b to a is 2l+1).
+**
+** The paths are the ones whose bottleneck the bandwidth matrix reports
+** (cluster_route.c): on the maximum spanning tree for widest-path
+** routing (Kruskal, ties by link index; the tree path between two
+** vertices has the widest bottleneck), and the widest of the shortest
+** paths for hop routing (BFS, then the widest parent at each depth).
+** A tree of parent links is built per source device on first use.
+**
+** Complexity: O(L log L) once for the spanning tree, O(V + L) per
+** source, O(hops) per route.
+*/
+#include "sim/sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lk {
+  double w;
+  int32_t l;
+};
+
+static int cmp_lk(const void *x, const void *y)
+{
+  const struct lk *a = x, *b = y;
+  if (a->w != b->w)
+    return a->w > b->w ? -1 : 1;
+  return (a->l > b->l) - (a->l < b->l);
+}
+
+static int32_t uf(int32_t *p, int32_t x)
+{
+  while (p[x] != x) {
+    p[x] = p[p[x]];
+    x = p[x];
+  }
+  return x;
+}
+
+pp_status ppi_routes_init(pp_ctx *ctx, struct ppi_routes *rt,
+                          const struct pp_cluster *c)
+{
+  int32_t nv = c->ndev + c->nswitch, l, v, *deg = NULL, *par = NULL;
+  struct lk *ord = NULL;
+  pp_status rc = PP_OK;
+
+  memset(rt, 0, sizeof *rt);
+  rt->c = c;
+  rt->nvert = nv;
+  if (!c->has_links)
+    return PP_OK;
+  rt->keep = ppi_calloc(ctx, (size_t)c->nlink, 1);
+  rt->off = ppi_calloc(ctx, (size_t)nv + 1, sizeof *rt->off);
+  rt->adj = ppi_calloc(ctx, 2 * (size_t)c->nlink + 1, sizeof *rt->adj);
+  rt->tree = ppi_calloc(ctx, (size_t)c->ndev, sizeof *rt->tree);
+  deg = ppi_calloc(ctx, (size_t)nv + 1, sizeof *deg);
+  ord = ppi_calloc(ctx, (size_t)c->nlink + 1, sizeof *ord);
+  par = ppi_calloc(ctx, (size_t)nv, sizeof *par);
+  if (!rt->keep || !rt->off || !rt->adj || !rt->tree || !deg || !ord || !par) {
+    rc = PP_ENOMEM;
+    goto done;
+  }
+  if (c->routing == PP_ROUTE_WIDEST) {
+    for (l = 0; l < c->nlink; l++) {
+      ord[l].w = c->link_gbps[l] * c->link_count[l];
+      ord[l].l = l;
+    }
+    qsort(ord, (size_t)c->nlink, sizeof *ord, cmp_lk);
+    for (v = 0; v < nv; v++)
+      par[v] = v;
+    for (l = 0; l < c->nlink; l++) {
+      int32_t k = ord[l].l, x = uf(par, c->link_a[k]),
+              y = uf(par, c->link_b[k]);
+      if (x != y) {
+        par[x] = y;
+        rt->keep[k] = 1;
+      }
+    }
+  } else {
+    memset(rt->keep, 1, (size_t)c->nlink);
+  }
+  for (l = 0; l < c->nlink; l++)
+    if (rt->keep[l]) {
+      rt->off[c->link_a[l] + 1]++;
+      rt->off[c->link_b[l] + 1]++;
+    }
+  for (v = 0; v < nv; v++)
+    rt->off[v + 1] += rt->off[v];
+  for (l = 0; l < c->nlink; l++)
+    if (rt->keep[l]) {
+      rt->adj[rt->off[c->link_a[l]] + deg[c->link_a[l]]++] = l;
+      rt->adj[rt->off[c->link_b[l]] + deg[c->link_b[l]]++] = l;
+    }
+done:
+  ppi_free(ctx, deg, ((size_t)nv + 1) * sizeof *deg);
+  ppi_free(ctx, ord, ((size_t)c->nlink + 1) * sizeof *ord);
+  ppi_free(ctx, par, (size_t)nv * sizeof *par);
+  if (rc)
+    ppi_routes_free(ctx, rt);
+  return rc;
+}
+
+/* The parent-link tree of source device s: tree[s][v] is the directed
+** resource entering v on the path from s (-1 for s). */
+static pp_status source_tree(pp_ctx *ctx, struct ppi_routes *rt, int32_t s)
+{
+  const struct pp_cluster *c = rt->c;
+  int32_t nv = rt->nvert, *t, *dist = NULL, *queue = NULL, head = 0, tail = 0;
+  double *width = NULL;
+  int32_t v, k;
+
+  if (!(t = ppi_alloc(ctx, (size_t)nv * sizeof *t)) ||
+      !(dist = ppi_alloc(ctx, (size_t)nv * sizeof *dist)) ||
+      !(queue = ppi_alloc(ctx, (size_t)nv * sizeof *queue)) ||
+      !(width = ppi_alloc(ctx, (size_t)nv * sizeof *width))) {
+    ppi_free(ctx, t, (size_t)nv * sizeof *t);
+    ppi_free(ctx, dist, (size_t)nv * sizeof *dist);
+    ppi_free(ctx, queue, (size_t)nv * sizeof *queue);
+    return PP_ENOMEM;
+  }
+  for (v = 0; v < nv; v++) {
+    t[v] = -1;
+    dist[v] = -1;
+    width[v] = 0;
+  }
+  dist[s] = 0;
+  width[s] = INFINITY;
+  queue[tail++] = s;
+  while (head < tail) {
+    int32_t x = queue[head++];
+    for (k = rt->off[x]; k < rt->off[x + 1]; k++) {
+      int32_t l = rt->adj[k],
+              y = c->link_a[l] == x ? c->link_b[l] : c->link_a[l];
+      double w = fmin(width[x], c->link_gbps[l] * c->link_count[l]);
+      int32_t res = 2 * l + (c->link_a[l] == x ? 0 : 1);
+      if (dist[y] < 0) {
+        dist[y] = dist[x] + 1;
+        width[y] = w;
+        t[y] = res;
+        queue[tail++] = y;
+      } else if (dist[y] == dist[x] + 1 && w > width[y]) {
+        width[y] = w; /* a wider path of the same length */
+        t[y] = res;
+      }
+    }
+  }
+  ppi_free(ctx, dist, (size_t)nv * sizeof *dist);
+  ppi_free(ctx, queue, (size_t)nv * sizeof *queue);
+  ppi_free(ctx, width, (size_t)nv * sizeof *width);
+  rt->tree[s] = t;
+  return PP_OK;
+}
+
+pp_status ppi_route_path(pp_ctx *ctx, struct ppi_routes *rt, int32_t i,
+                         int32_t j, int32_t *res, int32_t cap, int32_t *n)
+{
+  const struct pp_cluster *c = rt->c;
+  int32_t v = j, k = 0, a, b;
+  pp_status rc;
+
+  *n = 0;
+  if (!c->has_links || i == j)
+    return PP_OK;
+  if (!rt->tree[i] && (rc = source_tree(ctx, rt, i)))
+    return rc;
+  while (v != i) {
+    int32_t r = rt->tree[i][v], l = r / 2;
+    if (r < 0 || k >= cap)
+      return ppi_fail(ctx, PP_EINTERNAL, "route from device %d to %d: %s",
+                      (int)i, (int)j, r < 0 ? "no path" : "too long");
+    res[k++] = r;
+    v = r % 2 ? c->link_b[l] : c->link_a[l];
+  }
+  for (a = 0, b = k - 1; a < b; a++, b--) { /* source first */
+    int32_t x = res[a];
+    res[a] = res[b];
+    res[b] = x;
+  }
+  *n = k;
+  return PP_OK;
+}
+
+double ppi_route_gbps(const struct ppi_routes *rt, int32_t res)
+{
+  int32_t l = res / 2;
+  return rt->c->link_gbps[l] * rt->c->link_count[l];
+}
+
+void ppi_routes_free(pp_ctx *ctx, struct ppi_routes *rt)
+{
+  const struct pp_cluster *c = rt->c;
+  int32_t d;
+  if (!c)
+    return;
+  if (rt->tree)
+    for (d = 0; d < c->ndev; d++)
+      ppi_free(ctx, rt->tree[d], (size_t)rt->nvert * sizeof(int32_t));
+  ppi_free(ctx, rt->tree, (size_t)c->ndev * sizeof *rt->tree);
+  ppi_free(ctx, rt->keep, (size_t)c->nlink);
+  ppi_free(ctx, rt->off, ((size_t)rt->nvert + 1) * sizeof *rt->off);
+  ppi_free(ctx, rt->adj, (2 * (size_t)c->nlink + 1) * sizeof *rt->adj);
+  memset(rt, 0, sizeof *rt);
+}
