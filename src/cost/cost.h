@@ -102,10 +102,22 @@ PP_INTERNAL double ppi_hier_ms(const struct ppi_cost *k, int32_t s);
 ** target period T: group[i] for every resource, 1 holding the last. */
 PP_INTERNAL void ppi_sched_groups(const double *load, int32_t n, double T,
                                   int32_t *group);
+/* GPipe's and 1F1B's in-flight counts of S stages: gas[s] and
+** min(S - s, gas[s]). */
+PP_INTERNAL void ppi_sched_counts(pp_schedule sc, int32_t S, const int64_t *gas,
+                                  int32_t *inflight);
+/* Raise inflight[] (never past gas[]) until the orders of S stages of
+** nrep[s] replicas, joined by the ne stage edges from[i] -> to[i], cannot
+** block; a no-op when replica counts are equal along every edge. */
+PP_INTERNAL pp_status ppi_sched_feedable(pp_ctx *ctx, int32_t S,
+                                         const int32_t *nrep,
+                                         const int64_t *gas, int32_t ne,
+                                         const int32_t *from,
+                                         const int32_t *to, int32_t *inflight);
 /* In-flight counts and groups of every stage of k (k->inflight,
-** k->group, k->period_ms); fails when a 1F1B* period is below the
-** bottleneck. */
-PP_INTERNAL pp_status ppi_sched_plan(pp_ctx *ctx, struct ppi_cost *k);
+** k->group, k->period_ms), from its loads through the kernels above
+** (cost_model.c); fails when a 1F1B* period is below the bottleneck. */
+PP_INTERNAL pp_status ppi_cost_plan_schedule(pp_ctx *ctx, struct ppi_cost *k);
 /* The compute order of a replica of stage s: 2*gas entries. */
 PP_INTERNAL void ppi_sched_order(pp_schedule sc, int64_t gas, int32_t inflight,
                                  pp_sched_op *buf, int64_t cap);
@@ -117,5 +129,34 @@ struct ppi_amp_terms {
 };
 PP_INTERNAL pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
                                    struct ppi_amp_terms *out);
+
+/* What AMP's driver gives that DP (data/amp/COST_MODEL.md 3, 3.1; built
+** in cost_amp.c beside AMP's cost model; part_amp_original.c runs it) for k stages x R replicas x tp
+** ranks of model m (a chain) at micro-batch mbs on cluster c, rank
+** (stage s, replica d, tp rank t) on device dev0[s] + tp d + t (dev0
+** NULL: AMP's own order, tp R s + tp d + t).  e and cc in seconds:
+**   - work layers: m's layers not of kind "other" (TransGAN's 31
+**     non-work entries; a general model's layers are all work layers);
+**   - e[w] = 3 mbs fwd at tp, the profiles blended by the cluster's mix
+**     of device types (AMP's 0.75 V100 + 0.25 T4);
+**   - cc[w (k-1) + j] = the mean over replicas of AMP's volume after
+**     work layer w (32-bit elements) / the slowest tp rank's link from
+**     stage j to j + 1.
+** Arrays in ar.  PP_EINPUT when there are fewer work layers than stages
+** or the ranks run past the cluster. */
+struct ppi_amp_dp {
+  int32_t L;      /* work layers */
+  int32_t nblock; /* transformer layers and blocks: AMP's num_layers */
+  int32_t head;   /* work layers AMP's uniform split adds to stage 0 */
+  int32_t *layer; /* [L] m's layer of each work layer, increasing */
+  double *e;      /* [L] */
+  double *cc;     /* [L x max(k - 1, 1)] */
+};
+PP_INTERNAL pp_status ppi_amp_dp_inputs(pp_ctx *ctx, struct ppi_arena *ar,
+                                        const struct pp_model *m,
+                                        const struct pp_cluster *c,
+                                        const int32_t *dev0, int32_t k,
+                                        int32_t R, int32_t tp, int32_t mbs,
+                                        struct ppi_amp_dp *out);
 
 #endif /* PP_COST_H */

@@ -33,7 +33,6 @@
 ** Complexity: O(devices + ops x types + S x dp x tp).
 */
 #include "cost/cost.h"
-#include "part/part.h"
 
 #include <math.h>
 #include <string.h>
@@ -268,27 +267,4 @@ pp_status ppi_amp_dp_inputs(pp_ctx *ctx, struct ppi_arena *ar,
     }
   }
   return PP_OK;
-}
-
-void ppi_amp_dp_layers(const struct ppi_amp_dp *in, int32_t k, int32_t nlayer,
-                       const int32_t *wfirst, int32_t *first)
-{
-  int32_t p;
-  first[0] = 0;
-  for (p = 1; p < k; p++)
-    first[p] = in->layer[wfirst[p] - 1] + 1;
-  first[k] = nlayer;
-}
-
-void ppi_amp_uniform(const struct ppi_amp_dp *in, int32_t k, int32_t *wfirst)
-{
-  int32_t p;
-  if (in->nblock < k || in->nblock + in->head > in->L) {
-    ppi_part_uniform_layers(in->L, k, wfirst);
-    return;
-  }
-  wfirst[0] = 0;
-  for (p = 0; p < k; p++)
-    wfirst[p + 1] =
-        wfirst[p] + in->nblock / k + (p < in->nblock % k) + (p ? 0 : in->head);
 }

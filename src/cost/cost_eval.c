@@ -62,17 +62,6 @@ struct pp_eval {
   struct ppi_amp_terms amp;
 };
 
-void pp_cost_params_init(pp_cost_params *p)
-{
-  if (!p)
-    return;
-  memset(p, 0, sizeof *p);
-  p->kind = PP_COST_PARPLAN;
-  p->allreduce = PP_AR_AUTO;
-  p->network = PP_NET_CHANNELS;
-  p->record = 1;
-}
-
 static int64_t gcd64(int64_t a, int64_t b)
 {
   while (b) {

@@ -36,6 +36,17 @@
 #define NEW(ptr, n)                                                            \
   ((ptr) = ppi_calloc(ctx, (size_t)(n) > 0 ? (size_t)(n) : 1, sizeof *(ptr)))
 
+void pp_cost_params_init(pp_cost_params *p)
+{
+  if (!p)
+    return;
+  memset(p, 0, sizeof *p);
+  p->kind = PP_COST_PARPLAN;
+  p->allreduce = PP_AR_AUTO;
+  p->network = PP_NET_CHANNELS;
+  p->record = 1;
+}
+
 double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
                      double bytes)
 {
@@ -330,6 +341,121 @@ static void allreduce(struct ppi_cost *k)
   }
 }
 
+/* The link resource between stages s and s+1. */
+static double link_load(const struct ppi_cost *k, int32_t s)
+{
+  int32_t i, Ra = ppi_cost_nrep(k, s), Rb = ppi_cost_nrep(k, s + 1), r;
+  int32_t R = Ra > Rb ? Ra : Rb;
+  double worst = 0;
+  for (i = 0; i < k->ne; i++) {
+    const struct ppi_sedge *e = &k->e[i];
+    if (e->a != s || e->b != s + 1)
+      continue;
+    for (r = 0; r < R; r++) {
+      double x = 2 * ppi_cost_edge_ms(k, e, r % Ra, r % Rb);
+      if (x > worst)
+        worst = x;
+    }
+  }
+  return worst / R;
+}
+
+/* Replica counts that differ per stage: the kernel raises the in-flight
+** counts until the orders provably cannot block (sched.c). */
+static pp_status feedable(pp_ctx *ctx, struct ppi_cost *k)
+{
+  int32_t i, s, *nrep = ppi_alloc(ctx, (size_t)k->S * sizeof *nrep);
+  int32_t *ends = ppi_alloc(ctx, 2 * (size_t)(k->ne ? k->ne : 1) * sizeof *ends);
+  pp_status rc = PP_ENOMEM;
+  if (nrep && ends) {
+    for (s = 0; s < k->S; s++)
+      nrep[s] = ppi_cost_nrep(k, s);
+    for (i = 0; i < k->ne; i++) {
+      ends[i] = k->e[i].a;
+      ends[k->ne + i] = k->e[i].b;
+    }
+    rc = ppi_sched_feedable(ctx, k->S, nrep, k->gas, k->ne, ends,
+                            ends + k->ne, k->inflight);
+  }
+  ppi_free(ctx, nrep, (size_t)k->S * sizeof *nrep);
+  ppi_free(ctx, ends, 2 * (size_t)(k->ne ? k->ne : 1) * sizeof *ends);
+  return rc;
+}
+
+/* Counts the plan fixes (a periodic pattern's, pp_plan_builder_
+** set_in_flight) replace the schedule's, capped at the micro-batches. */
+static void fixed(struct ppi_cost *k)
+{
+  int32_t s;
+  for (s = 0; s < k->S; s++)
+    if (k->p->inflight[s] > 0)
+      k->inflight[s] =
+          (int32_t)(k->p->inflight[s] < k->gas[s] ? k->p->inflight[s]
+                                                  : k->gas[s]);
+}
+
+pp_status ppi_cost_plan_schedule(pp_ctx *ctx, struct ppi_cost *k)
+{
+  int32_t S = k->S, s, n = 2 * S - 1, i;
+  double *load, T = 0, worst = 0;
+  int32_t *grp, argworst = 0;
+  pp_status rc = PP_OK;
+
+  if (k->p->p.schedule != PP_SCHED_1F1B_STAR) {
+    ppi_sched_counts(k->p->p.schedule, S, k->gas, k->inflight);
+    for (s = 0; s < S; s++)
+      k->group[s] = 0;
+    fixed(k);
+    return feedable(ctx, k);
+  }
+  load = ppi_calloc(ctx, (size_t)n, sizeof *load);
+  grp = ppi_calloc(ctx, (size_t)n, sizeof *grp);
+  if (!load || !grp) {
+    rc = PP_ENOMEM;
+    goto done;
+  }
+  for (s = 0; s < S; s++) {
+    int32_t r, R = ppi_cost_nrep(k, s);
+    for (r = 0; r < R; r++) {
+      double x = k->comp[k->p->rep_off[s] + r] / R;
+      if (x > load[2 * s])
+        load[2 * s] = x;
+    }
+    if (s + 1 < S)
+      load[2 * s + 1] = link_load(k, s);
+  }
+  for (i = 0; i < n; i++)
+    if (load[i] > worst) {
+      worst = load[i];
+      argworst = i;
+    }
+  T = k->p->p.period_ms > 0 ? k->p->p.period_ms : worst;
+  if (T < worst * (1 - 1e-12)) {
+    rc = ppi_fail(ctx, PP_EINPUT,
+                  "%s: the 1f1b-star period %.6g ms is shorter than the load "
+                  "%.6g ms of %s %d; no periodic schedule is that fast",
+                  k->p->source, T, worst,
+                  argworst % 2 ? "the link after stage" : "stage",
+                  (int)(argworst / 2));
+    goto done;
+  }
+  if (T <= 0)
+    T = 1; /* nothing to do anywhere: one group */
+  ppi_sched_groups(load, n, T, grp);
+  for (s = 0; s < S; s++) {
+    k->group[s] = grp[2 * s];
+    k->inflight[s] = (int32_t)(grp[2 * s] < k->gas[s] ? grp[2 * s] : k->gas[s]);
+  }
+  k->period_ms = T;
+  fixed(k);
+  rc = feedable(ctx, k);
+done:
+  ppi_free(ctx, load, (size_t)n * sizeof *load);
+  ppi_free(ctx, grp, (size_t)n * sizeof *grp);
+  return rc;
+}
+
+
 pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
                         const pp_model *m, const pp_cluster *c,
                         const pp_cost_params *cp)
@@ -375,7 +501,7 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
     k->peak_extra[s] = p->p.recompute ? k->saved[s] : 0;
   }
   allreduce(k);
-  if ((rc = ppi_sched_plan(ctx, k))) {
+  if ((rc = ppi_cost_plan_schedule(ctx, k))) {
     ppi_cost_free(ctx, k);
     return rc;
   }

@@ -34,8 +34,10 @@
 ** by the larger replica count.  T is the plan's period_ms, or the largest
 ** load (the period of the bottleneck) when it has none.
 **
-** Complexity: O(S + stage edges x replicas x tp) for the counts; O(gas)
-** per order.
+** Complexity: O(S + stage edges) for the counts; O(gas) per order.
+**
+** The kernels here see plain arrays only; cost_model.c (ppi_cost_plan_
+** schedule) computes the loads of a priced plan and calls them.
 */
 #include "cost/cost.h"
 
@@ -57,23 +59,14 @@ void ppi_sched_groups(const double *load, int32_t n, double T, int32_t *group)
   }
 }
 
-/* The link resource between stages s and s+1. */
-static double link_load(const struct ppi_cost *k, int32_t s)
+void ppi_sched_counts(pp_schedule sc, int32_t S, const int64_t *gas,
+                      int32_t *inflight)
 {
-  int32_t i, Ra = ppi_cost_nrep(k, s), Rb = ppi_cost_nrep(k, s + 1), r;
-  int32_t R = Ra > Rb ? Ra : Rb;
-  double worst = 0;
-  for (i = 0; i < k->ne; i++) {
-    const struct ppi_sedge *e = &k->e[i];
-    if (e->a != s || e->b != s + 1)
-      continue;
-    for (r = 0; r < R; r++) {
-      double x = 2 * ppi_cost_edge_ms(k, e, r % Ra, r % Rb);
-      if (x > worst)
-        worst = x;
-    }
+  int32_t s;
+  for (s = 0; s < S; s++) {
+    int64_t c = sc == PP_SCHED_GPIPE ? gas[s] : S - s;
+    inflight[s] = (int32_t)(c < gas[s] ? c : gas[s]);
   }
-  return worst / R;
 }
 
 /* Replica counts that differ per stage: raise in-flight counts until the
@@ -104,106 +97,34 @@ static struct dkey dmax(struct dkey a, struct dkey b)
   return a.x > b.x || (a.x == b.x && a.k >= b.k) ? a : b;
 }
 
-static pp_status feedable(pp_ctx *ctx, struct ppi_cost *k)
+pp_status ppi_sched_feedable(pp_ctx *ctx, int32_t S, const int32_t *nrep,
+                             const int64_t *gas, int32_t ne,
+                             const int32_t *from, const int32_t *to,
+                             int32_t *inflight)
 {
   int32_t s, i;
-  struct dkey *delta = ppi_calloc(ctx, (size_t)k->S, sizeof *delta);
+  struct dkey *delta = ppi_calloc(ctx, (size_t)S, sizeof *delta);
   if (!delta)
     return PP_ENOMEM;
-  for (s = k->S - 1; s >= 0; s--) {
-    int64_t R = ppi_cost_nrep(k, s), w = k->inflight[s];
+  for (s = S - 1; s >= 0; s--) {
+    int64_t R = nrep[s], w = inflight[s];
     struct dkey d = {(w - 1) * R, 1};
-    for (i = 0; i < k->ne; i++)
-      if (k->e[i].a == s) {
-        struct dkey b = delta[k->e[i].b];
+    for (i = 0; i < ne; i++)
+      if (from[i] == s) {
+        struct dkey b = delta[to[i]];
         b.k++;
         d = dmax(d, b);
       }
-    if (w < k->gas[s] && d.x >= w * R) {
+    if (w < gas[s] && d.x >= w * R) {
       w = d.x / R + 1;
-      if (w > k->gas[s])
-        w = k->gas[s];
-      k->inflight[s] = (int32_t)w;
+      if (w > gas[s])
+        w = gas[s];
+      inflight[s] = (int32_t)w;
     }
     delta[s] = d;
   }
-  ppi_free(ctx, delta, (size_t)k->S * sizeof *delta);
+  ppi_free(ctx, delta, (size_t)S * sizeof *delta);
   return PP_OK;
-}
-
-/* Counts the plan fixes (a periodic pattern's, pp_plan_builder_
-** set_in_flight) replace the schedule's, capped at the micro-batches. */
-static void fixed(struct ppi_cost *k)
-{
-  int32_t s;
-  for (s = 0; s < k->S; s++)
-    if (k->p->inflight[s] > 0)
-      k->inflight[s] =
-          (int32_t)(k->p->inflight[s] < k->gas[s] ? k->p->inflight[s]
-                                                  : k->gas[s]);
-}
-
-pp_status ppi_sched_plan(pp_ctx *ctx, struct ppi_cost *k)
-{
-  int32_t S = k->S, s, n = 2 * S - 1, i;
-  double *load, T = 0, worst = 0;
-  int32_t *grp, argworst = 0;
-  pp_status rc = PP_OK;
-
-  if (k->p->p.schedule != PP_SCHED_1F1B_STAR) {
-    for (s = 0; s < S; s++) {
-      int64_t c = k->p->p.schedule == PP_SCHED_GPIPE ? k->gas[s] : S - s;
-      k->inflight[s] = (int32_t)(c < k->gas[s] ? c : k->gas[s]);
-      k->group[s] = 0;
-    }
-    fixed(k);
-    return feedable(ctx, k);
-  }
-  load = ppi_calloc(ctx, (size_t)n, sizeof *load);
-  grp = ppi_calloc(ctx, (size_t)n, sizeof *grp);
-  if (!load || !grp) {
-    rc = PP_ENOMEM;
-    goto done;
-  }
-  for (s = 0; s < S; s++) {
-    int32_t r, R = ppi_cost_nrep(k, s);
-    for (r = 0; r < R; r++) {
-      double x = k->comp[k->p->rep_off[s] + r] / R;
-      if (x > load[2 * s])
-        load[2 * s] = x;
-    }
-    if (s + 1 < S)
-      load[2 * s + 1] = link_load(k, s);
-  }
-  for (i = 0; i < n; i++)
-    if (load[i] > worst) {
-      worst = load[i];
-      argworst = i;
-    }
-  T = k->p->p.period_ms > 0 ? k->p->p.period_ms : worst;
-  if (T < worst * (1 - 1e-12)) {
-    rc = ppi_fail(ctx, PP_EINPUT,
-                  "%s: the 1f1b-star period %.6g ms is shorter than the load "
-                  "%.6g ms of %s %d; no periodic schedule is that fast",
-                  k->p->source, T, worst,
-                  argworst % 2 ? "the link after stage" : "stage",
-                  (int)(argworst / 2));
-    goto done;
-  }
-  if (T <= 0)
-    T = 1; /* nothing to do anywhere: one group */
-  ppi_sched_groups(load, n, T, grp);
-  for (s = 0; s < S; s++) {
-    k->group[s] = grp[2 * s];
-    k->inflight[s] = (int32_t)(grp[2 * s] < k->gas[s] ? grp[2 * s] : k->gas[s]);
-  }
-  k->period_ms = T;
-  fixed(k);
-  rc = feedable(ctx, k);
-done:
-  ppi_free(ctx, load, (size_t)n * sizeof *load);
-  ppi_free(ctx, grp, (size_t)n * sizeof *grp);
-  return rc;
 }
 
 void ppi_sched_order(pp_schedule sc, int64_t gas, int32_t inflight,

@@ -13,6 +13,7 @@
 #define PP_PART_H
 
 #include "base/pp_int.h"
+#include "cost/cost.h"
 
 #include <math.h>
 
@@ -139,34 +140,6 @@ PP_INTERNAL pp_status ppi_part_amp_original(pp_ctx *ctx, const double *e,
                                             const double *cc, int32_t L,
                                             int32_t k, int64_t B,
                                             int32_t *first);
-/* What AMP's driver gives that DP (data/amp/COST_MODEL.md 3, 3.1; built
-** in cost_amp.c beside AMP's cost model) for k stages x R replicas x tp
-** ranks of model m (a chain) at micro-batch mbs on cluster c, rank
-** (stage s, replica d, tp rank t) on device dev0[s] + tp d + t (dev0
-** NULL: AMP's own order, tp R s + tp d + t).  e and cc in seconds:
-**   - work layers: m's layers not of kind "other" (TransGAN's 31
-**     non-work entries; a general model's layers are all work layers);
-**   - e[w] = 3 mbs fwd at tp, the profiles blended by the cluster's mix
-**     of device types (AMP's 0.75 V100 + 0.25 T4);
-**   - cc[w (k-1) + j] = the mean over replicas of AMP's volume after
-**     work layer w (32-bit elements) / the slowest tp rank's link from
-**     stage j to j + 1.
-** Arrays in ar.  PP_EINPUT when there are fewer work layers than stages
-** or the ranks run past the cluster. */
-struct ppi_amp_dp {
-  int32_t L;      /* work layers */
-  int32_t nblock; /* transformer layers and blocks: AMP's num_layers */
-  int32_t head;   /* work layers AMP's uniform split adds to stage 0 */
-  int32_t *layer; /* [L] m's layer of each work layer, increasing */
-  double *e;      /* [L] */
-  double *cc;     /* [L x max(k - 1, 1)] */
-};
-PP_INTERNAL pp_status ppi_amp_dp_inputs(pp_ctx *ctx, struct ppi_arena *ar,
-                                        const struct pp_model *m,
-                                        const struct pp_cluster *c,
-                                        const int32_t *dev0, int32_t k,
-                                        int32_t R, int32_t tp, int32_t mbs,
-                                        struct ppi_amp_dp *out);
 /* A split of the work layers (wfirst[0..k]) as AMP's driver maps it to
 ** m's nlayer layers: a stage ends after its last work layer, and the
 ** last stage takes every layer left. */

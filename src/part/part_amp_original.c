@@ -171,3 +171,29 @@ done:
     ppi_free(ctx, cut, cells * sizeof *cut);
   return rc;
 }
+
+/* The DP chooses block boundaries; these map them back to layers, and
+** give AMP's uniform split, its answer when the DP has no blocks to move
+** (cost_amp.c builds the blocks; splitting them is partitioning). */
+void ppi_amp_dp_layers(const struct ppi_amp_dp *in, int32_t k, int32_t nlayer,
+                       const int32_t *wfirst, int32_t *first)
+{
+  int32_t p;
+  first[0] = 0;
+  for (p = 1; p < k; p++)
+    first[p] = in->layer[wfirst[p] - 1] + 1;
+  first[k] = nlayer;
+}
+
+void ppi_amp_uniform(const struct ppi_amp_dp *in, int32_t k, int32_t *wfirst)
+{
+  int32_t p;
+  if (in->nblock < k || in->nblock + in->head > in->L) {
+    ppi_part_uniform_layers(in->L, k, wfirst);
+    return;
+  }
+  wfirst[0] = 0;
+  for (p = 0; p < k; p++)
+    wfirst[p + 1] =
+        wfirst[p] + in->nblock / k + (p < in->nblock % k) + (p ? 0 : in->head);
+}
