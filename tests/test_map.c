@@ -375,7 +375,8 @@ static void t_scotch_repeatable(void **state)
         bool found;
         ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
         assert_int_equal(ppi_map_build(ctx, &ar, g, c, 64, MAP_P2P, &q), PP_OK);
-        assert_int_equal(ppi_map_parts(ctx, &q, 60, 0, 2, p, &found), PP_OK);
+        assert_int_equal(
+            ppi_map_parts(ctx, &q, 60, 0, 2, ppi_map_exact, p, &found), PP_OK);
         assert_true(found);
         ppi_arena_free(&ar);
       }
@@ -632,7 +633,8 @@ static void t_parts(void **state)
       double want = brute(&x, obj), got;
       ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
       assert_int_equal(ppi_map_build(ctx, &ar, g, c, x.R, obj, &q), PP_OK);
-      assert_int_equal(ppi_map_parts(ctx, &q, 0.05, 0, 1 + iter % 2, p, &found),
+      assert_int_equal(ppi_map_parts(ctx, &q, 0.05, 0, 1 + iter % 2,
+                                     ppi_map_exact, p, &found),
                        PP_OK);
       assert_int_equal(found, obj == MAP_P2P && x.R >= 2 && x.S >= 2);
       if (found) {
@@ -678,7 +680,8 @@ static void t_parts(void **state)
     ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
     assert_int_equal(ppi_map_build(ctx, &ar, g, c, 8, MAP_P2P, &q), PP_OK);
     assert_non_null(p = ppi_arena_alloc(&ar, ctx, (size_t)q.n, sizeof *p));
-    assert_int_equal(ppi_map_parts(ctx, &q, 60, 0, 2, p, &found), PP_OK);
+    assert_int_equal(ppi_map_parts(ctx, &q, 60, 0, 2, ppi_map_exact, p, &found),
+                     PP_OK);
     assert_true(found);
     near(ppi_map_value(&q, p, NULL), ppi_map_lower_bound(ctx, &q),
          "mesh parts = lower bound", 0);

@@ -92,9 +92,35 @@ static inline int ppi_cmp_double(const void *x, const void *y)
   double a = *(const double *)x, b = *(const double *)y;
   return (a > b) - (a < b);
 }
+static inline int ppi_cmp_double_desc(const void *x, const void *y)
+{
+  return ppi_cmp_double(y, x);
+}
 
 /* n * size without overflow into *out; false when it would overflow. */
 PP_INTERNAL bool ppi_mul_ok(size_t n, size_t size, size_t *out);
+
+/* ---- string buffer (strbuf.c) --------------------------------------- */
+
+/* A growable string in the context's allocator; the first failure sticks
+** in rc and later calls do nothing. */
+struct ppi_sbuf {
+  pp_ctx *ctx;
+  char *s;
+  size_t n, cap;
+  pp_status rc;
+};
+PP_INTERNAL void ppi_sb_init(struct ppi_sbuf *b, pp_ctx *ctx);
+PP_INTERNAL void ppi_sb_free(struct ppi_sbuf *b);
+PP_INTERNAL void ppi_sb_clear(struct ppi_sbuf *b); /* empty, keep memory */
+PP_INTERNAL void ppi_sb_put(struct ppi_sbuf *b, const char *s, size_t len);
+PP_INTERNAL void ppi_sb_puts(struct ppi_sbuf *b, const char *s);
+PP_INTERNAL void ppi_sb_printf(struct ppi_sbuf *b, const char *fmt, ...)
+    PP_PRINTF(2, 3);
+/* A double-quoted string literal that JSON, Python 3 and TOML all read
+** back as s: '"' and '\\' escaped, control characters as \u00XX, other
+** UTF-8 bytes as they are. */
+PP_INTERNAL void ppi_sb_quote(struct ppi_sbuf *b, const char *s);
 
 /* ---- arena ------------------------------------------------------------ */
 
@@ -116,6 +142,16 @@ PP_INTERNAL void ppi_arena_free(struct ppi_arena *ar);
 ** replaced by '?': for names taken from file names and specs (name.c). */
 PP_INTERNAL char *ppi_arena_name(struct ppi_arena *ar, pp_ctx *ctx,
                                  const char *s);
+
+/* The one allocation idiom for arrays: n elements of *ptr (at least one,
+** so that an empty array is not mistaken for a failure), zero-filled, in
+** arena ar / from ctx's allocator (free with ppi_free and the same
+** count).  The value is ptr: NULL on failure, with PP_ENOMEM in ctx. */
+#define PPI_ARENA_NEW(ar, ctx, ptr, n)                                         \
+  ((ptr) = ppi_arena_alloc((ar), (ctx), (size_t)(n) > 0 ? (size_t)(n) : 1,     \
+                           sizeof *(ptr)))
+#define PPI_NEW(ctx, ptr, n)                                                   \
+  ((ptr) = ppi_calloc((ctx), (size_t)(n) > 0 ? (size_t)(n) : 1, sizeof *(ptr)))
 
 /* ---- growable vector (builders) -------------------------------------- */
 

@@ -112,8 +112,8 @@ PP_INTERNAL void ppi_sched_counts(pp_schedule sc, int32_t S, const int64_t *gas,
 PP_INTERNAL pp_status ppi_sched_feedable(pp_ctx *ctx, int32_t S,
                                          const int32_t *nrep,
                                          const int64_t *gas, int32_t ne,
-                                         const int32_t *from,
-                                         const int32_t *to, int32_t *inflight);
+                                         const int32_t *from, const int32_t *to,
+                                         int32_t *inflight);
 /* In-flight counts and groups of every stage of k (k->inflight,
 ** k->group, k->period_ms), from its loads through the kernels above
 ** (cost_model.c); fails when a 1F1B* period is below the bottleneck. */
@@ -131,7 +131,8 @@ PP_INTERNAL pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
                                    struct ppi_amp_terms *out);
 
 /* What AMP's driver gives that DP (data/amp/COST_MODEL.md 3, 3.1; built
-** in cost_amp.c beside AMP's cost model; part_amp_original.c runs it) for k stages x R replicas x tp
+** in cost_amp.c beside AMP's cost model; part_amp_original.c runs it) for k
+*stages x R replicas x tp
 ** ranks of model m (a chain) at micro-batch mbs on cluster c, rank
 ** (stage s, replica d, tp rank t) on device dev0[s] + tp d + t (dev0
 ** NULL: AMP's own order, tp R s + tp d + t).  e and cc in seconds:

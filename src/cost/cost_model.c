@@ -33,9 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NEW(ptr, n)                                                            \
-  ((ptr) = ppi_calloc(ctx, (size_t)(n) > 0 ? (size_t)(n) : 1, sizeof *(ptr)))
-
 void pp_cost_params_init(pp_cost_params *p)
 {
   if (!p)
@@ -106,7 +103,7 @@ static pp_status replica_times(pp_ctx *ctx, struct ppi_cost *k)
   uint8_t *have;
   pp_status rc = PP_OK;
 
-  if (!NEW(cache, (size_t)nt * 4) || !NEW(have, nt)) {
+  if (!PPI_NEW(ctx, cache, (size_t)nt * 4) || !PPI_NEW(ctx, have, nt)) {
     ppi_free(ctx, cache, (size_t)nt * 4 * sizeof *cache);
     return PP_ENOMEM;
   }
@@ -146,7 +143,7 @@ static pp_status stage_sizes(pp_ctx *ctx, struct ppi_cost *k)
   uint8_t *seen;
   pp_status rc = PP_OK;
 
-  if (!NEW(seen, m->nop))
+  if (!PPI_NEW(ctx, seen, m->nop))
     return PP_ENOMEM;
   for (s = 0; s < k->S && !rc; s++) {
     const int32_t *ops = pp_plan_stage_ops(k->p, s, &n);
@@ -184,7 +181,7 @@ pp_status ppi_stage_edges(pp_ctx *ctx, const struct pp_model *m,
   struct ppi_sedge *tmp;
   int32_t e, n = 0, i, j;
 
-  if (!NEW(tmp, m->nedge))
+  if (!PPI_NEW(ctx, tmp, m->nedge))
     return PP_ENOMEM;
   for (e = 0; e < m->nedge; e++) {
     int32_t a = stage_of[m->esrc[e]], b = stage_of[m->edst[e]];
@@ -365,7 +362,8 @@ static double link_load(const struct ppi_cost *k, int32_t s)
 static pp_status feedable(pp_ctx *ctx, struct ppi_cost *k)
 {
   int32_t i, s, *nrep = ppi_alloc(ctx, (size_t)k->S * sizeof *nrep);
-  int32_t *ends = ppi_alloc(ctx, 2 * (size_t)(k->ne ? k->ne : 1) * sizeof *ends);
+  int32_t *ends =
+      ppi_alloc(ctx, 2 * (size_t)(k->ne ? k->ne : 1) * sizeof *ends);
   pp_status rc = PP_ENOMEM;
   if (nrep && ends) {
     for (s = 0; s < k->S; s++)
@@ -374,8 +372,8 @@ static pp_status feedable(pp_ctx *ctx, struct ppi_cost *k)
       ends[i] = k->e[i].a;
       ends[k->ne + i] = k->e[i].b;
     }
-    rc = ppi_sched_feedable(ctx, k->S, nrep, k->gas, k->ne, ends,
-                            ends + k->ne, k->inflight);
+    rc = ppi_sched_feedable(ctx, k->S, nrep, k->gas, k->ne, ends, ends + k->ne,
+                            k->inflight);
   }
   ppi_free(ctx, nrep, (size_t)k->S * sizeof *nrep);
   ppi_free(ctx, ends, 2 * (size_t)(k->ne ? k->ne : 1) * sizeof *ends);
@@ -455,7 +453,6 @@ done:
   return rc;
 }
 
-
 pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
                         const pp_model *m, const pp_cluster *c,
                         const pp_cost_params *cp)
@@ -476,12 +473,15 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
   k->ndev = c->ndev;
   k->nrep = p->rep_off[p->nstage];
   k->nmb = p->p.global_batch / p->p.micro_batch;
-  if (!NEW(k->gas, k->S) || !NEW(k->stage_of, m->nop) || !NEW(k->f, k->nrep) ||
-      !NEW(k->b, k->nrep) || !NEW(k->rc, k->nrep) || !NEW(k->u, k->nrep) ||
-      !NEW(k->comp, k->nrep) || !NEW(k->param, k->S) || !NEW(k->saved, k->S) ||
-      !NEW(k->xin, k->S) || !NEW(k->xout, k->S) || !NEW(k->act, k->S) ||
-      !NEW(k->peak_extra, k->S) || !NEW(k->inflight, k->S) ||
-      !NEW(k->group, k->S) || !NEW(k->ar_ms, k->S) || !NEW(k->ar_hier, k->S)) {
+  if (!PPI_NEW(ctx, k->gas, k->S) || !PPI_NEW(ctx, k->stage_of, m->nop) ||
+      !PPI_NEW(ctx, k->f, k->nrep) || !PPI_NEW(ctx, k->b, k->nrep) ||
+      !PPI_NEW(ctx, k->rc, k->nrep) || !PPI_NEW(ctx, k->u, k->nrep) ||
+      !PPI_NEW(ctx, k->comp, k->nrep) || !PPI_NEW(ctx, k->param, k->S) ||
+      !PPI_NEW(ctx, k->saved, k->S) || !PPI_NEW(ctx, k->xin, k->S) ||
+      !PPI_NEW(ctx, k->xout, k->S) || !PPI_NEW(ctx, k->act, k->S) ||
+      !PPI_NEW(ctx, k->peak_extra, k->S) || !PPI_NEW(ctx, k->inflight, k->S) ||
+      !PPI_NEW(ctx, k->group, k->S) || !PPI_NEW(ctx, k->ar_ms, k->S) ||
+      !PPI_NEW(ctx, k->ar_hier, k->S)) {
     ppi_cost_free(ctx, k);
     return PP_ENOMEM;
   }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** What every engine export shares (export.h): the export object (files
-** and warnings), a text buffer, the stages' operators in model order, and
+** and warnings), the stages' operators in model order, and
 ** the checks of what an engine cannot express.  A check never changes the
 ** plan: it records a warning and the export writes what the engine can
 ** run, so the user sees every difference between the plan and the files.
@@ -15,103 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- text buffer ----------------------------------------------------------
- */
-
-void ppi_sb_init(struct ppi_sbuf *b, pp_ctx *ctx)
-{
-  memset(b, 0, sizeof *b);
-  b->ctx = ctx;
-}
-
-void ppi_sb_free(struct ppi_sbuf *b)
-{
-  ppi_free(b->ctx, b->s, b->cap);
-  b->s = NULL;
-  b->n = b->cap = 0;
-}
-
-void ppi_sb_clear(struct ppi_sbuf *b)
-{
-  b->n = 0;
-  if (b->s)
-    b->s[0] = 0;
-}
-
-void ppi_sb_put(struct ppi_sbuf *b, const char *s, size_t len)
-{
-  if (b->rc)
-    return;
-  if (b->n + len + 1 > b->cap) {
-    size_t nc = b->cap ? b->cap : 256;
-    char *t;
-    while (nc < b->n + len + 1)
-      nc *= 2;
-    if (!(t = ppi_alloc(b->ctx, nc))) {
-      b->rc = PP_ENOMEM;
-      return;
-    }
-    if (b->n)
-      memcpy(t, b->s, b->n);
-    ppi_free(b->ctx, b->s, b->cap);
-    b->s = t;
-    b->cap = nc;
-  }
-  memcpy(b->s + b->n, s, len);
-  b->n += len;
-  b->s[b->n] = 0;
-}
-
-void ppi_sb_puts(struct ppi_sbuf *b, const char *s)
-{
-  ppi_sb_put(b, s, strlen(s));
-}
-
-void ppi_sb_printf(struct ppi_sbuf *b, const char *fmt, ...)
-{
-  char buf[512];
-  int k;
-  va_list ap;
-  va_start(ap, fmt);
-  k = vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (k < 0)
-    return;
-  if ((size_t)k < sizeof buf) {
-    ppi_sb_put(b, buf, (size_t)k);
-    return;
-  }
-  { /* longer than the stack buffer: format again into the heap */
-    char *t = ppi_alloc(b->ctx, (size_t)k + 1);
-    if (!t) {
-      b->rc = b->rc ? b->rc : PP_ENOMEM;
-      return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(t, (size_t)k + 1, fmt, ap);
-    va_end(ap);
-    ppi_sb_put(b, t, (size_t)k);
-    ppi_free(b->ctx, t, (size_t)k + 1);
-  }
-}
-
-void ppi_sb_quote(struct ppi_sbuf *b, const char *s)
-{
-  ppi_sb_put(b, "\"", 1);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\') {
-      char e[2] = {'\\', (char)ch};
-      ppi_sb_put(b, e, 2);
-    } else if (ch < 0x20 || ch == 0x7f) {
-      ppi_sb_printf(b, "\\u%04x", (unsigned)ch);
-    } else {
-      ppi_sb_put(b, s, 1);
-    }
-  }
-  ppi_sb_put(b, "\"", 1);
-}
 
 /* ---- the export object ----------------------------------------------------
  */
@@ -250,31 +153,6 @@ pp_status pp_export_write(pp_ctx *ctx, const pp_export *x, const char *path,
                           FILE *f)
 {
   return pp_export_write_file(ctx, x, 0, path, f);
-}
-
-pp_status pp_export_to(pp_ctx *ctx, const char *engine, const pp_plan *p,
-                       const pp_model *m, const pp_cluster *c, pp_export **out)
-{
-  static const struct {
-    const char *name;
-    pp_status (*fn)(pp_ctx *, const pp_plan *, const pp_model *,
-                    const pp_cluster *, pp_export **);
-  } engines[] = {{"megatron", pp_export_megatron},
-                 {"deepspeed", pp_export_deepspeed},
-                 {"torch", pp_export_torch},
-                 {"pipedream", pp_export_pipedream}};
-  size_t i;
-  if (!ctx)
-    return PP_EINVAL;
-  if (!engine || !out)
-    return ppi_fail(ctx, PP_EINVAL, "pp_export_to: NULL argument");
-  for (i = 0; i < sizeof engines / sizeof engines[0]; i++)
-    if (!strcmp(engines[i].name, engine))
-      return engines[i].fn(ctx, p, m, c, out);
-  return ppi_fail(ctx, PP_EINVAL,
-                  "export: unknown engine '%s' (megatron, deepspeed, torch, "
-                  "pipedream)",
-                  engine);
 }
 
 /* ---- the stages' operators in model order ----------------------------------

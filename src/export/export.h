@@ -22,26 +22,6 @@ struct pp_export {
   char *warn[PPI_EXPORT_MAX_WARN];
 };
 
-/* A growable string in the context's allocator; the first failure sticks
-** in rc and later calls do nothing. */
-struct ppi_sbuf {
-  pp_ctx *ctx;
-  char *s;
-  size_t n, cap;
-  pp_status rc;
-};
-PP_INTERNAL void ppi_sb_init(struct ppi_sbuf *b, pp_ctx *ctx);
-PP_INTERNAL void ppi_sb_free(struct ppi_sbuf *b);
-PP_INTERNAL void ppi_sb_clear(struct ppi_sbuf *b); /* empty, keep memory */
-PP_INTERNAL void ppi_sb_put(struct ppi_sbuf *b, const char *s, size_t len);
-PP_INTERNAL void ppi_sb_puts(struct ppi_sbuf *b, const char *s);
-PP_INTERNAL void ppi_sb_printf(struct ppi_sbuf *b, const char *fmt, ...)
-    PP_PRINTF(2, 3);
-/* A double-quoted string literal that JSON, Python 3 and TOML all read
-** back as s: '"' and '\\' escaped, control characters as \u00XX, other
-** UTF-8 bytes as they are. */
-PP_INTERNAL void ppi_sb_quote(struct ppi_sbuf *b, const char *s);
-
 /* A new export with no files; NULL on allocation failure. */
 PP_INTERNAL pp_export *ppi_export_new(pp_ctx *ctx);
 /* Record a warning (at most PPI_EXPORT_MAX_WARN are kept). */
@@ -112,11 +92,5 @@ PP_INTERNAL pp_status ppi_export_check_rank_order(pp_ctx *ctx, pp_export *x,
 PP_INTERNAL pp_status ppi_export_check_1f1b(pp_ctx *ctx, pp_export *x,
                                             const pp_plan *p,
                                             const char *engine);
-
-/* The Gantt chart of a recorded simulation drawn into out: SVG text, or
-** PNG bytes when png (io_gantt.c). */
-PP_INTERNAL pp_status ppi_gantt_render(pp_ctx *ctx, const pp_sim *s,
-                                       const pp_cluster *c, int png,
-                                       struct ppi_sbuf *out);
 
 #endif

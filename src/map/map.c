@@ -179,15 +179,6 @@ const struct ppi_map_view *ppi_map_view(const pp_mapping *m,
 /* ---- the problem ----------------------------------------------------------
  */
 
-#define ANEW(ptr, n)                                                           \
-  ((ptr) = ppi_arena_alloc(ar, ctx, (size_t)(n) > 0 ? (size_t)(n) : 1,         \
-                           sizeof *(ptr)))
-
-static int cmp_desc(const void *x, const void *y)
-{
-  return ppi_cmp_double(y, x);
-}
-
 struct adjx {
   int32_t s;
   double m;
@@ -216,10 +207,15 @@ pp_status ppi_map_build(pp_ctx *ctx, struct ppi_arena *ar,
   q->ne = g->ne;
   q->B = pp_cluster_bandwidth_matrix(c);
   q->lat = pp_cluster_latency(c) / 1000;
-  if (!ANEW(q->cu, (size_t)S * D) || !ANEW(q->P, S) ||
-      !ANEW(q->adj_off, S + 1) || !ANEW(q->adj_s, 2 * g->ne) ||
-      !ANEW(q->adj_m, 2 * g->ne) || !ANEW(q->ea, g->ne) ||
-      !ANEW(q->eb, g->ne) || !ANEW(q->em, g->ne) || !ANEW(tmp, 2 * g->ne))
+  if (!PPI_ARENA_NEW(ar, ctx, q->cu, (size_t)S * D) ||
+      !PPI_ARENA_NEW(ar, ctx, q->P, S) ||
+      !PPI_ARENA_NEW(ar, ctx, q->adj_off, S + 1) ||
+      !PPI_ARENA_NEW(ar, ctx, q->adj_s, 2 * g->ne) ||
+      !PPI_ARENA_NEW(ar, ctx, q->adj_m, 2 * g->ne) ||
+      !PPI_ARENA_NEW(ar, ctx, q->ea, g->ne) ||
+      !PPI_ARENA_NEW(ar, ctx, q->eb, g->ne) ||
+      !PPI_ARENA_NEW(ar, ctx, q->em, g->ne) ||
+      !PPI_ARENA_NEW(ar, ctx, tmp, 2 * g->ne))
     return PP_ENOMEM;
   for (s = 0; s < S; s++) {
     q->P[s] = g->param[s];
@@ -239,7 +235,7 @@ pp_status ppi_map_build(pp_ctx *ctx, struct ppi_arena *ar,
     q->adj_off[s + 1] += q->adj_off[s];
   {
     int32_t *fill;
-    if (!ANEW(fill, S))
+    if (!PPI_ARENA_NEW(ar, ctx, fill, S))
       return PP_ENOMEM;
     for (e = 0; e < g->ne; e++) {
       int32_t a = g->from[e], b = g->to[e];
@@ -258,41 +254,6 @@ pp_status ppi_map_build(pp_ctx *ctx, struct ppi_arena *ar,
     }
   }
   return ppi_map_finish(ctx, ar, q);
-}
-
-pp_status ppi_map_finish(pp_ctx *ctx, struct ppi_arena *ar, struct ppi_map *q)
-{
-  int32_t D = q->D, S = q->S, d, i, k;
-  if (!ANEW(q->bw_sorted, (size_t)D * (D > 1 ? D - 1 : 1)) || !ANEW(q->twin, D))
-    return PP_ENOMEM;
-  q->twins = false;
-  for (d = 0; d < D; d++) {
-    double *row = q->bw_sorted + (size_t)d * (D - 1);
-    for (i = 0, k = 0; i < D; i++)
-      if (i != d)
-        row[k++] = q->B[(size_t)d * D + i];
-    if (D > 1)
-      qsort(row, (size_t)(D - 1), sizeof *row, cmp_desc);
-  }
-  /* twins: the same compute time of every stage (the same speed) and the
-  ** same bandwidth to every third device - all the objective sees */
-  for (d = 0; d < D; d++) {
-    q->twin[d] = d;
-    for (i = 0; i < d; i++) {
-      bool same = q->twin[i] == i;
-      for (k = 0; k < S && same; k++)
-        same = q->cu[(size_t)k * D + d] == q->cu[(size_t)k * D + i];
-      for (k = 0; k < D && same; k++)
-        if (k != i && k != d)
-          same = q->B[(size_t)d * D + k] == q->B[(size_t)i * D + k];
-      if (same) {
-        q->twin[d] = i;
-        q->twins = true;
-        break;
-      }
-    }
-  }
-  return PP_OK;
 }
 
 /* The paper's rule: the allreduce when its bytes exceed the transfers'. */
@@ -350,8 +311,10 @@ pp_status pp_map(pp_ctx *ctx, const pp_stage_graph *g, const pp_cluster *c,
   ppi_arena_init(&m->arena, ppi_ctx_alloc(ctx));
   {
     struct ppi_arena *ar = &m->arena;
-    if (!ANEW(m->dev, n) || !ANEW(m->t, n) || !ANEW(m->stage_name, g->S) ||
-        !ANEW(m->dev_name, pp_cluster_ndev(c)) ||
+    if (!PPI_ARENA_NEW(ar, ctx, m->dev, n) ||
+        !PPI_ARENA_NEW(ar, ctx, m->t, n) ||
+        !PPI_ARENA_NEW(ar, ctx, m->stage_name, g->S) ||
+        !PPI_ARENA_NEW(ar, ctx, m->dev_name, pp_cluster_ndev(c)) ||
         !(m->cluster_name = ppi_arena_strdup(ar, ctx, pp_cluster_name(c))) ||
         !(m->graph_source = ppi_arena_strdup(ar, ctx, g->source))) {
       rc = PP_ENOMEM;

@@ -135,6 +135,13 @@ struct ppi_map_search {
 PP_INTERNAL pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
                                     const int32_t *start, int32_t *p,
                                     struct ppi_map_search *out);
+/* A solver of one part for part and solve: the exact search, passed down
+** by map_search.c (the search starts from part and solve, which solves
+** each part with the search; the pointer keeps map_parts.c below
+** map_search.c, with no circle between the files). */
+typedef pp_status (*ppi_map_solver)(pp_ctx *ctx, const struct ppi_map *q,
+                                    const int32_t *start, int32_t *p,
+                                    struct ppi_map_search *out);
 
 /* Part and solve (map_parts.c): under p2p, split the devices into one
 ** part per replica and solve each part alone, on up to `threads' threads
@@ -142,11 +149,13 @@ PP_INTERNAL pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
 ** threads), within budget_s seconds, stopping early once the value
 ** reaches `goal' (a lower bound); *found is false when it does not apply
 ** (the allreduce and full objectives, one replica, more than
-** MAP_PARTS_MAX_D devices) or Scotch fails. */
+** MAP_PARTS_MAX_D devices) or Scotch fails.  Each part is solved by
+** solve. */
 enum { MAP_PARTS_MAX_D = 1024, MAP_PARTS_MAX_THREADS = 16 };
 PP_INTERNAL pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q,
                                     double budget_s, double goal,
-                                    int32_t threads, int32_t *p, bool *found);
+                                    int32_t threads, ppi_map_solver solve,
+                                    int32_t *p, bool *found);
 
 /* Baselines (map_baseline.c, map_scotch.c). */
 PP_INTERNAL void ppi_map_cs(const struct ppi_map *q, int32_t *p);

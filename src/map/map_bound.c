@@ -192,11 +192,6 @@ static double ring_lb(const struct ppi_map *q, int32_t s, int32_t d)
          2.0 * (q->R - 1) * q->lat;
 }
 
-static int cmp_desc(const void *x, const void *y)
-{
-  return ppi_cmp_double(y, x);
-}
-
 double ppi_map_group_bound(const pp_ctx *ctx, const struct ppi_map *q,
                            const int32_t *grp, int64_t budget)
 {
@@ -249,7 +244,7 @@ double ppi_map_group_bound(const pp_ctx *ctx, const struct ppi_map *q,
       for (i = 0; i < D; i++)
         if (i != d && (grp[i] == grp[d]) == !side)
           row[n++] = q->B[(size_t)d * D + i];
-      qsort(row, (size_t)n, sizeof *row, cmp_desc);
+      qsort(row, (size_t)n, sizeof *row, ppi_cmp_double_desc);
       for (i = 0; i <= K; i++)
         dst[i] = i < n ? row[i] : 0;
     }

@@ -225,3 +225,41 @@ double ppi_map_lower_bound(const pp_ctx *ctx, const struct ppi_map *q)
   double b = ppi_map_group_bounds(ctx, q, MAP_GROUP_BUDGET);
   return a > b ? a : b;
 }
+
+/* The tables derived from a problem: bandwidths sorted per device (the
+** bounds read them) and twins (devices the objective cannot tell apart). */
+pp_status ppi_map_finish(pp_ctx *ctx, struct ppi_arena *ar, struct ppi_map *q)
+{
+  int32_t D = q->D, S = q->S, d, i, k;
+  if (!PPI_ARENA_NEW(ar, ctx, q->bw_sorted, (size_t)D * (D > 1 ? D - 1 : 1)) ||
+      !PPI_ARENA_NEW(ar, ctx, q->twin, D))
+    return PP_ENOMEM;
+  q->twins = false;
+  for (d = 0; d < D; d++) {
+    double *row = q->bw_sorted + (size_t)d * (D - 1);
+    for (i = 0, k = 0; i < D; i++)
+      if (i != d)
+        row[k++] = q->B[(size_t)d * D + i];
+    if (D > 1)
+      qsort(row, (size_t)(D - 1), sizeof *row, ppi_cmp_double_desc);
+  }
+  /* twins: the same compute time of every stage (the same speed) and the
+  ** same bandwidth to every third device - all the objective sees */
+  for (d = 0; d < D; d++) {
+    q->twin[d] = d;
+    for (i = 0; i < d; i++) {
+      bool same = q->twin[i] == i;
+      for (k = 0; k < S && same; k++)
+        same = q->cu[(size_t)k * D + d] == q->cu[(size_t)k * D + i];
+      for (k = 0; k < D && same; k++)
+        if (k != i && k != d)
+          same = q->B[(size_t)d * D + k] == q->B[(size_t)i * D + k];
+      if (same) {
+        q->twin[d] = i;
+        q->twins = true;
+        break;
+      }
+    }
+  }
+  return PP_OK;
+}

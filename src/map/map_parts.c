@@ -182,8 +182,8 @@ done:
 ** `limit' seconds pass (limit <= 0: the annealed mapping, not searched);
 ** the best mapping found goes to sp. */
 static pp_status solve_one(pp_ctx *ctx, const struct ppi_map *q,
-                           const int32_t *dev, bool warm, double limit,
-                           int32_t *sp, double *val, bool *opt)
+                           ppi_map_solver solve, const int32_t *dev, bool warm,
+                           double limit, int32_t *sp, double *val, bool *opt)
 {
   int32_t S = q->S, D = q->D, i, j, s;
   struct ppi_arena ar;
@@ -223,7 +223,7 @@ static pp_status solve_one(pp_ctx *ctx, const struct ppi_map *q,
     goto done;
   *val = ppi_map_value(&sub, sp, NULL);
   *opt = false;
-  if (limit > 0 && !(rc = ppi_map_exact(ctx, &sub, sp, sp, &sr))) {
+  if (limit > 0 && !(rc = solve(ctx, &sub, sp, sp, &sr))) {
     *val = sr.value;
     *opt = sr.optimal;
   }
@@ -246,6 +246,7 @@ struct parts {
 struct pjob {
   pp_ctx ctx;
   const struct ppi_map *q;
+  ppi_map_solver solve;
   struct parts *x;
   const int32_t *which;
   int32_t n;
@@ -263,7 +264,7 @@ static void *run_pjob(void *arg)
     int32_t r = j->which[k];
     double lim =
         j->warm ? j->x->spent[r] : (j->until - ppi_now_s()) / (j->n - k);
-    j->rc = solve_one(&j->ctx, j->q, j->x->dev + r * S, j->warm, lim,
+    j->rc = solve_one(&j->ctx, j->q, j->solve, j->x->dev + r * S, j->warm, lim,
                       j->x->sol + r * S, &j->x->val[r], &j->x->opt[r]);
     if (!j->warm)
       j->x->spent[r] = lim > 1e-3 ? lim : 1e-3; /* doubled from there */
@@ -274,8 +275,9 @@ static void *run_pjob(void *arg)
 /* Solve the parts which[0..n-1] on T threads, part k on thread k mod T
 ** (each writes only its parts' slots). */
 static pp_status solve_parts(pp_ctx *ctx, const struct ppi_map *q,
-                             struct parts *x, int32_t *which, int32_t n,
-                             bool warm, double until, int32_t T)
+                             ppi_map_solver solve, struct parts *x,
+                             int32_t *which, int32_t n, bool warm, double until,
+                             int32_t T)
 {
   struct pjob jobs[MAP_PARTS_MAX_THREADS];
   int32_t i, k, started = 0, *lists = which + n; /* room for n more */
@@ -287,6 +289,7 @@ static pp_status solve_parts(pp_ctx *ctx, const struct ppi_map *q,
     memcpy(&j->ctx, ctx, sizeof j->ctx);
     pp_ctx_clear_error(&j->ctx);
     j->q = q;
+    j->solve = solve;
     j->x = x;
     j->which = lists;
     j->n = 0;
@@ -317,8 +320,9 @@ static pp_status solve_parts(pp_ctx *ctx, const struct ppi_map *q,
 
 /* Solve every part of the split `part' within `until'. */
 static pp_status solve_all(pp_ctx *ctx, const struct ppi_map *q,
-                           const SCOTCH_Num *part, double until,
-                           struct parts *x, int32_t *which, int32_t T)
+                           ppi_map_solver solve, const SCOTCH_Num *part,
+                           double until, struct parts *x, int32_t *which,
+                           int32_t T)
 {
   int32_t S = q->S, r, i, k;
   for (r = 0; r < q->R; r++) {
@@ -327,7 +331,7 @@ static pp_status solve_all(pp_ctx *ctx, const struct ppi_map *q,
         x->dev[r * S + k++] = i;
     which[r] = r;
   }
-  return solve_parts(ctx, q, x, which, q->R, false, until, T);
+  return solve_parts(ctx, q, solve, x, which, q->R, false, until, T);
 }
 
 static double worst(const struct ppi_map *q, const struct parts *x)
@@ -340,7 +344,8 @@ static double worst(const struct ppi_map *q, const struct parts *x)
 }
 
 pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
-                        double goal, int32_t threads, int32_t *p, bool *found)
+                        double goal, int32_t threads, ppi_map_solver solve,
+                        int32_t *p, bool *found)
 {
   struct ppi_arena ar;
   struct parts x[2];
@@ -380,8 +385,8 @@ pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
       goto done;
     for (r = 0; r < R && !ok; r++)
       x[g].val[r] = INFINITY;
-    if (ok && (rc = solve_all(ctx, q, part, t0 + budget_s * (g + 1) / 10, &x[g],
-                              which, T)))
+    if (ok && (rc = solve_all(ctx, q, solve, part, t0 + budget_s * (g + 1) / 10,
+                              &x[g], which, T)))
       goto done;
     if (ppi_map_meets(worst(q, &x[g]), goal))
       break;
@@ -414,7 +419,7 @@ pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
     }
     if (m == 0 || left <= 1e-3)
       break;
-    if ((rc = solve_parts(ctx, q, &x[b], which, m, true, until, T)))
+    if ((rc = solve_parts(ctx, q, solve, &x[b], which, m, true, until, T)))
       goto done;
   }
   for (r = 0; r < R; r++)

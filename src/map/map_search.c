@@ -690,7 +690,8 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
     bool found = false;
     double budget =
         out->parts_s < out->time_limit ? out->parts_s : out->time_limit;
-    if (!alt || (rc = ppi_map_parts(ctx, q, budget, lo, T, alt, &found))) {
+    if (!alt || (rc = ppi_map_parts(ctx, q, budget, lo, T, ppi_map_exact, alt,
+                                    &found))) {
       ppi_free(ctx, alt, (size_t)q->n * sizeof *alt);
       rc = alt ? rc : PP_ENOMEM;
       goto out;

@@ -284,10 +284,6 @@ static pp_status check_params(pp_ctx *ctx, const pp_model *m, int32_t L,
 
 /* ---- the chain --------------------------------------------------------- */
 
-#define ANEW(ptr, n)                                                           \
-  ((ptr) = ppi_arena_alloc(ar, ctx, (size_t)(n) > 0 ? (size_t)(n) : 1,         \
-                           sizeof *(ptr)))
-
 /* Build the chain of view v (the chain view of the model) for the
 ** positions of p; arrays in ar. */
 static pp_status build_chain(pp_ctx *ctx, struct ppi_arena *ar,
@@ -309,10 +305,16 @@ static pp_status build_chain(pp_ctx *ctx, struct ppi_arena *ar,
   c->reserve = (double)p->reserve_bytes;
   c->allreduce = p->allreduce;
   c->recompute = p->recompute;
-  if (!ANEW(c->prof, npos) || !ANEW(types, npos) || !ANEW(c->bw, npos) ||
-      !ANEW(c->mem, npos) || !ANEW(c->nf, npos) || !ANEW(c->ar_a, npos) ||
-      !ANEW(c->ar_b, npos) || !ANEW(c->pp, L + 1) || !ANEW(c->sp, L + 1) ||
-      !ANEW(c->cut, L))
+  if (!PPI_ARENA_NEW(ar, ctx, c->prof, npos) ||
+      !PPI_ARENA_NEW(ar, ctx, types, npos) ||
+      !PPI_ARENA_NEW(ar, ctx, c->bw, npos) ||
+      !PPI_ARENA_NEW(ar, ctx, c->mem, npos) ||
+      !PPI_ARENA_NEW(ar, ctx, c->nf, npos) ||
+      !PPI_ARENA_NEW(ar, ctx, c->ar_a, npos) ||
+      !PPI_ARENA_NEW(ar, ctx, c->ar_b, npos) ||
+      !PPI_ARENA_NEW(ar, ctx, c->pp, L + 1) ||
+      !PPI_ARENA_NEW(ar, ctx, c->sp, L + 1) ||
+      !PPI_ARENA_NEW(ar, ctx, c->cut, L))
     return PP_ENOMEM;
   /* profiles: one per distinct device type among the positions */
   for (s = 0; s < npos; s++) {
@@ -326,8 +328,8 @@ static pp_status build_chain(pp_ctx *ctx, struct ppi_arena *ar,
       types[c->nprof++] = t;
     c->prof[s] = q;
   }
-  if (!ANEW(c->wp, (size_t)c->nprof * (L + 1)) ||
-      !ANEW(c->fp, (size_t)c->nprof * (L + 1)))
+  if (!PPI_ARENA_NEW(ar, ctx, c->wp, (size_t)c->nprof * (L + 1)) ||
+      !PPI_ARENA_NEW(ar, ctx, c->fp, (size_t)c->nprof * (L + 1)))
     return PP_ENOMEM;
   for (q = 0; q < c->nprof; q++) {
     pp_type_key key = {NULL, 1, 0};
@@ -415,8 +417,11 @@ static pp_status fill(pp_ctx *ctx, struct pp_partition *pt,
   pp_status rc;
 
   pt->S = S;
-  if (!ANEW(pt->st, S) || !ANEW(pt->op_off, S + 1) || !ANEW(pt->ops, nop) ||
-      !ANEW(pt->sg_compute, S) || !ANEW(pt->sg_param, S) ||
+  if (!PPI_ARENA_NEW(ar, ctx, pt->st, S) ||
+      !PPI_ARENA_NEW(ar, ctx, pt->op_off, S + 1) ||
+      !PPI_ARENA_NEW(ar, ctx, pt->ops, nop) ||
+      !PPI_ARENA_NEW(ar, ctx, pt->sg_compute, S) ||
+      !PPI_ARENA_NEW(ar, ctx, pt->sg_param, S) ||
       !(stage_of = ppi_calloc(ctx, (size_t)nop, sizeof *stage_of)))
     return PP_ENOMEM;
   for (s = 0, n = 0; s < S; s++) {
@@ -463,7 +468,7 @@ static pp_status fill(pp_ctx *ctx, struct pp_partition *pt,
                          (double)pt->micro_batch / pp_model_micro_batch(m), &e,
                          &pt->ne);
     if (rc == PP_OK) {
-      if (ANEW(pt->e, pt->ne))
+      if (PPI_ARENA_NEW(ar, ctx, pt->e, pt->ne))
         memcpy(pt->e, e, (size_t)pt->ne * sizeof *e);
       else
         rc = PP_ENOMEM;
@@ -752,9 +757,13 @@ static pp_status fill_dag(pp_ctx *ctx, struct pp_partition *pt,
   pp_status rc;
 
   pt->S = S;
-  if (!ANEW(pt->st, S) || !ANEW(pt->op_off, S + 1) || !ANEW(pt->ops, n) ||
-      !ANEW(pt->sg_compute, S) || !ANEW(pt->sg_param, S) || !ANEW(t, S) ||
-      !ANEW(mem, S) || !ANEW(fill_at, S))
+  if (!PPI_ARENA_NEW(ar, ctx, pt->st, S) ||
+      !PPI_ARENA_NEW(ar, ctx, pt->op_off, S + 1) ||
+      !PPI_ARENA_NEW(ar, ctx, pt->ops, n) ||
+      !PPI_ARENA_NEW(ar, ctx, pt->sg_compute, S) ||
+      !PPI_ARENA_NEW(ar, ctx, pt->sg_param, S) ||
+      !PPI_ARENA_NEW(ar, ctx, t, S) || !PPI_ARENA_NEW(ar, ctx, mem, S) ||
+      !PPI_ARENA_NEW(ar, ctx, fill_at, S))
     return PP_ENOMEM;
   ppi_dag_eval(g, stage_of, t, mem);
   for (i = 0; i < n; i++)
@@ -797,7 +806,7 @@ static pp_status fill_dag(pp_ctx *ctx, struct pp_partition *pt,
                          (double)mbs / pp_model_micro_batch(m), &se, &pt->ne);
     if (rc)
       return rc;
-    if (ANEW(pt->e, pt->ne))
+    if (PPI_ARENA_NEW(ar, ctx, pt->e, pt->ne))
       memcpy(pt->e, se, (size_t)pt->ne * sizeof *se);
     else
       rc = PP_ENOMEM;
@@ -1146,7 +1155,8 @@ pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
   }
   if (p->devices) {
     struct ppi_arena *ar = &pt->arena;
-    if (!ANEW(pt->dev, S) || !ANEW(pt->dev_name, S)) {
+    if (!PPI_ARENA_NEW(ar, ctx, pt->dev, S) ||
+        !PPI_ARENA_NEW(ar, ctx, pt->dev_name, S)) {
       rc = PP_ENOMEM;
       goto done;
     }
@@ -1262,9 +1272,12 @@ pp_status pp_partition_stage_graph(pp_ctx *ctx, const pp_partition *pt,
   g->S = pt->S;
   g->ne = pt->ne;
   if (!(g->source = ppi_arena_strdup(ar, ctx, pt->model_name)) ||
-      !ANEW(g->name, g->S) || !ANEW(g->compute, g->S) ||
-      !ANEW(g->param, g->S) || !ANEW(g->from, g->ne) || !ANEW(g->to, g->ne) ||
-      !ANEW(g->bytes, g->ne)) {
+      !PPI_ARENA_NEW(ar, ctx, g->name, g->S) ||
+      !PPI_ARENA_NEW(ar, ctx, g->compute, g->S) ||
+      !PPI_ARENA_NEW(ar, ctx, g->param, g->S) ||
+      !PPI_ARENA_NEW(ar, ctx, g->from, g->ne) ||
+      !PPI_ARENA_NEW(ar, ctx, g->to, g->ne) ||
+      !PPI_ARENA_NEW(ar, ctx, g->bytes, g->ne)) {
     pp_stage_graph_destroy(g);
     return PP_ENOMEM;
   }

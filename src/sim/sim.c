@@ -159,10 +159,6 @@ struct run {
   struct ppi_vec ev, pred, mem;
 };
 
-#define NEWA(ptr, n)                                                           \
-  ((ptr) = ppi_arena_alloc(&r->ar, r->ctx, (size_t)(n) > 0 ? (size_t)(n) : 1,  \
-                           sizeof *(ptr)))
-
 /* ---- heap ------------------------------------------------------------- */
 
 static bool hless(const struct hev *a, const struct hev *b)
@@ -866,9 +862,16 @@ static pp_status build_allreduce(struct run *r, int32_t s, int32_t t)
   double P = k->param[s];
   pp_status rc;
 
-  if (!NEWA(devs, R) || !NEWA(qs, R) || !NEWA(slots, R) || !NEWA(node_of, R) ||
-      !NEWA(nodes, R) || !NEWA(cnt, R) || !NEWA(idx, R) || !NEWA(p1, R) ||
-      !NEWA(p2, R) || !NEWA(p3, R))
+  if (!PPI_ARENA_NEW(&r->ar, r->ctx, devs, R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, qs, R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, slots, R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, node_of, R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, nodes, R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, cnt, R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, idx, R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, p1, R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, p2, R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, p3, R))
     return PP_ENOMEM;
   for (i = 0; i < R; i++) {
     qs[i] = k->p->rep_off[s] + i;
@@ -951,30 +954,46 @@ static pp_status setup(struct run *r)
   r->S = k->S;
   r->R = k->nrep;
   r->tp = k->tp;
-  if (!NEWA(r->rs, r->R) || !NEWA(r->mb_off, r->R) || !NEWA(r->order, r->S) ||
-      !NEWA(r->len, r->S) || !NEWA(r->pos, r->R) || !NEWA(r->running, r->R) ||
-      !NEWA(r->upd_done, r->R) || !NEWA(r->ar_done, r->R) ||
-      !NEWA(r->run_kind, r->R) || !NEWA(r->run_j, r->R) ||
-      !NEWA(r->run_rec, r->R) || !NEWA(r->bdone, r->R) ||
-      !NEWA(r->ar_left, r->R) || !NEWA(r->ar_last, r->R) ||
-      !NEWA(r->need_f, r->S) || !NEWA(r->need_b, r->S) ||
-      !NEWA(r->in_off, r->S + 1) || !NEWA(r->out_off, r->S + 1) ||
-      !NEWA(r->in_e, k->ne) || !NEWA(r->out_e, k->ne) ||
-      !NEWA(r->busy, k->ndev) || !NEWA(r->dev_last, k->ndev) ||
-      !NEWA(r->dq_off, k->ndev + 1) || !NEWA(r->live, k->ndev) ||
-      !NEWA(r->static_b, k->ndev) || !NEWA(r->peak_live, k->ndev) ||
-      !NEWA(r->busy_ms, k->ndev) || !NEWA(r->fb_ms, k->ndev) ||
-      !NEWA(r->comm_ms, k->ndev) || !NEWA(r->first_slot, (size_t)r->R * r->tp))
+  if (!PPI_ARENA_NEW(&r->ar, r->ctx, r->rs, r->R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->mb_off, r->R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->order, r->S) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->len, r->S) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->pos, r->R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->running, r->R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->upd_done, r->R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->ar_done, r->R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->run_kind, r->R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->run_j, r->R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->run_rec, r->R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->bdone, r->R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->ar_left, r->R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->ar_last, r->R) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->need_f, r->S) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->need_b, r->S) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->in_off, r->S + 1) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->out_off, r->S + 1) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->in_e, k->ne) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->out_e, k->ne) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->busy, k->ndev) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->dev_last, k->ndev) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->dq_off, k->ndev + 1) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->live, k->ndev) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->static_b, k->ndev) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->peak_live, k->ndev) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->busy_ms, k->ndev) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->fb_ms, k->ndev) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->comm_ms, k->ndev) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->first_slot, (size_t)r->R * r->tp))
     return PP_ENOMEM;
   r->pat = k->p->pattern;
   r->T = k->p->p.period_ms;
-  if (!NEWA(r->wake, r->R))
+  if (!PPI_ARENA_NEW(&r->ar, r->ctx, r->wake, r->R))
     return PP_ENOMEM;
   for (q = 0; q < r->R; q++)
     r->wake[q] = -1;
   for (s = 0; s < r->S; s++) {
     r->len[s] = 2 * k->gas[s];
-    if (!NEWA(r->order[s], r->len[s]))
+    if (!PPI_ARENA_NEW(&r->ar, r->ctx, r->order[s], r->len[s]))
       return PP_ENOMEM;
     if (r->pat) {
       /* the pattern's order: forwards and backwards by j T + sigma */
@@ -1001,9 +1020,11 @@ static pp_status setup(struct run *r)
       slots += k->gas[s];
     }
   }
-  if (!NEWA(r->got_f, slots) || !NEWA(r->got_b, slots) ||
-      !NEWA(r->last_f, slots) || !NEWA(r->last_b, slots) ||
-      !NEWA(r->f_rec, slots))
+  if (!PPI_ARENA_NEW(&r->ar, r->ctx, r->got_f, slots) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->got_b, slots) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->last_f, slots) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->last_b, slots) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->f_rec, slots))
     return PP_ENOMEM;
   for (i = 0; i < slots; i++)
     r->last_f[i] = r->last_b[i] = r->f_rec[i] = -1;
@@ -1020,7 +1041,8 @@ static pp_status setup(struct run *r)
   }
   {
     int32_t *fi, *fo;
-    if (!NEWA(fi, r->S) || !NEWA(fo, r->S))
+    if (!PPI_ARENA_NEW(&r->ar, r->ctx, fi, r->S) ||
+        !PPI_ARENA_NEW(&r->ar, r->ctx, fo, r->S))
       return PP_ENOMEM;
     for (i = 0; i < k->ne; i++) {
       r->in_e[r->in_off[k->e[i].b] + fi[k->e[i].b]++] = i;
@@ -1035,12 +1057,12 @@ static pp_status setup(struct run *r)
     r->dq_off[d + 1] += r->dq_off[d];
     r->dev_last[d] = -1;
   }
-  if (!NEWA(r->dq, r->dq_off[k->ndev]))
+  if (!PPI_ARENA_NEW(&r->ar, r->ctx, r->dq, r->dq_off[k->ndev]))
     return PP_ENOMEM;
   {
     int32_t *fill;
     double fac = pp_optimizer_factor(k->p->p.optimizer);
-    if (!NEWA(fill, k->ndev))
+    if (!PPI_ARENA_NEW(&r->ar, r->ctx, fill, k->ndev))
       return PP_ENOMEM;
     for (q = 0; q < r->R; q++)
       for (t = 0; t < r->tp; t++) {
@@ -1068,8 +1090,12 @@ static pp_status setup(struct run *r)
         return rc;
   }
   ns = (int32_t)r->slot_dev.n;
-  if (!NEWA(r->sent, ns) || !NEWA(r->recvd, ns) || !NEWA(r->deliv, ns) ||
-      !NEWA(r->ready, ns) || !NEWA(r->sdone, ns) || !NEWA(r->slot_last, ns))
+  if (!PPI_ARENA_NEW(&r->ar, r->ctx, r->sent, ns) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->recvd, ns) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->deliv, ns) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->ready, ns) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->sdone, ns) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->slot_last, ns))
     return PP_ENOMEM;
   for (i = 0; i < ns; i++)
     r->slot_last[i] = -1;

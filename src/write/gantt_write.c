@@ -13,8 +13,7 @@
 ** written only when cairo succeeded (temporary file, then rename); cairo
 ** allocates with the C library, outside the context's allocator.
 */
-#include "export/export.h"
-#include "base/pp_int.h"
+#include "write/write.h"
 
 #include <cairo-svg.h>
 #include <cairo.h>

@@ -21,8 +21,7 @@
 ** give the same bytes.  A few lines of script only highlight a stage
 ** when its legend entry is hovered; the page reads fine without it.
 */
-#include "export/export.h"
-#include "base/pp_int.h"
+#include "write/write.h"
 
 #include <math.h>
 #include <stdio.h>
