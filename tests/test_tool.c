@@ -1055,57 +1055,44 @@ static void test_out_of_range(void **state)
   run_free(&r);
 }
 
-/* "a|b|c" from one of the library's name functions, through an index. */
-struct names {
-  const char *cmd, *opt;
-  const char *(*name)(int i);
+/* The library's name functions, by enum. */
+enum named {
+  SCHEDULE,
+  OPTIMIZER,
+  PART_OBJECTIVE,
+  PART_METHOD,
+  MAP_OBJECTIVE,
+  MAP_ALGORITHM,
+  COST_KIND,
+  ALLREDUCE,
+  NETWORK
 };
 
-static const char *schedule_i(int i)
+static const char *name_of(enum named e, int i)
 {
-  return pp_schedule_name((pp_schedule)i);
-}
-static const char *optimizer_i(int i)
-{
-  return pp_optimizer_name((pp_optimizer)i);
-}
-static const char *part_objective_i(int i)
-{
-  return pp_part_objective_name((pp_part_objective)i);
-}
-static const char *part_method_i(int i)
-{
-  return pp_part_method_name((pp_part_method)i);
-}
-static const char *map_objective_i(int i)
-{
-  return pp_map_objective_name((pp_map_objective)i);
-}
-static const char *map_algorithm_i(int i)
-{
-  return pp_map_algorithm_name((pp_map_algorithm)i);
-}
-static const char *cost_kind_i(int i)
-{
-  return pp_cost_kind_name((pp_cost_kind)i);
-}
-static const char *allreduce_i(int i)
-{
-  return pp_allreduce_name((pp_allreduce)i);
-}
-static const char *network_i(int i)
-{
-  return pp_sim_network_name((pp_sim_network)i);
+  switch (e) {
+  case SCHEDULE: return pp_schedule_name((pp_schedule)i);
+  case OPTIMIZER: return pp_optimizer_name((pp_optimizer)i);
+  case PART_OBJECTIVE: return pp_part_objective_name((pp_part_objective)i);
+  case PART_METHOD: return pp_part_method_name((pp_part_method)i);
+  case MAP_OBJECTIVE: return pp_map_objective_name((pp_map_objective)i);
+  case MAP_ALGORITHM: return pp_map_algorithm_name((pp_map_algorithm)i);
+  case COST_KIND: return pp_cost_kind_name((pp_cost_kind)i);
+  case ALLREDUCE: return pp_allreduce_name((pp_allreduce)i);
+  case NETWORK: return pp_sim_network_name((pp_sim_network)i);
+  }
+  return NULL;
 }
 
-static void join_names(const char *(*name)(int i), char *buf, size_t n)
+/* "a|b|c" into buf. */
+static void join_names(enum named e, char *buf, size_t n)
 {
   int i;
   buf[0] = '\0';
-  for (i = 0; name(i); i++) {
+  for (i = 0; name_of(e, i); i++) {
     if (i)
       strncat(buf, "|", n - strlen(buf) - 1);
-    strncat(buf, name(i), n - strlen(buf) - 1);
+    strncat(buf, name_of(e, i), n - strlen(buf) - 1);
   }
 }
 
@@ -1114,24 +1101,27 @@ static void join_names(const char *(*name)(int i), char *buf, size_t n)
 ** model tells apart). */
 static void test_enum_names(void **state)
 {
-  static const struct names cases[] = {
-      {"plan", "--schedule", schedule_i},
-      {"plan", "--optimizer", optimizer_i},
-      {"partition", "--objective", part_objective_i},
-      {"partition", "--method", part_method_i},
-      {"partition", "--optimizer", optimizer_i},
-      {"map", "--objective", map_objective_i},
-      {"map", "--algorithm", map_algorithm_i},
-      {"evaluate", "--cost-model", cost_kind_i},
-      {"evaluate", "--allreduce", allreduce_i},
-      {"simulate", "--network", network_i},
+  static const struct {
+    const char *cmd, *opt;
+    enum named names;
+  } cases[] = {
+      {"plan", "--schedule", SCHEDULE},
+      {"plan", "--optimizer", OPTIMIZER},
+      {"partition", "--objective", PART_OBJECTIVE},
+      {"partition", "--method", PART_METHOD},
+      {"partition", "--optimizer", OPTIMIZER},
+      {"map", "--objective", MAP_OBJECTIVE},
+      {"map", "--algorithm", MAP_ALGORITHM},
+      {"evaluate", "--cost-model", COST_KIND},
+      {"evaluate", "--allreduce", ALLREDUCE},
+      {"simulate", "--network", NETWORK},
   };
   char list[256], want[320];
   struct run r;
   size_t i;
   (void)state;
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    join_names(cases[i].name, list, sizeof list);
+    join_names(cases[i].names, list, sizeof list);
     r = run("%s %s bogus", cases[i].cmd, cases[i].opt);
     snprintf(want, sizeof want, "%s needs one of %s, not 'bogus'", cases[i].opt,
              list);

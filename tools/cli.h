@@ -61,7 +61,8 @@ struct cli_cmd {
   const char *usage; /* its entry in the commands of parplan --help */
   const struct cli_opt *const *tables; /* NULL-terminated */
   size_t size;                         /* of its options */
-  void (*init)(void *opts);
+  void (*init)(void *opts);            /* sets up the options past cli_common;
+                                          NULL: there are none */
   int (*run)(pp_ctx *ctx, void *opts); /* the exit status */
 };
 
@@ -90,7 +91,7 @@ enum { CLI_RUN = -1 };
 ** value (an option takes a value under every command or under none). */
 int cli_command(const struct cli_tool *t, int argc, char **argv,
                 const struct cli_cmd **cmd, int *at);
-/* Fill opts (that cmd->init set up) from argv, all but argv[at]. */
+/* Fill opts (set up) from argv, all but argv[at]. */
 int cli_parse(const struct cli_tool *t, const struct cli_cmd *cmd, int at,
               int argc, char **argv, void *opts);
 

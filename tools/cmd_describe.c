@@ -171,7 +171,7 @@ const struct cli_cmd cmd_describe = {
     "describe     describe the default model and cluster",
     describe_tables,
     sizeof(struct describe_opts),
-    common_init,
+    NULL,
     run_describe};
 
 const struct cli_cmd cmd_model = {
@@ -183,7 +183,7 @@ const struct cli_cmd cmd_model = {
     "model --list list the built-in models and the generator",
     model_tables,
     sizeof(struct describe_opts),
-    common_init,
+    NULL,
     run_model};
 
 const struct cli_cmd cmd_topo = {
@@ -196,5 +196,5 @@ const struct cli_cmd cmd_topo = {
     "topo --list  list the built-in clusters and generators",
     topo_tables,
     sizeof(struct describe_opts),
-    common_init,
+    NULL,
     run_topo};

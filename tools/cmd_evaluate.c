@@ -28,49 +28,40 @@ const struct cli_opt sim_opts[] = {
 static int run_evaluate(pp_ctx *ctx, void *opts)
 {
   const struct cli_common *o = opts;
-  pp_model *m;
-  pp_cluster *c;
-  pp_plan *p;
+  struct plan_inputs in;
   pp_eval *e = NULL;
-  pp_eval_summary s;
+  pp_eval_summary s = {0};
   pp_status rc;
   int ret;
 
-  if ((ret = load_plan(ctx, "evaluate", o, &m, &c, &p)))
+  if ((ret = load_plan(ctx, "evaluate", o, &in)))
     return ret;
-  rc = pp_evaluate(ctx, p, m, c, &o->cost, &e);
+  rc = pp_evaluate(ctx, in.p, in.m, in.c, &o->cost, &e);
   if (rc == PP_OK)
     rc = pp_eval_write(ctx, e, o->json, stdout);
   if (rc == PP_OK && o->out)
-    rc = pp_plan_write(ctx, p, o->out, NULL);
-  ret = rc ? cli_fail(ctx, rc) : 0;
-  if (!rc) {
+    rc = pp_plan_write(ctx, in.p, o->out, NULL);
+  if (rc == PP_OK)
     pp_eval_get_summary(e, &s);
-    if (!s.fits)
-      ret = 3;
-  }
+  ret = rc ? cli_fail(ctx, rc) : s.fits ? 0 : 3;
   pp_eval_destroy(e);
-  pp_plan_destroy(p);
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
+  free_plan(&in);
   return ret;
 }
 
 static void init_simulate(void *opts)
 {
   struct sim_opts *o = opts;
-  common_init(&o->c);
   o->gantt = 100;
 }
 
 static int run_simulate(pp_ctx *ctx, void *opts)
 {
   const struct sim_opts *o = opts;
-  pp_model *m;
-  pp_cluster *c;
-  pp_plan *p;
+  const char *image = o->c.gantt_image;
+  struct plan_inputs in;
   pp_sim *s = NULL;
-  pp_sim_summary sum;
+  pp_sim_summary sum = {0};
   pp_cost_params cp = o->c.cost;
   pp_status rc;
   int ret;
@@ -78,29 +69,23 @@ static int run_simulate(pp_ctx *ctx, void *opts)
   if (cp.kind != PP_COST_PARPLAN)
     return cli_usage("simulate", "the simulator uses parplan's cost model; "
                                  "--cost-model amp is for evaluate");
-  if ((ret = load_plan(ctx, "simulate", &o->c, &m, &c, &p)))
+  if ((ret = load_plan(ctx, "simulate", &o->c, &in)))
     return ret;
   cp.record = 1;
-  rc = pp_simulate(ctx, p, m, c, &cp, &s);
+  rc = pp_simulate(ctx, in.p, in.m, in.c, &cp, &s);
   if (rc == PP_OK)
     rc = pp_sim_write(ctx, s, o->c.json, o->c.json ? 0 : o->gantt, stdout);
   if (rc == PP_OK && o->trace)
     rc = pp_sim_write_trace(ctx, s, o->trace, NULL);
-  if (rc == PP_OK && o->c.gantt_image)
-    rc = pp_gantt_write(ctx, s, c, image_format(o->c.gantt_image),
-                        o->c.gantt_image, NULL);
+  if (rc == PP_OK && image)
+    rc = pp_gantt_write(ctx, s, in.c, image_format(image), image, NULL);
   if (rc == PP_OK && o->c.out)
-    rc = pp_plan_write(ctx, p, o->c.out, NULL);
-  ret = rc ? cli_fail(ctx, rc) : 0;
-  if (!rc) {
+    rc = pp_plan_write(ctx, in.p, o->c.out, NULL);
+  if (rc == PP_OK)
     pp_sim_get_summary(s, &sum);
-    if (!sum.fits)
-      ret = 3;
-  }
+  ret = rc ? cli_fail(ctx, rc) : sum.fits ? 0 : 3;
   pp_sim_destroy(s);
-  pp_plan_destroy(p);
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
+  free_plan(&in);
   return ret;
 }
 
@@ -120,7 +105,7 @@ const struct cli_cmd cmd_evaluate = {
     "             breakdown, lower bound, memory of every device",
     evaluate_tables,
     sizeof(struct cli_common),
-    common_init,
+    NULL,
     run_evaluate};
 
 const struct cli_cmd cmd_simulate = {

@@ -38,7 +38,6 @@ static const struct cli_opt export_opts[] = {
 static void init_export(void *opts)
 {
   struct export_opts *o = opts;
-  common_init(&o->c);
   o->to = -1;
 }
 
@@ -59,9 +58,7 @@ static int out_path(const char *dir, const char *name, char *path, size_t n)
 /* export --to launch -o DIR: DIR/hostfile and DIR/launch_HOST.sh. */
 static int export_launch(pp_ctx *ctx, const struct cli_common *o)
 {
-  pp_model *m;
-  pp_cluster *c;
-  pp_plan *p;
+  struct plan_inputs in;
   pp_launch *x = NULL;
   pp_status rc;
   int ret, h;
@@ -69,9 +66,9 @@ static int export_launch(pp_ctx *ctx, const struct cli_common *o)
 
   if (!o->out)
     return cli_usage("export", "export --to launch needs -o DIR");
-  if ((ret = load_plan(ctx, "export", o, &m, &c, &p)))
+  if ((ret = load_plan(ctx, "export", o, &in)))
     return ret;
-  rc = pp_export_launch(ctx, p, m, c, &x);
+  rc = pp_export_launch(ctx, in.p, in.m, in.c, &x);
   if (rc == PP_OK && !(ret = out_path(o->out, "hostfile", path, sizeof path)))
     rc = pp_launch_write_hostfile(ctx, x, path, NULL);
   for (h = 0; rc == PP_OK && !ret && h < pp_launch_nhost(x); h++) {
@@ -92,9 +89,7 @@ static int export_launch(pp_ctx *ctx, const struct cli_common *o)
   if (rc)
     ret = cli_fail(ctx, rc);
   pp_launch_destroy(x);
-  pp_plan_destroy(p);
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
+  free_plan(&in);
   return ret;
 }
 
@@ -104,9 +99,7 @@ static int export_launch(pp_ctx *ctx, const struct cli_common *o)
 static int run_export(pp_ctx *ctx, void *opts)
 {
   const struct export_opts *o = opts;
-  pp_model *m;
-  pp_cluster *c;
-  pp_plan *p;
+  struct plan_inputs in;
   pp_export *x = NULL;
   pp_status rc;
   int ret, i;
@@ -118,9 +111,9 @@ static int run_export(pp_ctx *ctx, void *opts)
   }
   if (!pp_export_engine_name(o->to))
     return export_launch(ctx, &o->c);
-  if ((ret = load_plan(ctx, "export", &o->c, &m, &c, &p)))
+  if ((ret = load_plan(ctx, "export", &o->c, &in)))
     return ret;
-  rc = pp_export_to(ctx, to_at(o->to), p, m, c, &x);
+  rc = pp_export_to(ctx, to_at(o->to), in.p, in.m, in.c, &x);
   for (i = 0; rc == PP_OK && !ret && i < pp_export_nfile(x); i++) {
     const char *name = pp_export_file_name(x, i);
     char path[4096];
@@ -139,9 +132,7 @@ static int run_export(pp_ctx *ctx, void *opts)
   for (i = 0; !rc && !ret && i < pp_export_nwarning(x); i++)
     fprintf(stderr, "parplan: warning: %s\n", pp_export_warning(x, i));
   pp_export_destroy(x);
-  pp_plan_destroy(p);
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
+  free_plan(&in);
   return ret;
 }
 

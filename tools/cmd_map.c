@@ -49,7 +49,6 @@ static const struct cli_opt map_opts[] = {
 static void init_map(void *opts)
 {
   struct map_opts *o = opts;
-  common_init(&o->c);
   pp_map_params_init(&o->mp);
 }
 

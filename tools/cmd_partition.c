@@ -108,7 +108,6 @@ static const struct cli_opt part_out_opts[] = {
 static void init_partition(void *opts)
 {
   struct part_opts *o = opts;
-  common_init(&o->c);
   pp_part_params_init(&o->pp);
 }
 

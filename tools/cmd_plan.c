@@ -64,7 +64,6 @@ static const struct cli_opt trace_opts[] = {
 static void init_plan(void *opts)
 {
   struct plan_opts *o = opts;
-  common_init(&o->c);
   pp_search_params_init(&o->sp);
   o->schedule = -1;
   o->recompute = 2;

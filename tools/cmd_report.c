@@ -28,7 +28,6 @@ static const struct cli_opt report_opts[] = {
 static void init_report(void *opts)
 {
   struct report_opts *o = opts;
-  common_init(&o->c);
   pp_report_params_init(&o->rp);
 }
 
@@ -36,9 +35,7 @@ static int run_report(pp_ctx *ctx, void *opts)
 {
   const struct report_opts *o = opts;
   const char *image = o->c.gantt_image;
-  pp_model *m;
-  pp_cluster *c;
-  pp_plan *p;
+  struct plan_inputs in;
   pp_status rc;
   int ret;
 
@@ -46,24 +43,23 @@ static int run_report(pp_ctx *ctx, void *opts)
     return cli_usage("report", "report needs -o report.html");
   if (o->c.cost.kind != PP_COST_PARPLAN)
     return cli_usage("report", "the report uses parplan's cost model");
-  if ((ret = load_plan(ctx, "report", &o->c, &m, &c, &p)))
+  if ((ret = load_plan(ctx, "report", &o->c, &in)))
     return ret;
-  rc = pp_report_write(ctx, p, m, c, &o->c.cost, &o->rp, o->c.out, NULL);
+  rc = pp_report_write(ctx, in.p, in.m, in.c, &o->c.cost, &o->rp, o->c.out,
+                       NULL);
   if (rc == PP_OK && image) {
     pp_sim *s = NULL;
     pp_cost_params cp = o->c.cost;
     cp.record = 1;
-    if ((rc = pp_simulate(ctx, p, m, c, &cp, &s)) == PP_OK)
-      rc = pp_gantt_write(ctx, s, c, image_format(image), image, NULL);
+    if ((rc = pp_simulate(ctx, in.p, in.m, in.c, &cp, &s)) == PP_OK)
+      rc = pp_gantt_write(ctx, s, in.c, image_format(image), image, NULL);
     pp_sim_destroy(s);
   }
   if (rc == PP_OK)
     printf("wrote %s%s%s\n", o->c.out, image ? " and " : "",
            image ? image : "");
   ret = rc ? cli_fail(ctx, rc) : 0;
-  pp_plan_destroy(p);
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
+  free_plan(&in);
   return ret;
 }
 

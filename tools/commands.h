@@ -30,13 +30,21 @@ extern const struct cli_opt chain_opts[], sim_opts[], part_opts[],
 /* pp_schedule_name by index, for the --schedule of partition and plan. */
 const char *schedule_at(int i);
 
-/* Set up the struct cli_common that opts begins with. */
+/* Set up the struct cli_common that opts begins with (main does, for
+** every command). */
 void common_init(void *opts);
 
-/* The model, the cluster and the plan of the commands that take a PLAN
-** (o->arg); 0, or the exit status of the error it reported. */
+/* What the commands that take a PLAN (o->arg) work on. */
+struct plan_inputs {
+  pp_model *m;
+  pp_cluster *c;
+  pp_plan *p;
+};
+/* 0, or the exit status of the error it reported (in leaves nothing to
+** free then). */
 int load_plan(pp_ctx *ctx, const char *cmd, const struct cli_common *o,
-              pp_model **m, pp_cluster **c, pp_plan **p);
+              struct plan_inputs *in);
+void free_plan(struct plan_inputs *in);
 
 /* .png: PNG, anything else SVG. */
 pp_image_format image_format(const char *path);

@@ -121,26 +121,29 @@ void common_init(void *opts)
 }
 
 int load_plan(pp_ctx *ctx, const char *cmd, const struct cli_common *o,
-              pp_model **m, pp_cluster **c, pp_plan **p)
+              struct plan_inputs *in)
 {
   pp_status rc;
-  *m = NULL;
-  *c = NULL;
-  *p = NULL;
+  memset(in, 0, sizeof *in);
   if (!o->arg)
     return cli_usage(cmd, "%s needs a PLAN file", cmd);
   if (!o->model || !o->cluster)
     return cli_usage(cmd, "%s needs --model M and --cluster C", cmd);
-  if ((rc = pp_model_load(ctx, o->model, m)) ||
-      (rc = pp_cluster_load(ctx, o->cluster, c)) ||
-      (rc = pp_plan_load(ctx, o->arg, *m, *c, p))) {
-    pp_model_destroy(*m);
-    pp_cluster_destroy(*c);
-    *m = NULL;
-    *c = NULL;
+  if ((rc = pp_model_load(ctx, o->model, &in->m)) ||
+      (rc = pp_cluster_load(ctx, o->cluster, &in->c)) ||
+      (rc = pp_plan_load(ctx, o->arg, in->m, in->c, &in->p))) {
+    free_plan(in);
     return cli_fail(ctx, rc);
   }
   return 0;
+}
+
+void free_plan(struct plan_inputs *in)
+{
+  pp_plan_destroy(in->p);
+  pp_cluster_destroy(in->c);
+  pp_model_destroy(in->m);
+  memset(in, 0, sizeof *in);
 }
 
 pp_image_format image_format(const char *path)

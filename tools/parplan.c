@@ -73,7 +73,9 @@ int main(int argc, char **argv)
     return ret;
   if (!(o = calloc(1, cmd->size)))
     return cli_fail(NULL, PP_ENOMEM);
-  cmd->init(o);
+  common_init(o);
+  if (cmd->init)
+    cmd->init(o);
   if ((ret = cli_parse(&tool, cmd, at, argc, argv, o)) == CLI_RUN) {
     pp_ctx_params_init(&cp);
     cp.seed = o->seed;
