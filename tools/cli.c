@@ -41,7 +41,7 @@ void cli_names(const char *(*names)(int i), char *buf, size_t n)
     len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? "|" : "", names(i));
 }
 
-/* "-" alone is an argument (standard input, for a loader that takes it). */
+/* "-" alone is an argument, as it always was, not an option. */
 static int is_option(const char *a)
 {
   return a[0] == '-' && a[1];

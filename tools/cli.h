@@ -91,7 +91,7 @@ enum { CLI_RUN = -1 };
 ** value (an option takes a value under every command or under none). */
 int cli_command(const struct cli_tool *t, int argc, char **argv,
                 const struct cli_cmd **cmd, int *at);
-/* Fill opts (set up) from argv, all but argv[at]. */
+/* Fill opts, set up by main, from argv but argv[at]. */
 int cli_parse(const struct cli_tool *t, const struct cli_cmd *cmd, int at,
               int argc, char **argv, void *opts);
 

@@ -40,8 +40,8 @@ struct plan_inputs {
   pp_cluster *c;
   pp_plan *p;
 };
-/* 0, or the exit status of the error it reported (in leaves nothing to
-** free then). */
+/* 0, or the exit status of the error it reported, leaving nothing to
+** free. */
 int load_plan(pp_ctx *ctx, const char *cmd, const struct cli_common *o,
               struct plan_inputs *in);
 void free_plan(struct plan_inputs *in);
