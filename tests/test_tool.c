@@ -1145,6 +1145,10 @@ static void test_enum_names(void **state)
   snprintf(want, sizeof want, "--to needs one of %s, not 'nemo'", list);
   expect_usage_failure(&r, want);
   run_free(&r);
+  r = run("export --help");
+  snprintf(want, sizeof want, "--to %s", list);
+  expect_contains(r.out, want);
+  run_free(&r);
 }
 
 /* plan alone plans the default, as the tool alone does. */
