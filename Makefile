@@ -19,6 +19,6 @@ bench:
 	./build/bench/bench_map
 	./build/bench/bench_plan
 format:
-	clang-format -i src/*/*.c src/*/*.h include/*.h tools/*.c tests/*.c tests/*.h bench/*.c
+	clang-format -i src/*/*.c src/*/*.h include/*.h tools/*.c tools/*.h tests/*.c tests/*.h bench/*.c
 clean:
 	rm -rf build build-release build-test build-asan

@@ -667,6 +667,12 @@ typedef struct pp_cost_params {
                              critical path); default 1 */
 } pp_cost_params;
 void pp_cost_params_init(pp_cost_params *p);
+/** \brief "parplan", "amp"; NULL for an unknown value. */
+const char *pp_cost_kind_name(pp_cost_kind k);
+/** \brief "auto", "ring", "hier"; NULL for an unknown value. */
+const char *pp_allreduce_name(pp_allreduce a);
+/** \brief "channels", "links"; NULL for an unknown value. */
+const char *pp_sim_network_name(pp_sim_network n);
 
 typedef struct pp_eval pp_eval;
 
@@ -1255,6 +1261,9 @@ pp_status pp_export_pipedream(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
 ** "pipedream". */
 pp_status pp_export_to(pp_ctx *ctx, const char *engine, const pp_plan *p,
                        const pp_model *m, const pp_cluster *c, pp_export **out);
+/** \brief The engines pp_export_to knows, i = 0, 1, ...: "megatron",
+** "deepspeed", "torch", "pipedream"; NULL past the last. */
+const char *pp_export_engine_name(int i);
 void pp_export_destroy(pp_export *x);
 /** \brief The files of an export: a name (no directory) and its text. */
 int32_t pp_export_nfile(const pp_export *x);

@@ -907,6 +907,287 @@ static void test_help_version(void **state)
   run_free(&r);
 }
 
+/* ---- the command line's tables ------------------------------------- */
+
+/* s without the "; 0.14 s" that ends a line with the time taken, in
+** place: runs differ only there. */
+static char *drop_seconds(char *s)
+{
+  char *p = s, *q;
+  while ((p = strstr(p, "; ")) != NULL) {
+    q = p + 2;
+    q += strspn(q, "0123456789.e+-");
+    if (q > p + 2 && !strncmp(q, " s", 2) && (q[2] == '\n' || !q[2]))
+      memmove(p, q + 2, strlen(q + 2) + 1);
+    else
+      p += 2;
+  }
+  return s;
+}
+
+/* Each command's --help: its own entry and options, not the tool's. */
+static void test_command_help(void **state)
+{
+  static const struct {
+    const char *cmd, *has, *lacks;
+  } cases[] = {
+      {"plan", "--batch GBS", "--network"},
+      {"compare", "--max-tp", "--trace"},
+      {"describe", "--json", "--model"},
+      {"model", "--chain-ops", "--batch"},
+      {"topo", "--list", "--chain"},
+      {"evaluate", "--cost-model", "--network"},
+      {"simulate", "--network", "--batch"},
+      {"export", "--to ENGINE", "--json"},
+      {"report", "--no-baselines", "--json"},
+      {"partition", "--refine-steps", "--algorithm"},
+      {"map", "--algorithm", "--refine-steps"},
+  };
+  char want[64];
+  struct run r, h;
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    r = run("%s --help", cases[i].cmd);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.err, "");
+    snprintf(want, sizeof want, "usage: parplan %s", cases[i].cmd);
+    assert_int_equal(strncmp(r.out, want, strlen(want)), 0);
+    snprintf(want, sizeof want, "\n  %s ", cases[i].cmd);
+    expect_contains(r.out, want);
+    expect_contains(r.out, "\noptions:\n");
+    expect_contains(r.out, cases[i].has);
+    expect_contains(r.out, "--seed N");
+    if (strstr(r.out, cases[i].lacks) || strstr(r.out, "commands:"))
+      fail_msg("%s --help is not the command's alone:\n%s", cases[i].cmd,
+               r.out);
+    h = run("%s -h", cases[i].cmd);
+    assert_string_equal(h.out, r.out);
+    run_free(&h);
+    run_free(&r);
+  }
+  /* With no command, the tool's help. */
+  r = run("--help");
+  expect_contains(r.out, "commands:");
+  expect_contains(r.out, "partition options:");
+  run_free(&r);
+}
+
+/* --opt=value is --opt value, also for a value holding '='. */
+static void test_opt_equals(void **state)
+{
+  const char *plan = tu_path("examples/plan-gpt2-amp.json");
+  struct run a, b;
+  (void)state;
+  a = run("evaluate %s --model=gpt2-amp --cluster=amp-het-cluster "
+          "--reserve-gb=1 --allreduce=ring --json",
+          plan);
+  b = run("evaluate %s --model gpt2-amp --cluster amp-het-cluster "
+          "--reserve-gb 1 --allreduce ring --json",
+          plan);
+  assert_int_equal(a.rc, 0);
+  assert_string_equal(a.out, b.out);
+  run_free(&a);
+  run_free(&b);
+  a = run("partition --model=transformer:layers=4,hidden=64,heads=2,seq=16,"
+          "vocab=100 --stages=2 --method=uniform-layers");
+  b = run("partition --model transformer:layers=4,hidden=64,heads=2,seq=16,"
+          "vocab=100 --stages 2 --method uniform-layers");
+  assert_int_equal(a.rc, 0);
+  assert_string_equal(drop_seconds(a.out), drop_seconds(b.out));
+  run_free(&a);
+  run_free(&b);
+  /* Options may come before the command. */
+  a = run("--seed=7 --json topo random_blk_1:16");
+  b = run("topo random_blk_1:16 --json --seed 7");
+  assert_int_equal(a.rc, 0);
+  assert_string_equal(a.out, b.out);
+  run_free(&a);
+  run_free(&b);
+  /* A flag takes no value. */
+  a = run("topo dgx1 --json=yes");
+  expect_usage_failure(&a, "--json takes no value");
+  run_free(&a);
+}
+
+/* An option of another command is refused, naming the command. */
+static void test_other_command_option(void **state)
+{
+  struct run r;
+  (void)state;
+  r = run("topo dgx1 --batch 32 --to megatron");
+  expect_usage_failure(&r, "topo does not take --batch");
+  expect_contains(r.err, "parplan topo --help");
+  assert_string_equal(r.out, "");
+  run_free(&r);
+  r = run("evaluate %s --model gpt2-amp --cluster amp-het-cluster "
+          "--network=links",
+          tu_path("examples/plan-gpt2-amp.json"));
+  expect_usage_failure(&r, "evaluate does not take --network");
+  run_free(&r);
+  r = run("map --stages s.json --cluster dgx1 --refine-steps 3");
+  expect_usage_failure(&r, "map does not take --refine-steps");
+  run_free(&r);
+  r = run("plan --frobnicate");
+  expect_usage_failure(&r, "unknown option '--frobnicate'");
+  run_free(&r);
+}
+
+/* Out of range: the option and the range. */
+static void test_out_of_range(void **state)
+{
+  struct run r;
+  (void)state;
+  r = run("partition --model gpt2-amp --stages 0");
+  expect_usage_failure(&r, "--stages needs an integer from 1 to 1048576, "
+                           "not '0'");
+  expect_contains(r.err, "parplan partition --help");
+  run_free(&r);
+  r = run("plan --time-limit=0");
+  expect_usage_failure(&r, "--time-limit needs a number from 0.001 to "
+                           "1e+06, not '0'");
+  run_free(&r);
+  r = run("simulate p.json --gantt 10001");
+  expect_usage_failure(&r, "--gantt needs an integer from 0 to 10000");
+  run_free(&r);
+  r = run("evaluate p.json --reserve-gb -1");
+  expect_usage_failure(&r, "--reserve-gb needs a number from 0 to");
+  run_free(&r);
+}
+
+/* The library's name functions, by enum. */
+enum named {
+  SCHEDULE,
+  OPTIMIZER,
+  PART_OBJECTIVE,
+  PART_METHOD,
+  MAP_OBJECTIVE,
+  MAP_ALGORITHM,
+  COST_KIND,
+  ALLREDUCE,
+  NETWORK
+};
+
+static const char *name_of(enum named e, int i)
+{
+  switch (e) {
+  case SCHEDULE: return pp_schedule_name((pp_schedule)i);
+  case OPTIMIZER: return pp_optimizer_name((pp_optimizer)i);
+  case PART_OBJECTIVE: return pp_part_objective_name((pp_part_objective)i);
+  case PART_METHOD: return pp_part_method_name((pp_part_method)i);
+  case MAP_OBJECTIVE: return pp_map_objective_name((pp_map_objective)i);
+  case MAP_ALGORITHM: return pp_map_algorithm_name((pp_map_algorithm)i);
+  case COST_KIND: return pp_cost_kind_name((pp_cost_kind)i);
+  case ALLREDUCE: return pp_allreduce_name((pp_allreduce)i);
+  case NETWORK: return pp_sim_network_name((pp_sim_network)i);
+  }
+  return NULL;
+}
+
+/* "a|b|c" into buf. */
+static void join_names(enum named e, char *buf, size_t n)
+{
+  int i;
+  buf[0] = '\0';
+  for (i = 0; name_of(e, i); i++) {
+    if (i)
+      strncat(buf, "|", n - strlen(buf) - 1);
+    strncat(buf, name_of(e, i), n - strlen(buf) - 1);
+  }
+}
+
+/* A bad enum value: the error lists the library's names; so does the
+** help (but partition's --schedule, which shows the two its memory
+** model tells apart). */
+static void test_enum_names(void **state)
+{
+  static const struct {
+    const char *cmd, *opt;
+    enum named names;
+  } cases[] = {
+      {"plan", "--schedule", SCHEDULE},
+      {"plan", "--optimizer", OPTIMIZER},
+      {"partition", "--objective", PART_OBJECTIVE},
+      {"partition", "--method", PART_METHOD},
+      {"partition", "--optimizer", OPTIMIZER},
+      {"map", "--objective", MAP_OBJECTIVE},
+      {"map", "--algorithm", MAP_ALGORITHM},
+      {"evaluate", "--cost-model", COST_KIND},
+      {"evaluate", "--allreduce", ALLREDUCE},
+      {"simulate", "--network", NETWORK},
+  };
+  char list[256], want[320];
+  struct run r;
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    join_names(cases[i].names, list, sizeof list);
+    r = run("%s %s bogus", cases[i].cmd, cases[i].opt);
+    snprintf(want, sizeof want, "%s needs one of %s, not 'bogus'", cases[i].opt,
+             list);
+    expect_usage_failure(&r, want);
+    run_free(&r);
+    if (strcmp(cases[i].opt, "--method")) { /* its list wraps */
+      r = run("%s --help", cases[i].cmd);
+      snprintf(want, sizeof want, "%s %s", cases[i].opt, list);
+      expect_contains(r.out, want);
+      run_free(&r);
+    }
+  }
+  /* --to: the library's engines, then launch. */
+  list[0] = '\0';
+  for (i = 0; pp_export_engine_name((int)i); i++) {
+    strcat(list, pp_export_engine_name((int)i));
+    strcat(list, "|");
+  }
+  strcat(list, "launch");
+  r = run("export p.json --to nemo");
+  snprintf(want, sizeof want, "--to needs one of %s, not 'nemo'", list);
+  expect_usage_failure(&r, want);
+  run_free(&r);
+  r = run("export --help");
+  snprintf(want, sizeof want, "--to %s", list);
+  expect_contains(r.out, want);
+  run_free(&r);
+}
+
+/* plan alone plans the default, as the tool alone does. */
+static void test_plan_alone(void **state)
+{
+  struct run a = run("%s", ""), b = run("plan");
+  (void)state;
+  assert_int_equal(a.rc, 0);
+  assert_int_equal(b.rc, 0);
+  assert_string_equal(drop_seconds(a.out), drop_seconds(b.out));
+  run_free(&a);
+  run_free(&b);
+  /* Given one of model, cluster and batch, plan needs all three. */
+  a = run("plan --model gpt2-amp --cluster amp-het-cluster");
+  expect_usage_failure(&a, "plan needs --model M --cluster C --batch GBS");
+  expect_contains(a.err, "parplan plan --help");
+  run_free(&a);
+}
+
+/* Positional arguments: each command's one, no more. */
+static void test_surplus_positional(void **state)
+{
+  struct run r;
+  (void)state;
+  r = run("plan extra");
+  expect_usage_failure(&r, "plan takes no argument 'extra'");
+  run_free(&r);
+  r = run("describe extra");
+  expect_usage_failure(&r, "describe takes no argument 'extra'");
+  run_free(&r);
+  r = run("evaluate a.json b.json --model gpt2-amp");
+  expect_usage_failure(&r, "unexpected argument 'b.json' (evaluate takes "
+                           "one PLAN)");
+  run_free(&r);
+  r = run("topo dgx1 hier:2x4");
+  expect_usage_failure(&r, "unexpected argument 'hier:2x4'");
+  run_free(&r);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -926,6 +1207,13 @@ int main(void)
       cmocka_unit_test(test_seed),
       cmocka_unit_test(test_json_always_valid),
       cmocka_unit_test(test_help_version),
+      cmocka_unit_test(test_command_help),
+      cmocka_unit_test(test_opt_equals),
+      cmocka_unit_test(test_other_command_option),
+      cmocka_unit_test(test_out_of_range),
+      cmocka_unit_test(test_enum_names),
+      cmocka_unit_test(test_plan_alone),
+      cmocka_unit_test(test_surplus_positional),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

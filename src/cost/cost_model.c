@@ -44,6 +44,26 @@ void pp_cost_params_init(pp_cost_params *p)
   p->record = 1;
 }
 
+static const char *const kind_names[] = {"parplan", "amp"};
+static const char *const allreduce_names[] = {"auto", "ring", "hier"};
+static const char *const network_names[] = {"channels", "links"};
+
+const char *pp_cost_kind_name(pp_cost_kind k)
+{
+  return (unsigned)k < 2 ? kind_names[k] : NULL;
+}
+
+const char *pp_allreduce_name(pp_allreduce a)
+{
+  return (unsigned)a < 3 ? allreduce_names[a] : NULL;
+}
+
+const char *pp_sim_network_name(pp_sim_network n)
+{
+  return (unsigned)n < 2 ? network_names[n] : NULL;
+}
+
+
 double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
                      double bytes)
 {

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The options several commands take, written once: each sets a field of
+** struct cli_common, the head of every command's options.  And the
+** helpers that load what the plan commands (evaluate, simulate, export,
+** report) work on.
+*/
+#include "commands.h"
+
+#include <string.h>
+
+#define COMMON(f) CLI_FIELD(struct cli_common, f)
+
+/* The library's name functions, called with an index. */
+static const char *cost_kind_at(int i)
+{
+  return pp_cost_kind_name((pp_cost_kind)i);
+}
+
+static const char *allreduce_at(int i)
+{
+  return pp_allreduce_name((pp_allreduce)i);
+}
+
+static const char *network_at(int i)
+{
+  return pp_sim_network_name((pp_sim_network)i);
+}
+
+static const char *optimizer_at(int i)
+{
+  return pp_optimizer_name((pp_optimizer)i);
+}
+
+const char *schedule_at(int i)
+{
+  return pp_schedule_name((pp_schedule)i);
+}
+
+const struct cli_opt model_opts[] = {
+    {"--model", CLI_STRING, COMMON(model),
+     .help = "--model M     the model: a file, a built-in name or a generator "
+             "spec\n"
+             "              (as for parplan model SPEC)"},
+    {NULL}};
+
+const struct cli_opt cluster_opts[] = {
+    {"--cluster", CLI_STRING, COMMON(cluster),
+     .help = "--cluster C   the cluster: a file, a built-in name or a "
+             "generator spec\n"
+             "              (as for parplan topo SPEC)"},
+    {NULL}};
+
+const struct cli_opt json_opts[] = {
+    {"--json", CLI_FLAG, COMMON(json), .value = 1,
+     .help = "--json        print the description or the result as JSON"},
+    {NULL}};
+
+const struct cli_opt out_opts[] = {
+    {"-o", CLI_STRING, COMMON(out),
+     .help = "-o FILE       also write the normalized model, cluster or plan "
+             "JSON"},
+    {NULL}};
+
+const struct cli_opt seed_opts[] = {
+    {"--seed", CLI_SEED, COMMON(seed),
+     .help = "--seed N      seed of random generators (default 1)"},
+    {NULL}};
+
+const struct cli_opt help_opts[] = {
+    {"--help", CLI_HELP,
+     .help = "-h, --help    this text;  --version  the version"},
+    {"-h", CLI_HELP, .help = NULL /* in --help's entry */},
+    {"--version", CLI_VERSION, .help = NULL /* in --help's entry */},
+    {NULL}};
+
+const struct cli_opt cost_model_opts[] = {
+    {"--cost-model", CLI_ENUM, COMMON(cost.kind), .names = cost_kind_at,
+     .help = "--cost-model parplan|amp   (evaluate) AMP's conventions "
+             "reproduce its\n"
+             "              predictions (data/amp/COST_MODEL.md); default "
+             "parplan"},
+    {NULL}};
+
+const struct cli_opt allreduce_opts[] = {
+    {"--allreduce", CLI_ENUM, COMMON(cost.allreduce), .names = allreduce_at,
+     .help = "--allreduce auto|ring|hier gradient allreduce (default auto: "
+             "faster)"},
+    {NULL}};
+
+const struct cli_opt reserve_opts[] = {
+    {"--reserve-gb", CLI_GIB, COMMON(cost.reserve_bytes), 0, 1e6,
+     .help = "--reserve-gb X  memory reserved on every device (default 0)"},
+    {NULL}};
+
+const struct cli_opt network_opts[] = {
+    {"--network", CLI_ENUM, COMMON(cost.network), .names = network_at,
+     .help = "--network channels|links   (simulate) a channel per device "
+             "pair, or\n"
+             "              transfers sharing physical links share them"},
+    {NULL}};
+
+const struct cli_opt gantt_image_opts[] = {
+    {"--gantt-image", CLI_STRING, COMMON(gantt_image),
+     .help = "--gantt-image FILE  (simulate, report) the Gantt chart as SVG, "
+             "or\n"
+             "              PNG when FILE ends in .png (cairo)"},
+    {NULL}};
+
+const struct cli_opt optimizer_opts[] = {
+    {"--optimizer", CLI_ENUM, COMMON(optimizer), .names = optimizer_at,
+     .help = "--optimizer sgd|adam|adam-mixed|2bw   (default adam-mixed)"},
+    {NULL}};
+
+void common_init(void *opts)
+{
+  struct cli_common *c = opts;
+  c->seed = 1;
+  c->optimizer = -1;
+  pp_cost_params_init(&c->cost);
+}
+
+int load_plan(pp_ctx *ctx, const char *cmd, const struct cli_common *o,
+              struct plan_inputs *in)
+{
+  pp_status rc;
+  memset(in, 0, sizeof *in);
+  if (!o->arg)
+    return cli_usage(cmd, "%s needs a PLAN file", cmd);
+  if (!o->model || !o->cluster)
+    return cli_usage(cmd, "%s needs --model M and --cluster C", cmd);
+  if ((rc = pp_model_load(ctx, o->model, &in->m)) ||
+      (rc = pp_cluster_load(ctx, o->cluster, &in->c)) ||
+      (rc = pp_plan_load(ctx, o->arg, in->m, in->c, &in->p))) {
+    free_plan(in);
+    return cli_fail(ctx, rc);
+  }
+  return 0;
+}
+
+void free_plan(struct plan_inputs *in)
+{
+  pp_plan_destroy(in->p);
+  pp_cluster_destroy(in->c);
+  pp_model_destroy(in->m);
+  memset(in, 0, sizeof *in);
+}
+
+pp_image_format image_format(const char *path)
+{
+  size_t n = strlen(path);
+  return n >= 4 && !strcmp(path + n - 4, ".png") ? PP_IMAGE_PNG : PP_IMAGE_SVG;
+}
