@@ -299,6 +299,8 @@ class Checker:
         s = t.text()
         for m in PATH_RE.finditer(s):
             p = m.group(1).rstrip(".,;:-")
+            if s[m.end():m.end() + 1] in ("<", "{", "%"):
+                continue  # a pattern such as src/part/part_<name>.c
             if md_only and not p.endswith(".md"):
                 continue  # a string names files a test makes or misses
             if re.match(r"\s*@\s*[0-9a-f]{6,}", s[m.end():]):
@@ -336,8 +338,12 @@ class Checker:
                 continue
             here = os.path.join(os.path.dirname(path), name).replace(
                 os.sep, "/")
-            target = here if here in hits else (hits[0] if len(hits) == 1
-                                                 else None)
+            if here in hits:
+                target = here  # beside the citing file
+            elif name in hits:
+                target = name  # at the repository's root
+            else:
+                target = hits[0] if len(hits) == 1 else None
             if target is None:
                 if SECTION_AFTER.match(s, m.end()):
                     self.report(path, t.line(m.start()),
