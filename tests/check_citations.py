@@ -3,8 +3,9 @@
 """The citation checker: everything the code and the docs cite is in the
 repository.
 
-Scans src/, include/, tools/, tests/, bench/, docs/ and README.md (the
-recorded outputs under tests/golden/ are data, not prose) for:
+Scans src/, include/, tools/, tests/, bench/, docs/, scripts/, README.md,
+data/README.md and examples/README.md (the recorded outputs under
+tests/golden/ are data, not prose) for:
 
   - repository paths: docs/..., data/..., src/..., tests/..., include/...,
     tools/..., bench/..., examples/..., scripts/... (a '*' in a name is a
@@ -35,7 +36,8 @@ import os
 import re
 import sys
 
-SCAN = ["src", "include", "tools", "tests", "bench", "docs", "README.md"]
+SCAN = ["src", "include", "tools", "tests", "bench", "docs", "scripts",
+        "README.md", "data/README.md", "examples/README.md"]
 SKIP_DIRS = {os.path.join("tests", "golden")}
 TEXT_EXT = {".c", ".h", ".py", ".sh", ".md", ".txt"}
 TEXT_NAMES = {"LAYERS", "CMakeLists.txt"}
@@ -57,7 +59,7 @@ EXTERNAL = {
 PATH_RE = re.compile(
     r"(?<![\w./:@-])/?((?:%s)/[\w./*+-]*)" % "|".join(ROOTS))
 BARE_RE = re.compile(r"(?<![\w./*-])([A-Za-z_][\w*-]{2,}\.[ch])(?![\w-])")
-MD_NAME_RE = re.compile(r"(?<![\w./-])([A-Z][A-Z_]*\.md)\b")
+MD_NAME_RE = re.compile(r"(?<![\w./-])([\w-]+\.md)\b")
 KEY_RE = re.compile(r"(?<![\w\]\[`])\[([A-Z][A-Za-z0-9+.-]*[a-z]"
                     r"[A-Za-z0-9+.-]*|[A-Z][A-Z0-9-]+)\](?![(:\[\w])")
 LINK_RE = re.compile(r"\]\(([^)\s]+)\)")
@@ -123,7 +125,7 @@ def c_pieces(src):
             j = src.find("*/", i + 2)
             j = n if j < 0 else j
             for k, ln in enumerate(src[i + 2:j].split("\n")):
-                ln = re.sub(r"^\s*\*+\s?", "", ln) if k else ln
+                ln = re.sub(r"^\s*\**\s*", "", ln) if k else ln
                 out.append(("comment", ln, line + k))
             line += src.count("\n", i, j)
             i = j + 2

@@ -3,9 +3,9 @@
 ** parplan: the command-line tool.  It uses only include/parplan.h, owns
 ** argument parsing, exit codes and everything printed to the terminal.
 **
-** Exit status (DESIGN.md): 0 success; 1 bad input or usage; 2 internal
-** error (including running out of memory); 3 "nothing fits" (a result,
-** used by the planner commands).
+** Exit status (docs/DESIGN.md, "Exit status"): 0 success; 1 bad input or
+** usage; 2 internal error (including running out of memory); 3 "nothing
+** fits" (a result, used by the planner commands).
 */
 #include "parplan.h"
 

@@ -364,7 +364,7 @@ PP_INTERNAL void ppi_fmt_num(char *buf, size_t n, double x);
 PP_INTERNAL void ppi_fmt_bytes(char *buf, size_t n, double bytes);
 
 /* Built-in models (model_builtin.c), the parametric transformer
-** (model_transformer.c) and cluster generators (cluster_gen_*.c). */
+** (model_transformer.c) and cluster generators (cluster_gen.c). */
 PP_INTERNAL pp_status ppi_model_builtin(pp_ctx *ctx, const char *name,
                                         pp_model **out, bool *found);
 

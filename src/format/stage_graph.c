@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** Reading and writing the stage graph (DESIGN.md, "Stage graph"): the
+** Reading and writing the stage graph (docs/DESIGN.md, "Stage graph"): the
 ** output of `parplan partition -o` and the input of `parplan map`.
 **
 **   {"stages": [{"name", "compute_ms", "param_bytes"}, ...],
