@@ -326,10 +326,10 @@ struct pp_plan {
   bool pattern;          /* every stage has one: the simulator follows it */
 };
 
-/* Names of plan enums shared by the io layer. */
+/* Names of plan enums shared by the readers and writers. */
 PP_INTERNAL int32_t ppi_plan_max_device(const struct pp_plan *p);
 
-/* ---- shared helpers of the io layer ---------------------------------- */
+/* ---- file and text helpers of the readers and writers (textio.c) ---- */
 
 /* Read a whole file into a NUL-terminated buffer from the context's
 ** allocator (*len excludes the NUL); free with ppi_free(ctx, p, len+1). */
