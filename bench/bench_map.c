@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** bench_map: device mapping on paper 001 Table 2's grid.
+** bench_map: device mapping on [Parmesan] Table 2's grid.
 **
 ** Topologies: 2D/3D mesh and torus (hop-routed 25 GB/s links),
 ** random_blk_1, random_blk_2, uniform_dist, for Table 2's nine (S, R) from
@@ -101,7 +101,7 @@ static void cell(pp_ctx *ctx, const char *topo, const char *model, int S, int R,
 
 int main(int argc, char **argv)
 {
-  /* paper 001 Table 2's columns; a regular topology exists only where D
+  /* [Parmesan] Table 2's columns; a regular topology exists only where D
   ** is a square (2D: 8x8, 16x16) or a cube (3D: 4x4x4, 8x8x8) */
   static const int SR[9][2] = {{4, 16},  {8, 8},   {16, 4}, {4, 64}, {8, 32},
                                {16, 16}, {4, 128}, {8, 64}, {16, 32}};

@@ -10,11 +10,11 @@
 **     (part_amp_original.c, written from data/amp/COST_MODEL.md 3.1) in
 **     the same run, with the ratio.  AMP's DP is O(k L^4): beyond L = 30
 **     its table alone is printed, not run.
-** (b) MadPipe against PipeDream + 1F1B* (paper 003 Figure 7): the
+** (b) MadPipe against PipeDream + 1F1B* ([MadPipe] Figure 7): the
 **     periods on the PipeDream profiles of ResNet-50, ResNet-101,
 **     DenseNet-121 and Inception-v3 (their chain views), as given (224 x
 **     224, the profiled batch) and rescaled to 1000 x 1000, batch 8
-**     (notes/algorithms.md 2.5: activations and times x (1000/224)^2 x 8 /
+**     (docs/ALGORITHMS.md 2.2: activations and times x (1000/224)^2 x 8 /
 **     batch, parameters kept; labelled "derived"), P = 2..8, memory 3..16
 **     GB, bandwidth 12 and 24 GB/s, 2BW weights (3 x parameters).  For
 **     each memory size: the geometric mean of period(PipeDream + 1F1B*) /
@@ -252,7 +252,7 @@ static void part_b(pp_ctx *ctx, int quick)
   static const double mems[] = {3, 4, 6, 8, 12, 16};
   static const double bws[] = {12, 24};
   int scale, ni, mi, P, bi;
-  printf("\n(b) MadPipe vs PipeDream + 1F1B* (paper 003 Figure 7): period "
+  printf("\n(b) MadPipe vs PipeDream + 1F1B* (MadPipe's Figure 7): period "
          "ratio PipeDream+1F1B* / MadPipe\n");
   for (scale = 0; scale < 2; scale++) {
     double lsum[6] = {0};

@@ -16,7 +16,7 @@
 **      time and predicted throughput (Sailor's profiles: Llama-3 8B and
 **      OPT-30B take seconds per sample, hence the low figures).
 **  (d) Memory binds: GPT-2 on 4 and 8 V100s cut to 3-6 GiB, with and
-**      without MadPipe's pass (paper 003), recomputation off (the
+**      without MadPipe's pass ([MadPipe]), recomputation off (the
 **      paper's setting) and allowed: simulated times side by side.
 **
 ** usage: bench_plan [--quick]   (--quick: (b) up to 16x16, (c) up to 128)
@@ -44,7 +44,8 @@ static void die(pp_ctx *ctx, const char *what)
   exit(2);
 }
 
-/* The GPU catalog's figures (src/gpu_catalog.c) of the types used here. */
+/* The GPU catalog's figures (src/cluster/gpu_catalog.c) of the types used
+** here. */
 static void type_of(const char *name, pp_device_type_desc *td)
 {
   static const struct {

@@ -534,7 +534,7 @@ typedef struct pp_plan_builder pp_plan_builder;
 typedef enum pp_schedule {
   PP_SCHED_GPIPE = 0,    /* all forwards, then all backwards */
   PP_SCHED_1F1B = 1,     /* PipeDream-flush / DAPPLE */
-  PP_SCHED_1F1B_STAR = 2 /* MadPipe's minimum-memory 1F1B* (paper 003 4.1) */
+  PP_SCHED_1F1B_STAR = 2 /* MadPipe's minimum-memory 1F1B* ([MadPipe] 4.1) */
 } pp_schedule;
 
 typedef enum pp_optimizer {
@@ -638,7 +638,7 @@ int pp_plan_stage_pattern(const pp_plan *p, int32_t s, double sigma[4]);
 
 /* ====================================================================
 ** Cost model: stage compute, transfers, allreduce, memory, an analytic
-** iteration time and a lower bound (DESIGN.md, "Units and the cost
+** iteration time and a lower bound (docs/DESIGN.md, "Units and the cost
 ** model"; docs/COST_MODEL.md gives every formula).
 */
 typedef enum pp_cost_kind {
@@ -751,7 +751,7 @@ pp_status pp_eval_stage_order(const pp_eval *e, int32_t s, pp_sched_op *buf,
                               int64_t cap, int64_t *n);
 
 /** \brief Print the estimate: text (breakdown, stages, memory per device)
-** or JSON (docs/FORMATS.md, "evaluate --json"). */
+** or JSON (docs/FORMATS.md, "evaluate and simulate output"). */
 pp_status pp_eval_write(pp_ctx *ctx, const pp_eval *e, int json, FILE *f);
 
 /** \brief A lower bound on the iteration time of m on c for a global
@@ -838,12 +838,12 @@ pp_status pp_sim_write_trace(pp_ctx *ctx, const pp_sim *s, const char *path,
 */
 typedef enum pp_part_objective {
   PP_OBJ_MINMAX = 0, /* max_s (work + transfers in and out) / R
-                        (paper 001 Eq. 3; PipeDream) */
+                        ([Parmesan] Eq. 3; [PipeDream]) */
   PP_OBJ_AMP = 1,    /* (gas-1) max t + sum t + sum e [+ allreduce]
-                        (paper 002 Eq. 5-8) */
+                        ([AMP] Eq. 5-8) */
   PP_OBJ_MADPIPE = 2 /* the period of a memory-aware periodic schedule,
                         one special processor holding several stages
-                        (paper 003 4.2-4.3) */
+                        ([MadPipe] 4.2-4.3) */
 } pp_part_objective;
 
 typedef enum pp_part_method {
@@ -854,7 +854,7 @@ typedef enum pp_part_method {
   PP_PART_PIPEDREAM = 3,      /* the min-max DP, memory ignored */
   PP_PART_PIPEDREAM_STAR = 4, /* PipeDream's partition under 1F1B*, the
                                  shortest period that fits memory
-                                 (paper 003 5) */
+                                 ([MadPipe] 5) */
   PP_PART_AMP_ORIGINAL = 5    /* AMP's DP as its code runs it */
 } pp_part_method;
 
@@ -892,8 +892,8 @@ typedef struct pp_part_params {
                                   paper uses PP_OPT_2BW */
   int64_t reserve_bytes;       /* per device; default 0 */
   int amp_inputs;              /* amp-original: 1 gives the DP the inputs
-                                  AMP's code builds (data/amp/
-                                  COST_MODEL.md 3, 3.1) instead of the
+                                  AMP's code builds
+                                  (data/amp/COST_MODEL.md 3, 3.1) instead of the
                                   chain's: layers of kind "other" left
                                   out, the profiles blended over the
                                   cluster's device types, p2p in 32-bit
@@ -993,18 +993,19 @@ const int32_t *pp_partition_stage_ops(const pp_partition *pt, int32_t s,
 /** \brief Print the result (text, or JSON: docs/FORMATS.md). */
 pp_status pp_partition_write(pp_ctx *ctx, const pp_partition *pt, int json,
                              FILE *f);
-/** \brief Write the stage graph (DESIGN.md) to path atomically, or to f. */
+/** \brief Write the stage graph (docs/DESIGN.md, "Stage graph") to path
+** atomically, or to f. */
 pp_status pp_partition_write_stage_graph(pp_ctx *ctx, const pp_partition *pt,
                                          const char *path, FILE *f);
 
 /* ====================================================================
-** Device mapping (paper 001 5; docs/MAPPING.md): place the R replicas of
+** Device mapping ([Parmesan] 5; docs/MAPPING.md): place the R replicas of
 ** every stage of a stage graph on distinct devices of a cluster of any
 ** topology.
 */
 typedef struct pp_stage_graph pp_stage_graph;
 
-/** \brief Read a stage graph (DESIGN.md, "Stage graph"). */
+/** \brief Read a stage graph (docs/DESIGN.md, "Stage graph"). */
 pp_status pp_stage_graph_load(pp_ctx *ctx, const char *path,
                               pp_stage_graph **out);
 pp_status pp_stage_graph_read_json(pp_ctx *ctx, const char *text, size_t len,
@@ -1076,7 +1077,7 @@ double pp_mapping_time(const pp_mapping *m, int32_t s, int32_t r);
 pp_status pp_mapping_write(pp_ctx *ctx, const pp_mapping *m, int json, FILE *f);
 
 /* ====================================================================
-** The planner (paper 002 3; docs/PLANNER.md): search every parallel
+** The planner ([AMP] 3; docs/PLANNER.md): search every parallel
 ** dimension - the devices used, pipeline, data and tensor-parallel
 ** degrees, micro-batch size, schedule, recomputation - partition and
 ** place each point, price it, keep the best K that fit in memory, and
@@ -1194,7 +1195,7 @@ typedef struct pp_compare_row {
 } pp_compare_row;
 
 /** \brief Plan m on c with p (pp_plan_search) and with the baselines:
-** Megatron's heuristic (paper 002 4.1), AMP's procedure (Megatron's
+** Megatron's heuristic ([AMP] 4.1), AMP's procedure (Megatron's
 ** placement, AMP's DP, AMP's cost model), PipeDream's DP with
 ** consecutive placement, random search with as many evaluations as ours. */
 pp_status pp_plan_compare(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Generate src/model_builtin_data.c from the profiles in data/.
+"""Generate src/model/model_builtin_data.c from the profiles in data/.
 
 Run from the repository root:  python3 scripts/gen_builtin_models.py
 The output is committed; CI does not need Python.  tests/test_builtin.c
@@ -11,7 +11,7 @@ Conventions (docs/FORMATS.md, "Built-in models"):
   activation element), except where a tensor is fp32 on purpose;
 - AMP (data/amp, MccRee177/AMP @ 72eeea4): forward times are the
   measured entries at micro-batch 1; backward = 2 x forward, AMP's own
-  convention (COST_MODEL.md);
+  convention (data/amp/COST_MODEL.md);
 - Sailor (data/sailor, eth-easl/sailor @ cf2c8e3): forward and backward
   are measured; Sailor's update_s is the same value on every layer of a
   profile, i.e. the whole model's optimizer step, so it is shared out
@@ -25,7 +25,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "data")
-OUT = os.path.join(ROOT, "src", "model_builtin_data.c")
+OUT = os.path.join(ROOT, "src", "model", "model_builtin_data.c")
 
 
 def num(x):
@@ -259,7 +259,7 @@ def main():
                 "scripts/gen_builtin_models.py from data/; do not edit.\n"
                 "** Sources and conventions: that script's docstring and\n"
                 "** docs/FORMATS.md, \"Built-in models\".\n*/\n")
-        f.write('#include "model_builtin.h"\n\n#include <stddef.h>\n\n')
+        f.write('#include "model/model_builtin.h"\n\n#include <stddef.h>\n\n')
         f.write("/* clang-format off */\n")
         names = [mo.emit(f) for mo in models]
         f.write("const struct ppi_bmodel *const ppi_builtin_models[] = {\n")

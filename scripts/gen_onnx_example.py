@@ -9,7 +9,7 @@ an importer must find, computed here from onnx's own inferred shapes:
 The JSON gives the node count, the parameter bytes (float initializers),
 each node's first-output bytes at BATCH and the forward FLOPs of its
 matrix products (2 x output elements x the reduced dimension).
-tests/test_import.c runs it to check src/io_onnx.c against the real
+tests/test_import.c runs it to check src/format/onnx.c against the real
 library; `parplan model OUT.onnx:batch=BATCH` reads the file.
 """
 import json

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** Built-in models (src/model_builtin.c and the tables that
+** Built-in models (src/model/model_builtin.c and the tables that
 ** scripts/gen_builtin_models.py generates from data/) checked against
 ** their sources, the CSV files of data/amp and the JSON files of
 ** data/sailor, read here independently; the parametric transformer
-** (src/model_transformer.c)
-** against its formulas, and its spec errors (src/io_spec.c); and every
+** (src/model/model_transformer.c) against its formulas, and its spec
+** errors (src/format/spec.c); and every
 ** built-in written as model JSON, read back and written again, byte for
 ** byte.
 */

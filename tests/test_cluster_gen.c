@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Cluster generators and the one-line spec parser (cluster_gen.c,
-** io_spec.c), checked against the numbers the file header of
+** spec.c), checked against the numbers the file header of
 ** cluster_gen.c and docs/FORMATS.md state, recomputed here
 ** independently:
 **

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** AMP's cost model (src/cost_amp.c, `--cost-model amp`) against AMP's
+** AMP's cost model (src/cost/cost_amp.c, `--cost-model amp`) against AMP's
 ** own predictions: every row of data/amp/amp_cached_trials.csv, built
 ** as the plan AMP scored (DeepSpeed rank order, rank r on device r),
 ** must evaluate to that row's pred_s within 0.5 %.  The CSV keeps
@@ -9,11 +9,12 @@
 ** p2p boundary is about 0.1 % of its row), and the trials never cut
 ** after the logits, so t_boundary_volumes checks the p2p volumes alone.
 **
-** AMP's layer-assignment DP (src/part_amp_original.c, the partition
+** AMP's layer-assignment DP (src/part/part_amp_original.c, the partition
 ** method amp-original) against AMP's choices: for every row,
-** t_amp_partitions builds the inputs AMP's DP got (COST_MODEL.md 3, 3.1:
-** e = 3 mbs fwd of the row's profile, blended on the mixed cluster, over
-** AMP's work layers; the p2p costs cc in rank order; B micro-batches),
+** t_amp_partitions builds the inputs AMP's DP got (data/amp/COST_MODEL.md
+** 3, 3.1: e = 3 mbs fwd of the row's profile, blended on the mixed
+** cluster, over AMP's work layers; the p2p costs cc in rank order; B
+** micro-batches),
 ** runs the kernel and maps its split back to DeepSpeed entries (the
 ** inputs, the mapping and the uniform split are the library's,
 ** ppi_amp_dp_inputs and its neighbours in part.h).  Where B > 1 the

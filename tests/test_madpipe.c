@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** MadPipe (src/part_madpipe.c, src/sched_ilp.c) and PipeDream + 1F1B*:
+** MadPipe (src/part/part_madpipe.c, src/part/sched_ilp.c) and PipeDream +
+** 1F1B*:
 **
 ** - phase 2's ILP on contiguous allocations keeps exactly 1F1B*'s group
-**   counts (paper 003, Proposition 1: no valid pattern keeps fewer, and
+**   counts ([MadPipe] Proposition 1: no valid pattern keeps fewer, and
 **   1F1B* reaches them), and is feasible at the period of the most
-**   loaded resource and not below it (notes/algorithms.md 2.4, tests 1-3);
+**   loaded resource and not below it (docs/ALGORITHMS.md 2.1, tests 1-3);
 ** - phase 1's label-setting DP answers "is there an allocation of period
 **   <= T?" exactly as a brute force over every allocation (stages, which
 **   go to the special processor) under the same rules, on hundreds of
@@ -208,7 +209,7 @@ static double link_of(const struct chainbuf *b, int l)
 }
 
 /* Every allocation: cut positions (a bit per gap) and a special flag per
-** stage, under the rules of paper 003 4.2 as part_madpipe.c states them. */
+** stage, under the rules of [MadPipe] 4.2 as part_madpipe.c states them. */
 static bool brute_feasible(const struct chainbuf *b, int P, double T, int pess)
 {
   int L = b->c.L, cuts, flags, first[MAXL + 1], N, s;

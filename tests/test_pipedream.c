@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** The PipeDream graph.txt reader (src/io_pipedream.c): every profile
+** The PipeDream graph.txt reader (src/format/pipedream.c): every profile
 ** shipped in data/pipedream loads and agrees with models_summary.tsv and
 ** with an independent re-parse of the file done here; the inferred
 ** minibatch; GNMT's list-valued activations; the DAG kept as it is;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Plans: the builder, the checker, the Plan JSON reader and writer
-** (DESIGN.md, "Plan JSON"), and the evaluate and simulate commands.
+** (docs/DESIGN.md, "Plan JSON"), and the evaluate and simulate commands.
 **
-** - the minimal plan of DESIGN.md reads, checks and evaluates; write ->
+** - the minimal plan of docs/DESIGN.md reads, checks and evaluates; write ->
 **   read -> write gives identical bytes; names resolve only when a model
 **   or cluster is given;
 ** - every bad input fails with its status and a message naming the file,
@@ -84,7 +84,7 @@ static pp_cluster *small_cluster(pp_ctx *ctx)
   return c;
 }
 
-/* The plan of DESIGN.md, "Plan JSON". */
+/* The plan of docs/DESIGN.md, "Plan JSON". */
 static const char *design_plan =
     "{\"global_batch\": 16, \"micro_batch\": 1, \"micro_batches\": 8, \"tp\": "
     "1,\n"

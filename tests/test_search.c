@@ -620,7 +620,7 @@ static void t_compare(void **state)
   assert_int_equal(a.live, 0);
 }
 
-/* Where memory binds, MadPipe's plans join the search (paper 003): on
+/* Where memory binds, MadPipe's plans join the search ([MadPipe]): on
 ** GPT-2 on four 3 GiB V100s without recomputation it gives the best plan
 ** (its special processor holds several stages, its in-flight counts are
 ** below 1F1B's); every MadPipe plan passes the checker and fits in the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** The cost model, the schedules and the simulator against closed forms
-** (DESIGN.md, "Units and the cost model"; docs/COST_MODEL.md):
+** (docs/DESIGN.md, "Units and the cost model"; docs/COST_MODEL.md):
 **
 ** - balanced stages without communication take (gas + S - 1)(f + b)
 **   under GPipe, 1F1B and 1F1B* (simulated and analytic), with
@@ -10,7 +10,7 @@
 ** - in-flight counts are gas (GPipe) and min(S - s, gas) (1F1B), and the
 **   operation orders keep exactly that many micro-batches alive;
 ** - 1F1B* groups equal an independent computation (prefix sums and the
-**   greedy rule of paper 003 4.1, checked by its two defining
+**   greedy rule of [MadPipe] 4.1, checked by its two defining
 **   properties) on random chains, and 1F1B* plans run;
 ** - one transfer, both directions, and one allreduce (ring in plan
 **   order with the slowest link, hierarchical over nodes) equal their

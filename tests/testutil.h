@@ -67,7 +67,7 @@ uint32_t tu_rand(uint64_t *state, uint32_t n);
 ** the last. */
 bool tu_next_perm(int *p, int n);
 
-/* 1F1B*'s groups (paper 003 4.1) computed independently of sched.c:
+/* 1F1B*'s groups ([MadPipe] 4.1) computed independently of sched.c:
 ** prefix sums from the end and, for each group, the farthest start whose
 ** sum still fits T, by binary search.  g[i] = 1 for the last resource. */
 void tu_star_groups(const double *load, int n, double T, int *g);

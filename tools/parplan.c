@@ -5,9 +5,9 @@
 ** This file holds main, the command table and the layout of parplan
 ** --help; each command is in a cmd_*.c file, the parser in cli.c.
 **
-** Exit status (DESIGN.md): 0 success; 1 bad input or usage; 2 internal
-** error (including running out of memory); 3 "nothing fits" (a result,
-** used by the planner commands).
+** Exit status (docs/DESIGN.md, "Exit status"): 0 success; 1 bad input or
+** usage; 2 internal error (including running out of memory); 3 "nothing
+** fits" (a result, used by the planner commands).
 */
 #include "commands.h"
 

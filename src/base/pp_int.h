@@ -326,10 +326,10 @@ struct pp_plan {
   bool pattern;          /* every stage has one: the simulator follows it */
 };
 
-/* Names of plan enums shared by the io layer. */
+/* Names of plan enums shared by the readers and writers. */
 PP_INTERNAL int32_t ppi_plan_max_device(const struct pp_plan *p);
 
-/* ---- shared helpers of the io layer ---------------------------------- */
+/* ---- file and text helpers of the readers and writers (textio.c) ---- */
 
 /* Read a whole file into a NUL-terminated buffer from the context's
 ** allocator (*len excludes the NUL); free with ppi_free(ctx, p, len+1). */
@@ -364,7 +364,7 @@ PP_INTERNAL void ppi_fmt_num(char *buf, size_t n, double x);
 PP_INTERNAL void ppi_fmt_bytes(char *buf, size_t n, double bytes);
 
 /* Built-in models (model_builtin.c), the parametric transformer
-** (model_transformer.c) and cluster generators (cluster_gen_*.c). */
+** (model_transformer.c) and cluster generators (cluster_gen.c). */
 PP_INTERNAL pp_status ppi_model_builtin(pp_ctx *ctx, const char *name,
                                         pp_model **out, bool *found);
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** File and text helpers of the io layer: reading a whole input file
-** with a size cap, atomic output (temporary file + rename, so a reader
-** never sees half a file and a failed write leaves the old file), and
-** number formatting that round-trips exactly and prints the same bytes
-** on every run.
+** File and text helpers of the readers and writers (src/format,
+** src/write, src/export): reading a whole input file with a size cap,
+** atomic output (temporary file + rename, so a reader never sees half a
+** file and a failed write leaves the old file), and number formatting
+** that round-trips exactly and prints the same bytes on every run.
 */
 #define _POSIX_C_SOURCE 200809L
 #include "base/pp_int.h"

@@ -10,15 +10,15 @@
 **   of different nodes get inter.  nvswitch defaults: A100 NVLink3
 **   through NVSwitch 300 GB/s per direction, 8 x 200 Gb/s HDR (25 GB/s
 **   per GPU); H100 NVLink4 450 GB/s, 8 x 400 Gb/s NDR (50 GB/s).
-** - dgx1: the V100 hybrid cube-mesh (notes/algorithms.md section 6): 25
+** - dgx1: the V100 hybrid cube-mesh (docs/ALGORITHMS.md 1.5): 25
 **   GB/s per NVLink per direction, bonded pairs 50, pairs without NVLink
 **   over PCIe and QPI (default 10 GB/s), nodes joined by 25 Gb/s
-**   Ethernet (3.125 GB/s), as in Parmesan's experiments (paper 001).
+**   Ethernet (3.125 GB/s), as in Parmesan's experiments ([Parmesan] 7).
 ** - mesh2d/3d, torus2d/3d: one device per vertex, links of equal
 **   bandwidth between grid neighbours (and wrap-around for a torus);
 **   routing "hops" by default, so distance matters (Parmesan Table 2).
 ** - random_blk_1/2, uniform_dist: Parmesan's random complete graphs
-**   (notes/algorithms.md section 1.10), seeded: devices shuffled into
+**   (docs/ALGORITHMS.md 1.5), seeded: devices shuffled into
 **   blocks; bandwidths drawn i.i.d. per pair.
 ** - amp-*: AMP's three clusters (data/amp/clusters.json): 4 nodes of 4
 **   GPUs; a link inside a node gets the node's intra bandwidth, across
@@ -91,7 +91,7 @@ void ppi_gen_params_init(struct ppi_gen_params *p, int kind, uint64_t seed)
   }
 }
 
-/* DGX-1 V100 NVLink counts in nvidia-smi numbering (algorithms.md s.6). */
+/* DGX-1 V100 NVLink counts, nvidia-smi numbering (docs/ALGORITHMS.md 1.5). */
 static const int dgx1_links[8][8] = {
     {0, 1, 1, 2, 2, 0, 0, 0}, {1, 0, 2, 1, 0, 2, 0, 0},
     {1, 2, 0, 2, 0, 0, 1, 0}, {2, 1, 2, 0, 0, 0, 0, 1},

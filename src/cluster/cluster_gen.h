@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Cluster generators: the typed kernels behind the one-line specs that
-** io_spec.c parses.  Each builds its cluster through the public builder.
+** spec.c parses.  Each builds its cluster through the public builder.
 */
 #ifndef PP_CLUSTER_GEN_H
 #define PP_CLUSTER_GEN_H

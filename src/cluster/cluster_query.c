@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Read-only accessors of a finished cluster, the transfer-time formula
-** of DESIGN.md, and the bandwidth classes a description reports.
+** of docs/DESIGN.md ("Units and the cost model"), and the bandwidth
+** classes a description reports.
 ** Out-of-range indices give NULL, 0 or -1.
 */
 #include "base/pp_int.h"

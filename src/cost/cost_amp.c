@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** AMP's cost model (paper 002, Eq. 4-5, as its public code computes it:
+** AMP's cost model ([AMP] Eq. 4-5, as its public code computes it:
 ** data/amp/COST_MODEL.md, section 3), for `--cost-model amp`.  It exists
 ** to pin our reading of AMP down: a plan made from a row of
 ** data/amp/amp_cached_trials.csv evaluates to that row's pred_s.
@@ -27,9 +27,9 @@
 ** The plan must have one replica count (dp) for all stages.
 **
 ** The same e and c are what AMP's driver gives its layer-assignment DP
-** (COST_MODEL.md 3.1): ppi_amp_dp_inputs builds them per work layer for
-** a pipeline shape in rank order, for the amp-original method with
-** amp_inputs (part.h), with AMP's B = 1 uniform split beside it.
+** (data/amp/COST_MODEL.md 3.1): ppi_amp_dp_inputs builds them per work
+** layer for a pipeline shape in rank order, for the amp-original method
+** with amp_inputs (part.h), with AMP's B = 1 uniform split beside it.
 ** Complexity: O(devices + ops x types + S x dp x tp).
 */
 #include "cost/cost.h"
@@ -190,9 +190,10 @@ pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
   return rc;
 }
 
-/* The inputs AMP's driver gives its DP (COST_MODEL.md 3, 3.1), built with
-** the same blend, volumes and links as ppi_cost_amp above, in seconds as
-** AMP has them (the DP's near-ties are decided in that arithmetic). */
+/* The inputs AMP's driver gives its DP (data/amp/COST_MODEL.md 3, 3.1),
+** built with the same blend, volumes and links as ppi_cost_amp above, in
+** seconds as AMP has them (the DP's near-ties are decided in that
+** arithmetic). */
 pp_status ppi_amp_dp_inputs(pp_ctx *ctx, struct ppi_arena *ar,
                             const struct pp_model *m,
                             const struct pp_cluster *c, const int32_t *dev0,

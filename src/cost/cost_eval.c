@@ -543,7 +543,7 @@ pp_status pp_eval_stage_order(const pp_eval *e, int32_t s, pp_sched_op *buf,
   return PP_OK;
 }
 
-/* For io_eval.c. */
+/* For eval_write.c. */
 const struct ppi_eval_view *ppi_eval_view(const pp_eval *e,
                                           struct ppi_eval_view *v)
 {

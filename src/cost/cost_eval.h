@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** A read-only view of an evaluation for the writers (io_eval.c).
+** A read-only view of an evaluation for the writers (eval_write.c).
 */
 #ifndef PP_COST_EVAL_H
 #define PP_COST_EVAL_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** Pricing the parts of a plan (DESIGN.md, "Units and the cost model";
+** Pricing the parts of a plan (docs/DESIGN.md, "Units and the cost model";
 ** docs/COST_MODEL.md).
 **
 ** Objective: for every stage replica, the time of one micro-batch's

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** Pipeline schedules: GPipe, 1F1B and MadPipe's 1F1B* (paper 003, 4.1).
+** Pipeline schedules: GPipe, 1F1B and MadPipe's 1F1B* ([MadPipe] 4.1).
 **
 ** Objective: for every stage, the number of micro-batches whose
 ** activations it keeps (its in-flight count n_s) and the order in which

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** Export a plan to DeepSpeed's pipeline engine (notes/ecosystem.md 3.2,
+** Export a plan to DeepSpeed's pipeline engine (docs/ECOSYSTEM.md 3.2,
 ** microsoft/DeepSpeed deepspeed/runtime/pipe/module.py, topology.py):
 **
 **   ds_config.json  train_batch_size = micro-batch x micro-batches x dp,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Launch files that put every rank on the device the plan chose
-** (notes/ecosystem.md 3.4): a hostfile ("host slots=N", DeepSpeed's and
+** (docs/ECOSYSTEM.md 3.4): a hostfile ("host slots=N", DeepSpeed's and
 ** MPI's form) and, per host, a POSIX shell script that starts that host's
 ** ranks of the training command given as its arguments, each with
 **   CUDA_DEVICE_ORDER=PCI_BUS_ID  (indices as nvidia-smi numbers them)

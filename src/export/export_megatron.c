@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Export a plan to Megatron-LM / Megatron-Core arguments
-** (notes/ecosystem.md 3.1, Megatron-LM @d98e8a64):
+** (docs/ECOSYSTEM.md 3.1, [Megatron-LM] @d98e8a64):
 **   --tensor-model-parallel-size TP --pipeline-model-parallel-size PP
 **   --micro-batch-size MBS --global-batch-size GBS
 **   --pipeline-model-parallel-layout "E t t ...|t t ...|... L"

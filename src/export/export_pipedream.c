@@ -2,7 +2,7 @@
 /*
 ** Export a plan to PipeDream's runtime configuration (msr-fiddle/
 ** pipedream: the hybrid_conf.json files under runtime/, read by
-** main_with_runtime.py; notes/ecosystem.md 1.6):
+** main_with_runtime.py; docs/ECOSYSTEM.md 1.2):
 **
 **   {"module_to_stage_map": [0, 1, ..., S-1, S-1],
 **    "stage_to_rank_map": {"0": [0, 1], "1": [2], ...}, ...}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Export a plan to torch.distributed.pipelining (PyTorch >= 2.4) and
-** torchtitan (notes/ecosystem.md 3.3):
+** torchtitan (docs/ECOSYSTEM.md 3.3):
 **
 **   pp_schedule.csv  the schedule in PipelineScheduleMulti's
 **                    "compute_only" format: one row per pipeline rank,

@@ -2,7 +2,8 @@
 /*
 ** Reading JSON documents with jansson: parse with positions, and typed
 ** field getters whose errors name the input, the object ("operator 'a'
-** (index 0)") and the field.  Only io_*.c files include this header.
+** (index 0)") and the field.  Only files of src/format include this
+** header.
 */
 #ifndef PP_IO_JSON_H
 #define PP_IO_JSON_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** An NCCL topology dump (NCCL_TOPO_DUMP_FILE; notes/ecosystem.md 2.2) as
+** An NCCL topology dump (NCCL_TOPO_DUMP_FILE; docs/ECOSYSTEM.md 2.2) as
 ** a cluster.  XML is read with expat, which reports line and column.
 **
 ** The dump is a tree: <system> holds <cpu> elements, which hold nested
@@ -160,7 +160,7 @@ static int32_t add_vert(struct xrun *r, int kind, const char *busid)
 
 #define VX(r, i) PPI_VEC_AT(&(r)->verts, struct vert, i)
 
-/* NCCL's socket interconnect figures (topo.h). */
+/* NCCL's socket interconnect figures (NVIDIA/nccl:src/graph/topo.h). */
 static double qpi(const char *arch, const char *vendor, long model)
 {
   if (arch && !strcmp(arch, "ppc64"))

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** `nvidia-smi topo -m' output as a cluster (notes/ecosystem.md 2.1).
+** `nvidia-smi topo -m' output as a cluster (docs/ECOSYSTEM.md 2.1).
 **
 ** The header row names the columns (GPU0 .. GPUn-1, then NICs; parsing
 ** stops at "CPU Affinity"); each GPUi row gives one cell per column:

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Plan JSON: the reader (through the public builder) and the normalized
-** writer.  The format is DESIGN.md's contract, documented in
-** docs/FORMATS.md, "Plan JSON".  Unknown fields are ignored, so a plan
-** written by `plan` (with its "predicted" block) reads back.
+** writer.  The format is docs/DESIGN.md's contract ("Plan JSON"),
+** documented in docs/FORMATS.md, "Plan JSON".  Unknown fields are
+** ignored, so a plan written by `plan` (with its "predicted" block) reads
+** back.
 */
 #include "format/json.h"
 

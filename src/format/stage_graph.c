@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** Reading and writing the stage graph (DESIGN.md, "Stage graph"): the
-** output of `parplan partition -o` and the input of `parplan map`.
+** Reading the stage graph (docs/DESIGN.md, "Stage graph"), the output of
+** `parplan partition -o` (part_write.c writes it) and the input of
+** `parplan map`.
 **
 **   {"stages": [{"name", "compute_ms", "param_bytes"}, ...],
 **    "edges": [{"from", "to", "bytes"}, ...]}

@@ -159,7 +159,7 @@ double pp_mapping_time(const pp_mapping *m, int32_t s, int32_t r)
   return m->t[(size_t)r * m->S + s];
 }
 
-/* For io_map.c. */
+/* For map_write.c. */
 #include "map/map_view.h"
 const struct ppi_map_view *ppi_map_view(const pp_mapping *m,
                                         struct ppi_map_view *v)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** Device mapping (Parmesan phase 2, paper 001 5): the problem on plain
+** Device mapping (Parmesan phase 2, [Parmesan] 5): the problem on plain
 ** arrays, its objectives, bounds, the exact search and the baselines.
 **
 ** Stage replica v = (s, r) is numbered v = r * S + s.  A mapping p gives
@@ -13,8 +13,9 @@
 
 enum { MAP_P2P = 0, MAP_AR = 1, MAP_FULL = 2 };
 
-/* A stage graph (DESIGN.md): stages with their speed-1 compute and
-** parameter bytes, edges with the bytes of one micro-batch. */
+/* A stage graph (docs/DESIGN.md, "Stage graph"): stages with their
+** speed-1 compute and parameter bytes, edges with the bytes of one
+** micro-batch. */
 struct pp_stage_graph {
   struct ppi_arena arena;
   char *source;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** The mappings users get today, scored with the same objective
-** (paper 001 Table 2's baselines; AMP 6.3):
+** ([Parmesan] Table 2's baselines; [AMP] 6.3):
 **
 **   - consecutive (CS): replica r's stages on devices r S .. r S + S - 1;
 **   - Megatron's rank order: data-parallel ranks inside, then pipeline

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** The group bound of device mapping (paper 001 5.1, a tightening of Eq.
-** 8/9; notes/algorithms.md 1.6): a lower bound that knows a replica's
+** The group bound of device mapping ([Parmesan] 5.1, a tightening of Eq.
+** 8/9; docs/ALGORITHMS.md 1.3): a lower bound that knows a replica's
 ** stages cannot all sit where the links are fast.
 **
 ** Objective bounded: the least max over stage replicas of c(s, p)

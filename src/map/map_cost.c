@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** The objectives of device mapping (paper 001 Eq. 6-7; DESIGN.md) and
-** their lower bounds (Eq. 8-9), on plain arrays.
+** The objectives of device mapping ([Parmesan] Eq. 6-7; docs/DESIGN.md,
+** "Units and the cost model") and their lower bounds (Eq. 8-9), on plain
+** arrays.
 **
 **   p2p:       c(s, p) = c_u(s, p(s)) + sum over the stage-graph edges at s
 **              of comm(M, B(p(s), p(s'))) to the same replica's s'

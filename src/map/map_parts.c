@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Part and solve: an upper end for the exact search (map_search.c) on
-** machines where the replicas sit side by side.  Paper 001 5.1 starts
+** machines where the replicas sit side by side.  [Parmesan] 5.1 starts
 ** its bisection from any mapping; ours starts from the best of the
 ** baselines, and on large meshes and clustered machines the pruned search
 ** then spends its time packing replicas that a decomposition places at

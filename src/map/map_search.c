@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** The exact device mapping search (paper 001 5.1, Algorithm 1 with the
-** inner backtracking of Algorithm 2; notes/algorithms.md 1.6).
+** The exact device mapping search ([Parmesan] 5.1, Algorithm 1 with the
+** inner backtracking of Algorithm 2; docs/ALGORITHMS.md 1.3).
 **
 ** Objective: the least max over stage replicas of c(s, p) (map_cost.c)
 ** over injective maps of the S x R stage replicas to the D devices

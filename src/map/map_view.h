@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** A read-only view of a mapping for its writer (io_map.c).
+** A read-only view of a mapping for its writer (map_write.c).
 */
 #ifndef PP_MAP_VIEW_H
 #define PP_MAP_VIEW_H

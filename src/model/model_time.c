@@ -2,7 +2,7 @@
 /*
 ** Which time applies: the lookup of an operator's forward, backward and
 ** update time on a device type, tensor-parallel degree and micro-batch
-** size, from whatever the model was given.  DESIGN.md, "Units and the
+** size, from whatever the model was given.  docs/DESIGN.md, "Units and the
 ** cost model": a point the profile lacks is estimated and flagged,
 ** never read as 0.
 **

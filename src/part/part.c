@@ -112,7 +112,7 @@ int ppi_partition_pattern(const pp_partition *pt, int32_t s, double sig[4])
   return 1;
 }
 
-/* What the writers (io_part.c) see. */
+/* What the writers (part_write.c) see. */
 #include "part/part_view.h"
 
 const struct ppi_part_view *ppi_part_view(const pp_partition *pt,
@@ -715,7 +715,7 @@ static pp_status periodic(pp_ctx *ctx, struct pp_partition *pt,
   }
   pt->sum.objective_ms = r.period;
   pt->sum.work = r.labels;
-  pt->sum.exact = 0; /* MadPipe is a heuristic (paper 003) */
+  pt->sum.exact = 0; /* MadPipe is a heuristic ([MadPipe]) */
   for (s = 0; s < r.N; s++)
     pt->st[s].time_ms = pt->st[s].compute_ms;
   /* memory per processor: the special one holds several stages */
@@ -1115,7 +1115,7 @@ pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
       p->devices) {
     rc = ppi_fail(ctx, PP_EINPUT,
                   "partition: madpipe and pipedream-star assume identical "
-                  "processors on a flat network (paper 003, 3); give "
+                  "processors on a flat network (MadPipe's model); give "
                   "--bandwidth and --memory-gb instead of --devices");
     goto done;
   }
@@ -1123,7 +1123,7 @@ pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
     rc = ppi_fail(ctx, PP_ELIMIT,
                   "partition: MadPipe takes chains of at most %d layers; the "
                   "chain view of '%s' has %d (its DP and ILP grow with the "
-                  "layers; paper 003 used 40 to 80)",
+                  "layers; MadPipe's paper used 40 to 80)",
                   MADPIPE_MAX_LAYERS, pp_model_name(m), (int)pp_model_nop(v));
     goto done;
   }

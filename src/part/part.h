@@ -88,7 +88,7 @@ static inline double ppi_ch_mem(const struct ppi_chain *c, int32_t s, int32_t i,
   return ppi_ch_mem_g(c, i, j, c->nf[s]);
 }
 
-/* The min-max stage time (paper 001 Eq. 3): compute plus both boundary
+/* The min-max stage time ([Parmesan] Eq. 3): compute plus both boundary
 ** transfers, over the replicas. */
 static inline double ppi_ch_minmax(const struct ppi_chain *c, int32_t s,
                                    int32_t i, int32_t j)
@@ -218,7 +218,7 @@ PP_INTERNAL pp_status ppi_ilp_pattern(pp_ctx *ctx, const struct ppi_ilp_in *in,
                                       int32_t *n_out, double *sig, int *status);
 
 /* The period of an allocation (first, proc) of N stages on P processors
-** in paper 003's model: the most loaded processor or processor pair's
+** in [MadPipe]'s model: the most loaded processor or processor pair's
 ** link (every cut between two processors loads their link with a
 ** forward and a backward transfer). */
 PP_INTERNAL double ppi_alloc_period(const struct ppi_chain *c, int32_t N,

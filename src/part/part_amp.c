@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** AMP's pipeline objective solved exactly (paper 002 Eq. 5-8), with the
+** AMP's pipeline objective solved exactly ([AMP] Eq. 5-8), with the
 ** data-parallel allreduce AMP's own DP leaves out as an optional term.
 **
 ** Objective: over partitions of the chain into exactly S contiguous

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** AMP's layer-assignment DP as its public code runs it (pipe_ast, paper
-** 002 3.5), written from data/amp/COST_MODEL.md 3.1 (no code copied: the
+** AMP's layer-assignment DP as its public code runs it (pipe_ast, [AMP]
+** 3.5), written from data/amp/COST_MODEL.md 3.1 (no code copied: the
 ** repository has no licence).  It is a baseline and a reference for the
 ** speed of part_amp.c, so its quirks are kept:
 **
@@ -22,11 +22,12 @@
 ** later cut must beat the kept one by more than its own transfer, so
 ** early cuts win near-ties (on 21 of AMP's 135 trials with B > 1 the
 ** largest stage is above the optimum), p2p never accumulates and the
-** allreduce is absent (COST_MODEL.md 3.1, 6.4).  Given AMP's inputs it
-** returns AMP's partition on all 135 (tests/test_cost_amp.c).  AMP's
-** driver replaces it by a uniform split when B = 1; here the DP runs as
-** it is, and the caller that wants AMP's driver (pp_partition_chain with
-** amp_inputs: ppi_amp_dp_inputs, ppi_amp_uniform) does that split.
+** allreduce is absent (data/amp/COST_MODEL.md 3.1 and 6, item 4).  Given
+** AMP's inputs it returns AMP's partition on all 135
+** (tests/test_cost_amp.c).  AMP's driver replaces it by a uniform split
+** when B = 1; here the DP runs as it is, and the caller that wants AMP's
+** driver (pp_partition_chain with amp_inputs: ppi_amp_dp_inputs,
+** ppi_amp_uniform) does that split.
 **
 ** Complexity: O(k L^2 P) time and O(k L P) memory, P <= L(L+1)/2 + 1
 ** distinct segment sums: O(k L^4).  Refused (PP_ELIMIT) beyond 2^26

@@ -2,8 +2,9 @@
 /*
 ** The layer chain the partitioners work on (part.h), built from a model
 ** (a chain, or the chain view of a DAG: pp_model_chain_view), the
-** positions the stages run on and the memory model of DESIGN.md; and the
-** objective values of a partition, priced from the same arrays.
+** positions the stages run on and the memory model of docs/DESIGN.md
+** ("Units and the cost model"); and the objective values of a partition,
+** priced from the same arrays.
 **
 ** Times come from pp_model_op_time at tensor-parallel degree 1 and the
 ** partition's micro-batch size, once per device type among the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** Operator clustering (Parmesan phase 1, paper 001 4.2, Eq. 4;
-** notes/algorithms.md 1.4).
+** Operator clustering (Parmesan phase 1, [Parmesan] 4.2, Eq. 4;
+** docs/ALGORITHMS.md 1.1).
 **
 ** Objective: merge adjacent hyper-operators, always the pair with the
 ** least cost(u, v) = c_u(u) + c_u(v) - alpha c_m(u, v) (work of both minus

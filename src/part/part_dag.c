@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Operator-level partitioning of a DAG by dynamic programming over
-** fronted subgraphs (Parmesan phase 1, paper 001 4.1, Eq. 2-3).
+** fronted subgraphs (Parmesan phase 1, [Parmesan] 4.1, Eq. 2-3).
 **
 ** Objective: stages s_0 .. s_{S-1} whose prefix unions are fronted
 ** (down-closed: every predecessor of a member is a member), minimising

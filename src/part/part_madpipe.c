@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** MadPipe (paper 003, 4.2-4.3) and its baseline, PipeDream + 1F1B* (5.1).
+** MadPipe ([MadPipe] 4.2-4.3) and its baseline, PipeDream + 1F1B* (5.1).
 **
-** Model (paper 003, 3): identical processors with memory M on a flat
+** Model ([MadPipe] 3): identical processors with memory M on a flat
 ** network; layer l has work U_l = fwd + bwd, parameters W_l, saved
 ** activations abar_l and output a_l; a cut after l loads the link
 ** between the two processors with C(l) = 2 comm(a_l) (activation forward,
@@ -32,7 +32,7 @@
 ** above T end the scan over k (U(k,l) grows as k falls).
 **
 ** Phase 2 (4.3): the schedule.  sched_ilp.c solves the paper's ILP
-** (notes/algorithms.md 2.4, variant A: the allocation fixed) with CBC for
+** (docs/ALGORITHMS.md 2.1: the allocation fixed) with CBC for
 ** the least period >= the allocation's at which a periodic pattern fits
 ** memory, and its live counts n_s become the in-flight counts; the
 ** simulator then runs them (part.c) and reports period and memory.
@@ -67,7 +67,7 @@ static double ceil_t(double x, double T)
   return q > 0 ? q : 0;
 }
 
-/* paper 003's x (+) y: continue x's group when y fits in it, else start
+/* [MadPipe]'s x (+) y: continue x's group when y fits in it, else start
 ** the next group. */
 static double oplus(double x, double y, double T)
 {

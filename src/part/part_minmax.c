@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** Min-max partition of a layer chain (PipeDream; paper 001 Eq. 3), exact,
-** on a homogeneous flattened network or on a fixed sequence of devices
-** of different speeds and pairwise bandwidths (chains-on-chains with the
-** processors in a fixed order, polynomial: Pinar, Tabak and Aykanat,
-** JPDC 2008), with an optional memory limit per position.
+** Min-max partition of a layer chain ([PipeDream]; [Parmesan] Eq. 3),
+** exact, on a homogeneous flattened network or on a fixed sequence of
+** devices of different speeds and pairwise bandwidths (chains-on-chains
+** with the processors in a fixed order, polynomial: [Pinar08]), with an
+** optional memory limit per position.
 **
 ** Objective: minimise max_s t(s), t(s) = (work of its layers on position
 ** s + the transfer in from s-1 + the transfer out to s+1) / R, over the
@@ -24,7 +24,7 @@
 ** which is what a user is told about when nothing fits; with the larger
 ** of a stage's work and the load of the link before it (a forward and a
 ** backward transfer), it gives the contiguous allocation of least period
-** in the model of paper 003 (ppi_part_period: PipeDream's partition in
+** in the model of [MadPipe] (ppi_part_period: PipeDream's partition in
 ** MadPipe's comparison).
 **
 ** Among optimal partitions, a second pass of the same recurrence picks

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Iterative refinement of an operator-level staging (Parmesan phase 1,
-** paper 001 4.3; the move rule of notes/algorithms.md 1.5).
+** [Parmesan] 4.3; the move rule of docs/ALGORITHMS.md 1.2).
 **
 ** Objective: lower the min-max stage time of part_dag.c's formula by
 ** moving single operators on a stage boundary to a neighbouring stage.

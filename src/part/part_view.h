@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** A read-only view of a partition for its writers (io_part.c).
+** A read-only view of a partition for its writers (part_write.c).
 */
 #ifndef PP_PART_VIEW_H
 #define PP_PART_VIEW_H

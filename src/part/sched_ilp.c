@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** A periodic pattern for a fixed allocation, by integer linear
-** programming (MadPipe phase 2, paper 003 4.3; the ILP of its reference
-** [1] as notes/algorithms.md 2.4 reconstructs it, variant A: stages and
+** programming (MadPipe phase 2, [MadPipe] 4.3; the ILP of its reference
+** [BeaumontILP] as docs/ALGORITHMS.md 2.1 reconstructs it: stages and
 ** processors fixed), solved with CBC.
 **
 ** Objective: at a given period T, the least activation memory
 ** sum_i abar_i n_i over periodic patterns that fit every processor's
 ** memory, or "none".  Operations: F_i and B_i of every stage on its
 ** processor; CF_i and CB_i of every cut between two processors on their
-** link (half-duplex, as paper 003's link load 2a/beta).  Each operation o
+** link (half-duplex, as [MadPipe]'s link load 2a/beta).  Each operation o
 ** gets an offset t_o in [0, T] and an integer shift h_o (batch j runs o
 ** at (j + h_o) T + t_o; sigma_o = h_o T + t_o, h_{F_0} = 0).
 **

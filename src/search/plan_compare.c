@@ -4,12 +4,12 @@
 ** users get today, every one priced by our estimate and run in our
 ** simulator, with the speedup of ours over each.
 **
-**   - Megatron's heuristic (paper 002 4.1; data/amp/COST_MODEL.md 3.4):
+**   - Megatron's heuristic ([AMP] 4.1; data/amp/COST_MODEL.md 3.4):
 **     tensor parallelism inside a node, the smallest tp x pp whose plan
 **     fits in memory (so the most data parallelism), layers balanced
 **     (uniform-layers), 1F1B, every micro-batch size tried and the
 **     fastest kept (a user would measure them), devices in index order;
-**   - AMP's procedure (paper 002 3; data/amp/COST_MODEL.md 3.2): its
+**   - AMP's procedure ([AMP] 3; data/amp/COST_MODEL.md 3.2): its
 **     space mp | GPUs per node, dp | N/mp with dp | GBS, mbs | GBS/dp,
 **     pp = N/(mp dp); its DP as its code runs it (amp-original) on the
 **     inputs its code builds (AMP's uniform split when B = 1), its

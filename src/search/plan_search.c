@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** The planner: AMP's strategy search (paper 002 3) over every parallel
+** The planner: AMP's strategy search ([AMP] 3) over every parallel
 ** dimension, on top of the partitioners, the mapper, the cost model and
 ** the simulator.
 **
@@ -32,7 +32,7 @@
 ** the plan is checked and priced (pp_evaluate); a plan that does not fit
 ** in memory is never kept; (4) a 1F1B* point on one device type (tp 1,
 ** no recomputation) whose best plan does not fit or fills a device past
-** 90% is recorded.  After the enumeration, MadPipe (paper 003) runs on
+** 90% is recorded.  After the enumeration, MadPipe ([MadPipe]) runs on
 ** the recorded points, lowest bound first, until p->madpipe of them gave
 ** a plan that fits (3 p->madpipe tried at most); its period cap (the best
 ** estimate / gas) stops runs that cannot win.  The best K of the
@@ -775,7 +775,7 @@ static pp_status try_all(struct worker *w, const struct point *pt,
   return PP_OK;
 }
 
-/* MadPipe (paper 003) when memory binds: a 1F1B* point on one device type
+/* MadPipe ([MadPipe]) when memory binds: a 1F1B* point on one device type
 ** whose 1F1B-count partitions do not fit, or fill a device past
 ** MADPIPE_SHARE.  MadPipe may give a processor (its special one) several
 ** stages and keeps per-stage in-flight counts below 1F1B's; the plan

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** The discrete-event simulator of one training iteration (paper 001,
-** Appendix H as notes/algorithms.md 1.9 reconstructs it, extended).
+** The discrete-event simulator of one training iteration ([Parmesan]
+** Appendix H as docs/ALGORITHMS.md 1.4 reconstructs it, extended).
 **
 ** Tasks: forward, recompute (just before its backward), backward and
 ** optimizer update on a compute stream per device (a replica's tp

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** The simulator's internals shared between sim.c (the engine),
-** sim_route.c (paths for link sharing) and io_sim.c (its writers).
+** sim_route.c (paths for link sharing) and sim_write.c (its writers).
 */
 #ifndef PP_SIM_H
 #define PP_SIM_H

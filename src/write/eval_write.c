@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Writing an analytic estimate: the text report of `parplan evaluate`
-** and its JSON (docs/FORMATS.md, "evaluate --json").
+** and its JSON (docs/FORMATS.md, "evaluate and simulate output").
 */
 #include "cost/cost.h"
 #include "cost/cost_eval.h"

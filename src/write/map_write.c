@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Writing a mapping: the report and JSON of `parplan map` (docs/FORMATS.md,
-** "map --json").
+** "map output").
 */
 #include "map/map_view.h"
 

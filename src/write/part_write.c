@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Writing a partition: the text report and JSON of `parplan partition`
-** (docs/FORMATS.md, "partition --json") and the stage graph that the
-** mapping command reads (DESIGN.md, "Stage graph").
+** (docs/FORMATS.md, "partition output and the stage graph") and the stage
+** graph that the mapping command reads (docs/DESIGN.md, "Stage graph").
 */
 #include "part/part_view.h"
 

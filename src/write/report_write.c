@@ -8,7 +8,7 @@
 **     per device coloured by the stage it runs (grey: idle), and each
 **     replica's pipeline path between stages, drawn thicker and darker
 **     the faster the link it crosses;
-**   - the Gantt chart of one simulated iteration (io_gantt.c's SVG,
+**   - the Gantt chart of one simulated iteration (gantt_write.c's SVG,
 **     embedded as a data URI);
 **   - memory per device against its capacity (parameters and optimizer
 **     state, activations, buffers, reserve; the simulator's peak);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Writing a simulation: the text report of `parplan simulate` with its
-** Gantt chart, its JSON (docs/FORMATS.md, "simulate --json"), and a
-** Chrome trace that Perfetto and chrome://tracing open: one process per
+** Gantt chart, its JSON (docs/FORMATS.md, "evaluate and simulate
+** output"), and a Chrome trace ([TraceEvent]; docs/FORMATS.md, "Chrome
+** trace") that Perfetto and chrome://tracing open: one process per
 ** device, thread 0 its compute stream, thread 1 + p its transfers to
 ** device p, and a "memory" counter.  Times in the trace are in
 ** microseconds, as the format wants.  Every writer streams.
