@@ -484,20 +484,14 @@ static void t_files(void **state)
   remove(path);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, tu_setup_ctx, tu_teardown)
-
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      T(t_strbuf),
-      T(t_strbuf_nomem),
-      T(t_i64map),
-      T(t_strmap),
-      cmocka_unit_test(t_rng),
-      T(t_names),
-      cmocka_unit_test(t_numbers),
-      cmocka_unit_test(t_paths),
-      T(t_files),
+      TU_CTX_TEST(t_strbuf),       TU_CTX_TEST(t_strbuf_nomem),
+      TU_CTX_TEST(t_i64map),       TU_CTX_TEST(t_strmap),
+      cmocka_unit_test(t_rng),     TU_CTX_TEST(t_names),
+      cmocka_unit_test(t_numbers), cmocka_unit_test(t_paths),
+      TU_CTX_TEST(t_files),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

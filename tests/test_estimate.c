@@ -647,16 +647,14 @@ static void t_accessors(void **state)
   pp_model_destroy(m);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, tu_setup_ctx, tu_teardown)
-
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      T(t_one_stage),           T(t_shared_device),
-      T(t_two_stages),          T(t_dag_fill),
-      T(t_allreduce_ring),      T(t_bubble),
-      T(t_lower_bound_by_hand), T(t_lower_bound_random),
-      T(t_accessors),
+      TU_CTX_TEST(t_one_stage),           TU_CTX_TEST(t_shared_device),
+      TU_CTX_TEST(t_two_stages),          TU_CTX_TEST(t_dag_fill),
+      TU_CTX_TEST(t_allreduce_ring),      TU_CTX_TEST(t_bubble),
+      TU_CTX_TEST(t_lower_bound_by_hand), TU_CTX_TEST(t_lower_bound_random),
+      TU_CTX_TEST(t_accessors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -488,17 +488,10 @@ static void t_feedable_random(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_counts),
-      cmocka_unit_test(t_orders_by_hand),
-      cmocka_unit_test(t_order_invariants),
-      cmocka_unit_test(t_groups_by_hand),
-      cmocka_unit_test(t_groups_random),
-      cmocka_unit_test_setup_teardown(t_feedable_by_hand, tu_setup_ctx,
-                                      tu_teardown),
-      cmocka_unit_test_setup_teardown(t_feedable_nomem, tu_setup_ctx,
-                                      tu_teardown),
-      cmocka_unit_test_setup_teardown(t_feedable_random, tu_setup_ctx,
-                                      tu_teardown),
+      cmocka_unit_test(t_counts),           cmocka_unit_test(t_orders_by_hand),
+      cmocka_unit_test(t_order_invariants), cmocka_unit_test(t_groups_by_hand),
+      cmocka_unit_test(t_groups_random),    TU_CTX_TEST(t_feedable_by_hand),
+      TU_CTX_TEST(t_feedable_nomem),        TU_CTX_TEST(t_feedable_random),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,13 +37,11 @@
 
 static void t_balanced(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 0x9e3779b97f4a7c15ull;
   static const pp_schedule scheds[] = {PP_SCHED_GPIPE, PP_SCHED_1F1B,
                                        PP_SCHED_1F1B_STAR};
   int S, sc, iter = 0;
-  (void)state;
   for (S = 1; S <= 6; S++)
     for (sc = 0; sc < 3; sc++)
       for (int rep = 0; rep < 4; rep++, iter++) {
@@ -107,18 +105,14 @@ static void t_balanced(void **state)
         pp_cluster_destroy(c);
         pp_model_destroy(m);
       }
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- in-flight counts and orders ---------------------------------------- */
 
 static void t_inflight(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   int S, gas, sc;
-  (void)state;
   for (S = 1; S <= 8; S++)
     for (gas = 1; gas <= 10; gas++)
       for (sc = 0; sc < 2; sc++) {
@@ -171,19 +165,15 @@ static void t_inflight(void **state)
         pp_cluster_destroy(c);
         pp_model_destroy(m);
       }
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- 1F1B* groups -------------------------------------------------------- */
 
 static void t_star_groups(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 12345;
   int iter, checked = 0, multi = 0;
-  (void)state;
   for (iter = 0; iter < 300; iter++) {
     int S = 1 + (int)tu_rand(&rng, 10), gas = 1 + (int)tu_rand(&rng, 12);
     double gbps = 1 + tu_rand(&rng, 4), load[2 * TU_MAXOP], T, worst = 0;
@@ -273,15 +263,12 @@ static void t_star_groups(void **state)
   }
   assert_int_equal(checked, 300);
   assert_true(multi > 20); /* the instances exercise real grouping */
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* A period shorter than the bottleneck is refused, naming the resource. */
 static void t_star_period_too_short(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   struct tu_op ops[2] = {{2, 4, 0, 0, 0, 0}, {1, 1, 0, 0, 0, 0}};
   struct tu_plan_spec x;
   pp_model *m;
@@ -289,7 +276,6 @@ static void t_star_period_too_short(void **state)
   pp_plan *p;
   pp_eval *e = NULL;
   pp_cost_params cp;
-  (void)state;
   m = tu_model_ops(ctx, 2, ops, NULL, 0);
   c = tu_cluster(ctx, 2, NULL, (double[]){1}, 1, NULL, NULL, 10, 0, 16);
   memset(&x, 0, sizeof x);
@@ -308,8 +294,6 @@ static void t_star_period_too_short(void **state)
   pp_plan_destroy(p);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- transfers ----------------------------------------------------------- */
@@ -321,11 +305,9 @@ static double comm(double bytes, double gbps, double lat_us)
 
 static void t_p2p(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 777;
   int iter;
-  (void)state;
   for (iter = 0; iter < 60; iter++) {
     int tp = 1 + (int)tu_rand(&rng, 2), t;
     double lat = iter % 2 ? 0 : 1 + tu_rand(&rng, 50);
@@ -386,16 +368,13 @@ static void t_p2p(void **state)
     pp_cluster_destroy(c);
     pp_model_destroy(m);
   }
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* Two replicas' transfers cross one physical link: with link sharing
 ** each gets half of it; with channels they do not interfere. */
 static void t_shared_link(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_cluster_builder *cb;
   pp_cluster *c = NULL;
   pp_device_type_desc t;
@@ -406,7 +385,6 @@ static void t_shared_link(void **state)
   pp_sim *s1, *s2;
   int i;
   double xfer = 40000000 / (10 * 1e6); /* 4 ms over the 10 GB/s trunk */
-  (void)state;
   m = tu_model_ops(ctx, 2, ops, NULL, 0);
   assert_int_equal(pp_cluster_builder_create(ctx, "two-switch", NULL, &cb),
                    PP_OK);
@@ -456,19 +434,15 @@ static void t_shared_link(void **state)
   pp_plan_destroy(p);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- allreduce ----------------------------------------------------------- */
 
 static void t_ring(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 4242;
   int iter;
-  (void)state;
   for (iter = 0; iter < 80; iter++) {
     int R = 2 + (int)tu_rand(&rng, 7), tp = 1 + (int)tu_rand(&rng, 2);
     int n = R * tp, i, j, r, t, perm[TU_MAXDEV];
@@ -531,17 +505,13 @@ static void t_ring(void **state)
     pp_cluster_destroy(c);
     pp_model_destroy(m);
   }
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 static void t_hier(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 99;
   int iter, picked_hier = 0, picked_ring = 0;
-  (void)state;
   for (iter = 0; iter < 60; iter++) {
     int nn = 2 + (int)tu_rand(&rng, 3), kk = 2 + (int)tu_rand(&rng, 3);
     int R = nn * kk, i, j, node[TU_MAXDEV];
@@ -611,8 +581,6 @@ static void t_hier(void **state)
     pp_model_destroy(m);
   }
   assert_true(picked_hier > 0);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
   (void)picked_ring;
 }
 
@@ -818,11 +786,9 @@ static void check_no_overlap(const pp_sim *s, int ndev)
 
 static void t_random_plans(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 2026;
   int iter, ran = 0, uneven = 0, shared_ran = 0;
-  (void)state;
   for (iter = 0; iter < 3000; iter++) {
     struct inst in;
     int allow_shared = iter % 4 == 3, d;
@@ -909,8 +875,6 @@ static void t_random_plans(void **state)
                 ran, shared_ran, uneven);
   assert_int_equal(ran, 3000);
   assert_true(shared_ran >= 300 && uneven >= 300);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- stragglers and mixed types ------------------------------------------ */
@@ -919,8 +883,7 @@ static void t_random_plans(void **state)
 ** slow one's pace, and a tp group at its slowest rank's. */
 static void t_straggler(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   struct tu_op ops[2] = {{2, 4, 0, 0, 0, 10}, {1, 3, 0, 0, 0, 10}};
   int type[4] = {0, 1, 0, 0};
   struct tu_plan_spec x;
@@ -930,7 +893,6 @@ static void t_straggler(void **state)
   pp_eval *e;
   pp_sim *s;
   pp_stage_cost st;
-  (void)state;
   m = tu_model_ops(ctx, 2, ops, NULL, 0);
   c = tu_cluster(ctx, 4, type, (double[]){2, 0.5}, 2, NULL, NULL, 10, 0, 16);
   memset(&x, 0, sizeof x);
@@ -968,16 +930,13 @@ static void t_straggler(void **state)
   pp_plan_destroy(p);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* A plan that does not fit names the device, what it needs and what it
 ** has. */
 static void t_does_not_fit(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   struct tu_op ops[2] = {{1, 2, 0, (int64_t)1 << 30, 1000, 1 << 20},
                          {1, 2, 0, 1000, 1000, 1000}};
   struct tu_plan_spec x;
@@ -992,7 +951,6 @@ static void t_does_not_fit(void **state)
   char *buf = NULL;
   size_t len = 0;
   FILE *f;
-  (void)state;
   m = tu_model_ops(ctx, 2, ops, NULL, 0);
   /* 4 GiB devices; stage 0 holds 1 GiB of parameters x 8 (adam-mixed) */
   c = tu_cluster(ctx, 2, NULL, (double[]){1}, 1, NULL, NULL, 10, 0, 4);
@@ -1030,24 +988,17 @@ static void t_does_not_fit(void **state)
   pp_plan_destroy(p);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_balanced),
-      cmocka_unit_test(t_inflight),
-      cmocka_unit_test(t_star_groups),
-      cmocka_unit_test(t_star_period_too_short),
-      cmocka_unit_test(t_p2p),
-      cmocka_unit_test(t_shared_link),
-      cmocka_unit_test(t_ring),
-      cmocka_unit_test(t_hier),
-      cmocka_unit_test(t_random_plans),
-      cmocka_unit_test(t_straggler),
-      cmocka_unit_test(t_does_not_fit),
+      TU_CTX_TEST(t_balanced),     TU_CTX_TEST(t_inflight),
+      TU_CTX_TEST(t_star_groups),  TU_CTX_TEST(t_star_period_too_short),
+      TU_CTX_TEST(t_p2p),          TU_CTX_TEST(t_shared_link),
+      TU_CTX_TEST(t_ring),         TU_CTX_TEST(t_hier),
+      TU_CTX_TEST(t_random_plans), TU_CTX_TEST(t_straggler),
+      TU_CTX_TEST(t_does_not_fit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -288,16 +288,20 @@ int tu_teardown(void **state)
 {
   struct tu_fix *f = *state;
   long live;
+  size_t bytes;
   if (!f)
     return 0;
   pp_cluster_destroy(f->c);
   pp_model_destroy(f->m);
   pp_ctx_destroy(f->ctx);
   live = f->a.live;
+  bytes = f->a.bytes;
   free(f);
   *state = NULL;
-  if (live != 0) {
-    print_error("teardown: %ld blocks still live (a leak)\n", live);
+  if (live != 0 || bytes != 0) {
+    print_error("teardown: %ld blocks, %zu bytes still live (a leak, or a "
+                "free told the wrong size)\n",
+                live, bytes);
     return -1;
   }
   return 0;

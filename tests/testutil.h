@@ -93,10 +93,14 @@ int tu_fix_setup(void **state, const char *model, const char *cluster);
 ** tu_teardown). */
 int tu_setup_ctx(void **state);
 /* Destroy what tu_fix_setup made, then fail the test if a block the
-** context allocated is still live (a leak). */
+** context allocated is still live (a leak) or the sizes freed differ
+** from the sizes allocated. */
 int tu_teardown(void **state);
 /* The fixture's context, in a test run with one of the setups above. */
 pp_ctx *tu_fix_ctx(void **state);
+/* A test run with a fresh context and checked for leaks. */
+#define TU_CTX_TEST(f)                                                         \
+  cmocka_unit_test_setup_teardown(f, tu_setup_ctx, tu_teardown)
 
 /* ---- small models, clusters and plans built in code ------------------- */
 
