@@ -33,8 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- strbuf.c -------------------------------------------------------------
- */
+/* ---- strbuf.c ------------------------------------------------------------ */
 
 static void t_strbuf(void **state)
 {
@@ -103,8 +102,7 @@ static void t_strbuf_nomem(void **state)
   pp_ctx_clear_error(f->ctx);
 }
 
-/* ---- i64map.c and strmap.c ------------------------------------------------
- */
+/* ---- i64map.c and strmap.c ----------------------------------------------- */
 
 static void t_i64map(void **state)
 {
@@ -199,8 +197,7 @@ static void t_strmap(void **state)
   ppi_strmap_free(f->ctx, &m);
 }
 
-/* ---- rng.c ------------------------------------------------------------------
- */
+/* ---- rng.c --------------------------------------------------------------- */
 
 static void t_rng(void **state)
 {
@@ -262,8 +259,7 @@ static void t_rng(void **state)
   assert_true(t1 >= t0 && t0 > 0);
 }
 
-/* ---- name.c -----------------------------------------------------------------
- */
+/* ---- name.c -------------------------------------------------------------- */
 
 static size_t seq(const char *s)
 {
@@ -321,8 +317,7 @@ static void t_names(void **state)
   ppi_arena_free(&ar);
 }
 
-/* ---- textio.c ---------------------------------------------------------------
- */
+/* ---- textio.c ------------------------------------------------------------ */
 
 static const char *fmt(double x)
 {

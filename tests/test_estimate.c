@@ -64,6 +64,14 @@ static double lower_bound(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
   return lb;
 }
 
+/* A cluster of ndev devices of one type (speed 1, 16 GiB), every pair
+** joined by gbps with a latency of lat_us. */
+static pp_cluster *uniform(pp_ctx *ctx, int ndev, double gbps, double lat_us)
+{
+  return tu_cluster(ctx, ndev, NULL, (double[]){1}, 1, NULL, NULL, gbps, lat_us,
+                    16);
+}
+
 /* ---- one stage ----------------------------------------------------------- */
 
 static void t_one_stage(void **state)
@@ -72,34 +80,25 @@ static void t_one_stage(void **state)
   /* compute 1 + 2 + 2 + 3 = 8 ms, update 0.75 ms, 4000 parameter bytes,
   ** 300 saved bytes per micro-batch */
   struct tu_op ops[2] = {{1, 2, 0.25, 1000, 0, 100}, {2, 3, 0.5, 3000, 0, 200}};
-  pp_model *m = tu_model_ops(ctx, 2, ops, NULL, 0);
-  pp_cluster *c =
-      tu_cluster(ctx, 1, NULL, (double[]){1}, 1, NULL, NULL, 10, 0, 16);
+  struct tu_built k = {tu_model_ops(ctx, 2, ops, NULL, 0),
+                       uniform(ctx, 1, 10, 0), NULL, NULL, NULL};
   struct tu_plan_spec x;
   int rec;
-  memset(&x, 0, sizeof x);
-  x.S = 1;
-  x.gbs = 4;
-  x.sched = PP_SCHED_1F1B;
+  tu_spec(&x, 1, 2, 1, 4, PP_SCHED_1F1B);
   x.opt = PP_OPT_ADAM;
-  x.lo[1] = 2;
-  tu_lay_out(&x, 1);
   for (rec = 0; rec < 2; rec++) {
     /* with recomputation every micro-batch runs its forward twice */
     double comp = rec ? 11 : 8, want = 3 * comp + comp + 0.75;
-    pp_plan *p;
-    pp_eval *e;
-    pp_sim *sm;
     pp_eval_summary s;
     pp_stage_cost st;
     pp_device_memory dm;
     pp_cost_params cp;
     x.recompute = rec;
-    p = tu_plan(ctx, &x);
+    k.p = tu_plan(ctx, &x);
     pp_cost_params_init(&cp);
     cp.reserve_bytes = 1 << 20;
-    assert_int_equal(pp_evaluate(ctx, p, m, c, &cp, &e), PP_OK);
-    s = summary(e);
+    assert_int_equal(pp_evaluate(ctx, k.p, k.m, k.c, &cp, &k.e), PP_OK);
+    s = summary(k.e);
     tu_near(s.steady_ms, 3 * comp, "steady: (gas - 1) x compute");
     tu_near(s.fill_ms, comp, "fill: one micro-batch");
     tu_near(s.p2p_ms, 0, "no transfers");
@@ -111,7 +110,7 @@ static void t_one_stage(void **state)
     assert_int_equal(s.bottleneck, 0);
     assert_true(s.fits);
     assert_int_equal(s.worst_device, 0);
-    st = stage(e, 0);
+    st = stage(k.e, 0);
     tu_near(st.compute_ms, comp, "stage compute");
     tu_near(st.fwd_ms, 3, "stage forward");
     tu_near(st.bwd_ms, 5, "stage backward");
@@ -124,7 +123,7 @@ static void t_one_stage(void **state)
     /* 4000 x 4 (Adam) + one micro-batch's 300 saved bytes (kept, or
     ** recomputed: the input is 0 bytes and the re-forward 300), plus
     ** the reserve */
-    dm = device(e, 0);
+    dm = device(k.e, 0);
     assert_true(dm.used);
     tu_near(dm.model_bytes, 16000, "model bytes");
     tu_near(dm.activation_bytes, 300, "activation bytes");
@@ -133,14 +132,14 @@ static void t_one_stage(void **state)
     tu_near(dm.total_bytes, 16300 + (1 << 20), "total");
     assert_int_equal(dm.capacity_bytes, (int64_t)16 << 30);
     /* one device runs everything in turn: the simulator agrees */
-    sm = tu_sim(ctx, p, m, c, PP_AR_AUTO, PP_NET_CHANNELS);
-    tu_near(tu_sim_ms(sm), want, "simulated");
-    pp_sim_destroy(sm);
-    pp_eval_destroy(e);
-    pp_plan_destroy(p);
+    k.s = tu_sim(ctx, k.p, k.m, k.c, PP_AR_AUTO, PP_NET_CHANNELS);
+    tu_near(tu_sim_ms(k.s), want, "simulated");
+    pp_sim_destroy(k.s);
+    pp_eval_destroy(k.e);
+    pp_plan_destroy(k.p);
+    k.s = NULL, k.e = NULL, k.p = NULL;
   }
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
+  tu_built_free(&k);
 }
 
 /* Both operators as stages of their own on one device (MadPipe's shared
@@ -151,33 +150,22 @@ static void t_shared_device(void **state)
   pp_ctx *ctx = tu_fix_ctx(state);
   struct tu_op ops[2] = {{1, 2, 0.25, 1000, 1000000, 100},
                          {2, 3, 0.5, 3000, 0, 200}};
-  pp_model *m = tu_model_ops(ctx, 2, ops, NULL, 0);
-  pp_cluster *c =
-      tu_cluster(ctx, 1, NULL, (double[]){1}, 1, NULL, NULL, 10, 0, 16);
+  struct tu_built k = {tu_model_ops(ctx, 2, ops, NULL, 0),
+                       uniform(ctx, 1, 10, 0), NULL, NULL, NULL};
   struct tu_plan_spec x;
-  pp_plan *p;
-  pp_eval *e;
   pp_eval_summary s;
-  memset(&x, 0, sizeof x);
-  x.S = 2;
-  x.gbs = 4;
-  x.sched = PP_SCHED_1F1B;
+  tu_spec(&x, 2, 1, 1, 4, PP_SCHED_1F1B);
   x.opt = PP_OPT_ADAM;
-  x.lo[1] = 1;
-  x.lo[2] = 2;
-  x.R[0] = x.R[1] = 1; /* both on device 0 */
-  p = tu_plan(ctx, &x);
-  e = tu_eval(ctx, p, m, c, PP_AR_AUTO);
-  s = summary(e);
+  x.dev[1][0] = 0; /* both stages on device 0 */
+  k.p = tu_plan(ctx, &x);
+  k.e = tu_eval(ctx, k.p, k.m, k.c, PP_AR_AUTO);
+  s = summary(k.e);
   tu_near(s.steady_ms, 3 * (3 + 5), "steady: both stages' work");
   tu_near(s.fill_ms, 3 + 5, "fill");
   tu_near(s.update_ms, 0.75, "update: both stages' steps");
   tu_near(s.iteration_ms, 32.75, "iteration");
-  tu_near(device(e, 0).model_bytes, 4 * (1000 + 3000), "both stages' state");
-  pp_eval_destroy(e);
-  pp_plan_destroy(p);
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
+  tu_near(device(k.e, 0).model_bytes, 4 * (1000 + 3000), "both stages' state");
+  tu_built_free(&k);
 }
 
 /* ---- two stages ---------------------------------------------------------- */
@@ -202,59 +190,44 @@ static void t_two_stages(void **state)
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     struct tu_op ops[2] = {{1, 2, 0, 1000, (int64_t)cases[i].bytes, 100},
                            {2, 4, 0, 2000, 0, 200}};
-    pp_model *m = tu_model_ops(ctx, 2, ops, NULL, 0);
-    pp_cluster *c = tu_cluster(ctx, 2, NULL, (double[]){1}, 1, NULL, NULL, 1,
-                               cases[i].lat_us, 16);
+    struct tu_built k = {tu_model_ops(ctx, 2, ops, NULL, 0),
+                         uniform(ctx, 2, 1, cases[i].lat_us), NULL, NULL, NULL};
     struct tu_plan_spec x;
-    pp_plan *p;
-    pp_eval *e;
-    pp_sim *sm;
     pp_eval_summary s;
     double X = cases[i].bytes;
     int d;
-    memset(&x, 0, sizeof x);
-    x.S = 2;
-    x.gbs = 4;
-    x.sched = PP_SCHED_1F1B;
+    tu_spec(&x, 2, 1, 1, 4, PP_SCHED_1F1B);
     x.opt = PP_OPT_ADAM;
-    x.lo[1] = 1;
-    x.lo[2] = 2;
-    tu_lay_out(&x, 1);
-    p = tu_plan(ctx, &x);
-    e = tu_eval(ctx, p, m, c, PP_AR_AUTO);
-    s = summary(e);
+    k.p = tu_plan(ctx, &x);
+    k.e = tu_eval(ctx, k.p, k.m, k.c, PP_AR_AUTO);
+    s = summary(k.e);
     tu_near(s.steady_ms, cases[i].steady, "steady");
     tu_near(s.fill_ms, cases[i].fill, "fill");
     tu_near(s.p2p_ms, 2 * cases[i].t, "p2p: one edge, both ways");
     tu_near(s.iteration_ms, cases[i].iter, "iteration");
     assert_int_equal(s.bottleneck, cases[i].bottleneck);
     tu_near(s.lower_bound_ms, 4 * 9 / 2.0, "lower bound: 4 x 9 ms / 2");
-    tu_near(stage(e, 0).send_ms, cases[i].t, "stage 0 sends");
-    tu_near(stage(e, 0).recv_ms, cases[i].t, "stage 0 receives gradients");
-    tu_near(stage(e, 1).send_ms, 0, "the last stage sends nothing on");
-    assert_int_equal(stage(e, 0).in_flight, 2);
-    assert_int_equal(stage(e, 1).in_flight, 1);
+    tu_near(stage(k.e, 0).send_ms, cases[i].t, "stage 0 sends");
+    tu_near(stage(k.e, 0).recv_ms, cases[i].t, "stage 0 receives gradients");
+    tu_near(stage(k.e, 1).send_ms, 0, "the last stage sends nothing on");
+    assert_int_equal(stage(k.e, 0).in_flight, 2);
+    assert_int_equal(stage(k.e, 1).in_flight, 1);
     /* memory: parameters x 4, in-flight x saved, 2 x (in + out) */
-    tu_near(device(e, 0).total_bytes, 4000 + 2 * 100 + 2 * X, "device 0");
-    tu_near(device(e, 1).total_bytes, 8000 + 1 * 200 + 2 * X, "device 1");
-    sm = tu_sim(ctx, p, m, c, PP_AR_AUTO, PP_NET_CHANNELS);
-    assert_true(tu_sim_ms(sm) >= s.lower_bound_ms);
+    tu_near(device(k.e, 0).total_bytes, 4000 + 2 * 100 + 2 * X, "device 0");
+    tu_near(device(k.e, 1).total_bytes, 8000 + 1 * 200 + 2 * X, "device 1");
+    k.s = tu_sim(ctx, k.p, k.m, k.c, PP_AR_AUTO, PP_NET_CHANNELS);
+    assert_true(tu_sim_ms(k.s) >= s.lower_bound_ms);
     for (d = 0; d < 2; d++) {
       pp_sim_device sd;
-      assert_int_equal(pp_sim_device_get(sm, d, &sd), PP_OK);
-      tu_near(sd.peak_memory_bytes, device(e, d).total_bytes,
+      assert_int_equal(pp_sim_device_get(k.s, d, &sd), PP_OK);
+      tu_near(sd.peak_memory_bytes, device(k.e, d).total_bytes,
               "simulated peak = memory model");
     }
-    pp_sim_destroy(sm);
-    pp_eval_destroy(e);
-    pp_plan_destroy(p);
-    pp_cluster_destroy(c);
-    pp_model_destroy(m);
+    tu_built_free(&k);
   }
 }
 
-/* ---- a stage DAG -----------------------------------------------------------
- */
+/* ---- a stage DAG --------------------------------------------------------- */
 
 /* a feeds b and c, which do not meet: compute 2, 6 and 3 ms. */
 static const char *branches =
@@ -271,25 +244,14 @@ static const char *branches =
 static void t_dag_fill(void **state)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
-  pp_model *m;
-  pp_cluster *c =
-      tu_cluster(ctx, 3, NULL, (double[]){1}, 1, NULL, NULL, 1, 0, 16);
+  struct tu_built k = {NULL, uniform(ctx, 3, 1, 0), NULL, NULL, NULL};
   struct tu_plan_spec x;
-  pp_plan *p;
-  pp_eval *e;
   pp_eval_summary s;
-  assert_int_equal(tu_model_json(ctx, branches, &m), PP_OK);
-  memset(&x, 0, sizeof x);
-  x.S = 3;
-  x.gbs = 4;
-  x.sched = PP_SCHED_1F1B;
-  x.lo[1] = 1;
-  x.lo[2] = 2;
-  x.lo[3] = 3;
-  tu_lay_out(&x, 1);
-  p = tu_plan(ctx, &x);
-  e = tu_eval(ctx, p, m, c, PP_AR_AUTO);
-  s = summary(e);
+  assert_int_equal(tu_model_json(ctx, branches, &k.m), PP_OK);
+  tu_spec(&x, 3, 1, 1, 4, PP_SCHED_1F1B);
+  k.p = tu_plan(ctx, &x);
+  k.e = tu_eval(ctx, k.p, k.m, k.c, PP_AR_AUTO);
+  s = summary(k.e);
   /* 1 MB at 1 GB/s: 1 ms each way on both edges.  The longest path is
   ** a -> b: 2 + 2 x 1 + 6 = 10 (the stages in a row would give 15) */
   tu_near(s.fill_ms, 10, "fill: longest path");
@@ -297,20 +259,16 @@ static void t_dag_fill(void **state)
   tu_near(s.steady_ms, 18, "steady: 3 x 6 on b's device");
   assert_int_equal(s.bottleneck, 1);
   tu_near(s.iteration_ms, 28, "iteration");
-  tu_near(stage(e, 0).send_ms, 2, "a sends to b and to c");
+  tu_near(stage(k.e, 0).send_ms, 2, "a sends to b and to c");
   /* the lower bound: 4 x 11 ms over 3 devices, and for one micro-batch
   ** the longest operator path a -> b (8), not the sum (11) */
   tu_near(s.lower_bound_ms, 4 * 11 / 3.0, "lower bound, 4 micro-batches");
-  tu_near(lower_bound(ctx, m, c, 1, 1, 1, 0), 8, "lower bound, one");
-  tu_near(lower_bound(ctx, m, c, 1, 1, 1, 1), 12, "recomputed: a, b twice");
-  pp_eval_destroy(e);
-  pp_plan_destroy(p);
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
+  tu_near(lower_bound(ctx, k.m, k.c, 1, 1, 1, 0), 8, "lower bound, one");
+  tu_near(lower_bound(ctx, k.m, k.c, 1, 1, 1, 1), 12, "recomputed: a, b twice");
+  tu_built_free(&k);
 }
 
-/* ---- data parallelism ------------------------------------------------------
- */
+/* ---- data parallelism ---------------------------------------------------- */
 
 /* One stage of 1 GB of parameters (f = b = 1 ms) on R replicas of tp
 ** ranks, each device on its own node (no hierarchical allreduce), links
@@ -320,35 +278,27 @@ static void ring_case(pp_ctx *ctx, int R, int tp, const int *order,
                       const double *bw, double want_ar)
 {
   struct tu_op op = {1, 1, 0, 1000000000, 0, 0};
-  pp_model *m = tu_model_ops(ctx, 1, &op, NULL, 0);
-  pp_cluster *c =
-      tu_cluster(ctx, R * tp, NULL, (double[]){1}, 1, NULL, bw, 10, 5, 64);
+  struct tu_built k = {
+      tu_model_ops(ctx, 1, &op, NULL, 0),
+      tu_cluster(ctx, R * tp, NULL, (double[]){1}, 1, NULL, bw, 10, 5, 64),
+      NULL, NULL, NULL};
   struct tu_plan_spec x;
-  pp_plan *p;
-  pp_eval *e;
   pp_eval_summary s;
   int i, gas = 3;
   double comp = 2.0 / tp;
-  memset(&x, 0, sizeof x);
-  x.S = 1;
+  tu_spec(&x, 1, 1, 1, (int64_t)gas * R, PP_SCHED_1F1B);
   x.tp = tp;
-  x.gbs = (int64_t)gas * R;
-  x.sched = PP_SCHED_1F1B;
-  x.lo[1] = 1;
   tu_lay_out(&x, R);
   for (i = 0; order && i < R * tp; i++)
     x.dev[0][i] = order[i];
-  p = tu_plan(ctx, &x);
-  e = tu_eval(ctx, p, m, c, PP_AR_RING);
-  s = summary(e);
-  tu_near(stage(e, 0).allreduce_ms, want_ar, "stage allreduce");
-  assert_int_equal(stage(e, 0).hierarchical, 0);
+  k.p = tu_plan(ctx, &x);
+  k.e = tu_eval(ctx, k.p, k.m, k.c, PP_AR_RING);
+  s = summary(k.e);
+  tu_near(stage(k.e, 0).allreduce_ms, want_ar, "stage allreduce");
+  assert_int_equal(stage(k.e, 0).hierarchical, 0);
   tu_near(s.allreduce_ms, want_ar, "summary allreduce");
   tu_near(s.iteration_ms, gas * comp + want_ar, "iteration");
-  pp_eval_destroy(e);
-  pp_plan_destroy(p);
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
+  tu_built_free(&k);
 }
 
 static void t_allreduce_ring(void **state)
@@ -373,8 +323,7 @@ static void t_allreduce_ring(void **state)
   ring_case(ctx, 4, 1, (int[]){2, 1, 3, 0}, bw, 1500 + 0.03);
 }
 
-/* ---- the bubble ------------------------------------------------------------
- */
+/* ---- the bubble ---------------------------------------------------------- */
 
 static void t_bubble(void **state)
 {
@@ -388,46 +337,31 @@ static void t_bubble(void **state)
       int S = cases[i][0], gas = cases[i][1], s;
       struct tu_op ops[TU_MAXOP];
       struct tu_plan_spec x;
-      pp_model *m;
-      pp_cluster *c;
-      pp_plan *p;
-      pp_eval *e;
-      pp_sim *sm;
+      struct tu_built k;
       double work = gas * 3.0, want = (double)(S - 1) / gas;
       char what[64];
       for (s = 0; s < S; s++)
         ops[s] = (struct tu_op){1, 2, 0, 0, 0, 0};
-      m = tu_model_ops(ctx, S, ops, NULL, 0);
-      c = tu_cluster(ctx, S, NULL, (double[]){1}, 1, NULL, NULL, 10, 0, 16);
-      memset(&x, 0, sizeof x);
-      x.S = S;
-      x.gbs = gas;
-      x.sched = sc ? PP_SCHED_1F1B : PP_SCHED_GPIPE;
-      for (s = 0; s <= S; s++)
-        x.lo[s] = s;
-      tu_lay_out(&x, 1);
-      p = tu_plan(ctx, &x);
-      e = tu_eval(ctx, p, m, c, PP_AR_AUTO);
-      sm = tu_sim(ctx, p, m, c, PP_AR_AUTO, PP_NET_CHANNELS);
+      k.m = tu_model_ops(ctx, S, ops, NULL, 0);
+      k.c = uniform(ctx, S, 10, 0);
+      tu_spec(&x, S, 1, 1, gas, sc ? PP_SCHED_1F1B : PP_SCHED_GPIPE);
+      k.p = tu_plan(ctx, &x);
+      k.e = tu_eval(ctx, k.p, k.m, k.c, PP_AR_AUTO);
+      k.s = tu_sim(ctx, k.p, k.m, k.c, PP_AR_AUTO, PP_NET_CHANNELS);
       snprintf(what, sizeof what, "%s S %d gas %d: bubble (S - 1) / gas",
                sc ? "1f1b" : "gpipe", S, gas);
-      tu_near((tu_eval_ms(e) - work) / work, want, what);
-      tu_near((tu_sim_ms(sm) - work) / work, want, what);
+      tu_near((tu_eval_ms(k.e) - work) / work, want, what);
+      tu_near((tu_sim_ms(k.s) - work) / work, want, what);
       for (s = 0; s < S; s++) {
         pp_sim_device sd;
-        assert_int_equal(pp_sim_device_get(sm, s, &sd), PP_OK);
+        assert_int_equal(pp_sim_device_get(k.s, s, &sd), PP_OK);
         tu_near(sd.bubble_ms / sd.busy_ms, want, what);
       }
-      pp_sim_destroy(sm);
-      pp_eval_destroy(e);
-      pp_plan_destroy(p);
-      pp_cluster_destroy(c);
-      pp_model_destroy(m);
+      tu_built_free(&k);
     }
 }
 
-/* ---- the lower bound
- * --------------------------------------------------------- */
+/* ---- the lower bound ----------------------------------------------------- */
 
 static void t_lower_bound_by_hand(void **state)
 {
@@ -485,11 +419,7 @@ static void t_lower_bound_random(void **state)
     double work = 0, path[8], longest = 0, want, lb;
     struct tu_op ops[8];
     struct tu_plan_spec x;
-    pp_model *m;
-    pp_cluster *c;
-    pp_plan *p;
-    pp_eval *e;
-    pp_sim *sm;
+    struct tu_built k;
     int64_t l = 1;
     for (i = 0; i < nop; i++) {
       ops[i] = (struct tu_op){0.5 + tu_rand(&rng, 16) / 4.0,
@@ -506,7 +436,7 @@ static void t_lower_bound_random(void **state)
         extra[nextra++][1] =
             i + 2 + (int)tu_rand(&rng, (uint32_t)(nop - i - 2));
       }
-    m = tu_model_ops(ctx, nop, ops, (const int(*)[2])extra, nextra);
+    k.m = tu_model_ops(ctx, nop, ops, (const int(*)[2])extra, nextra);
     ndev = 2 + (int)tu_rand(&rng, 7);
     for (i = 0; i < ndev; i++) {
       type[i] = (int)tu_rand(&rng, 2);
@@ -514,8 +444,8 @@ static void t_lower_bound_random(void **state)
       if (speed[type[i]] > fast)
         fast = speed[type[i]];
     }
-    c = tu_cluster(ctx, ndev, type, speed, 2, NULL, NULL, 1 + tu_rand(&rng, 20),
-                   tu_rand(&rng, 20), 1000);
+    k.c = tu_cluster(ctx, ndev, type, speed, 2, NULL, NULL,
+                     1 + tu_rand(&rng, 20), tu_rand(&rng, 20), 1000);
     if (ndev < 2 * tp)
       tp = 1;
     /* the longest operator path, on the fastest type, per rank */
@@ -558,65 +488,52 @@ static void t_lower_bound_random(void **state)
       want = longest;
       path_bound++;
     }
-    lb = lower_bound(ctx, m, c, x.gbs, tp, mbs, rec);
+    lb = lower_bound(ctx, k.m, k.c, x.gbs, tp, mbs, rec);
     tu_near(lb, want, "lower bound = its closed form");
-    p = tu_plan(ctx, &x);
-    e = tu_eval(ctx, p, m, c, PP_AR_AUTO);
-    sm = tu_sim(ctx, p, m, c, PP_AR_AUTO,
-                iter % 2 ? PP_NET_LINKS : PP_NET_CHANNELS);
-    tu_near(summary(e).lower_bound_ms, lb, "the estimate's bound");
+    k.p = tu_plan(ctx, &x);
+    k.e = tu_eval(ctx, k.p, k.m, k.c, PP_AR_AUTO);
+    k.s = tu_sim(ctx, k.p, k.m, k.c, PP_AR_AUTO,
+                 iter % 2 ? PP_NET_LINKS : PP_NET_CHANNELS);
+    tu_near(summary(k.e).lower_bound_ms, lb, "the estimate's bound");
     {
       pp_sim_summary ss;
-      assert_int_equal(pp_sim_get_summary(sm, &ss), PP_OK);
+      assert_int_equal(pp_sim_get_summary(k.s, &ss), PP_OK);
       tu_near(ss.lower_bound_ms, lb, "the simulation's bound");
       if (ss.iteration_ms < lb * (1 - 1e-12))
         fail_msg("iteration %d: simulated %.12g ms below the bound %.12g ms",
                  iter, ss.iteration_ms, lb);
     }
-    pp_sim_destroy(sm);
-    pp_eval_destroy(e);
-    pp_plan_destroy(p);
-    pp_cluster_destroy(c);
-    pp_model_destroy(m);
+    tu_built_free(&k);
   }
   print_message("%d of 400 bounds set by the path\n", path_bound);
   /* both terms of the bound were exercised */
   assert_true(path_bound >= 20 && path_bound <= 380);
 }
 
-/* ---- the accessors
- * ----------------------------------------------------------- */
+/* ---- the accessors ------------------------------------------------------- */
 
 static void t_accessors(void **state)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
   struct tu_op ops[2] = {{1, 2, 0, 0, 0, 0}, {1, 2, 0, 0, 0, 0}};
-  pp_model *m = tu_model_ops(ctx, 2, ops, NULL, 0);
-  pp_cluster *c =
-      tu_cluster(ctx, 3, NULL, (double[]){1}, 1, NULL, NULL, 10, 0, 16);
+  struct tu_built k = {tu_model_ops(ctx, 2, ops, NULL, 0),
+                       uniform(ctx, 3, 10, 0), NULL, NULL, NULL};
   struct tu_plan_spec x;
-  pp_plan *p;
   pp_eval *e = NULL;
   pp_eval_summary s;
   pp_stage_cost st;
   pp_device_memory dm;
   pp_sched_op buf[2];
   int64_t n = -1;
-  memset(&x, 0, sizeof x);
-  x.S = 2;
-  x.gbs = 5;
-  x.sched = PP_SCHED_1F1B;
-  x.lo[1] = 1;
-  x.lo[2] = 2;
-  tu_lay_out(&x, 1);
-  p = tu_plan(ctx, &x);
-  tu_expect_error(ctx, pp_evaluate(ctx, NULL, m, c, NULL, &e), PP_EINVAL,
+  tu_spec(&x, 2, 1, 1, 5, PP_SCHED_1F1B);
+  k.p = tu_plan(ctx, &x);
+  tu_expect_error(ctx, pp_evaluate(ctx, NULL, k.m, k.c, NULL, &e), PP_EINVAL,
                   "NULL", NULL);
-  tu_expect_error(ctx, pp_evaluate(ctx, p, m, c, NULL, NULL), PP_EINVAL, "NULL",
-                  NULL);
-  assert_int_equal(pp_evaluate(NULL, p, m, c, NULL, &e), PP_EINVAL);
+  tu_expect_error(ctx, pp_evaluate(ctx, k.p, k.m, k.c, NULL, NULL), PP_EINVAL,
+                  "NULL", NULL);
+  assert_int_equal(pp_evaluate(NULL, k.p, k.m, k.c, NULL, &e), PP_EINVAL);
   assert_null(e);
-  e = tu_eval(ctx, p, m, c, PP_AR_AUTO);
+  k.e = e = tu_eval(ctx, k.p, k.m, k.c, PP_AR_AUTO);
   assert_int_equal(pp_eval_get_summary(NULL, &s), PP_EINVAL);
   assert_int_equal(pp_eval_get_summary(e, NULL), PP_EINVAL);
   assert_int_equal(pp_eval_stage(e, -1, &st), PP_EINVAL);
@@ -640,11 +557,8 @@ static void t_accessors(void **state)
   assert_int_equal(buf[0].kind, PP_TASK_FWD);
   assert_int_equal(buf[1].kind, PP_TASK_BWD);
   assert_int_equal(buf[1].micro_batch, 0);
-  pp_eval_destroy(e);
   pp_eval_destroy(NULL);
-  pp_plan_destroy(p);
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
+  tu_built_free(&k);
 }
 
 int main(void)

@@ -254,7 +254,7 @@ static void t_groups_random(void **state)
   assert_true(split > 1000);
 }
 
-/* ---- feedability ----------------------------------------------------------
+/* ---- feedability -----------------------------------------------------------
 **
 ** A stage graph: S stages in plan order, stage s with R[s] replicas of
 ** gas[s] = N / R[s] micro-batches each (global micro-batch m on replica

@@ -279,6 +279,11 @@ int tu_setup_ctx(void **state)
   return tu_fix_setup(state, NULL, NULL);
 }
 
+int tu_setup_gpt2(void **state)
+{
+  return tu_fix_setup(state, "gpt2-amp", "amp-het-cluster");
+}
+
 pp_ctx *tu_fix_ctx(void **state)
 {
   return ((struct tu_fix *)*state)->ctx;
@@ -399,6 +404,29 @@ void tu_lay_out(struct tu_plan_spec *x, int R)
       for (t = 0; t < tp; t++)
         x->dev[s][r * tp + t] = (s * R + r) * tp + t;
   }
+}
+
+void tu_spec(struct tu_plan_spec *x, int S, int per, int R, int64_t gbs,
+             pp_schedule sc)
+{
+  int s;
+  memset(x, 0, sizeof *x);
+  x->S = S;
+  x->gbs = gbs;
+  x->sched = sc;
+  for (s = 0; s <= S; s++)
+    x->lo[s] = s * per;
+  tu_lay_out(x, R);
+}
+
+void tu_built_free(struct tu_built *b)
+{
+  pp_sim_destroy(b->s);
+  pp_eval_destroy(b->e);
+  pp_plan_destroy(b->p);
+  pp_cluster_destroy(b->c);
+  pp_model_destroy(b->m);
+  memset(b, 0, sizeof *b);
 }
 
 pp_eval *tu_eval(pp_ctx *ctx, const pp_plan *p, const pp_model *m,

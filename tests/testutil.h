@@ -101,6 +101,11 @@ pp_ctx *tu_fix_ctx(void **state);
 /* A test run with a fresh context and checked for leaks. */
 #define TU_CTX_TEST(f)                                                         \
   cmocka_unit_test_setup_teardown(f, tu_setup_ctx, tu_teardown)
+/* The same with AMP's GPT-2 and its heterogeneous cluster loaded (the
+** model and cluster of examples/plan-gpt2-amp.json): fx->m, fx->c. */
+int tu_setup_gpt2(void **state);
+#define TU_GPT2_TEST(f)                                                        \
+  cmocka_unit_test_setup_teardown(f, tu_setup_gpt2, tu_teardown)
 
 /* ---- small models, clusters and plans built in code ------------------- */
 
@@ -136,6 +141,21 @@ pp_plan *tu_plan(pp_ctx *ctx, const struct tu_plan_spec *x);
 /* R replicas per stage, replica r of stage s, rank t on device
 ** (s * R + r) * tp + t. */
 void tu_lay_out(struct tu_plan_spec *x, int R);
+/* A spec of S stages of per operators each (stage s holds operators
+** s * per ..), R replicas per stage laid out as above, global batch gbs,
+** schedule sc; everything else zero (tp 1, SGD, no recomputation). */
+void tu_spec(struct tu_plan_spec *x, int S, int per, int R, int64_t gbs,
+             pp_schedule sc);
+
+/* What a test case builds, destroyed together (NULL members skipped). */
+struct tu_built {
+  pp_model *m;
+  pp_cluster *c;
+  pp_plan *p;
+  pp_eval *e;
+  pp_sim *s;
+};
+void tu_built_free(struct tu_built *b);
 
 /* pp_evaluate and pp_simulate with default parameters but for the
 ** allreduce (and the network); fail the test on error. */
