@@ -58,12 +58,33 @@ static void t_parse(void **state)
   bad_parse(ctx, "", "t.json:1", "malformed JSON");
 }
 
+/* A getter call that fails: the key, its range, the status and the
+** message (after "t.json"). */
+struct bad {
+  const char *key;
+  double lo, hi;
+  pp_status rc;
+  const char *msg;
+};
+
 static void t_numbers(void **state)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
   json_t *j = parse(ctx, "{\"i\": 3, \"r\": 0.5, \"neg\": -1, \"s\": \"3\","
                          " \"n\": null, \"big\": 1e300}");
+  static const struct bad bad[] = {
+      /* required, and absent or null */
+      {"zz", 0, 1, PP_EINPUT, "op 'a': missing field \"zz\""},
+      {"n", 0, 1, PP_EINPUT, "op 'a': missing field \"n\""},
+      /* types and ranges */
+      {"s", 0, 9, PP_EINPUT, "op 'a': \"s\" must be a number, not a string"},
+      {"neg", 0, 9, PP_EINPUT, "op 'a': \"neg\" is negative (-1)"},
+      {"r", 1, 9, PP_EINPUT, "op 'a': \"r\" must be at least 1, not 0.5"},
+      {"i", 0, 2, PP_ELIMIT, "op 'a': \"i\" must be at most 2, not 3"},
+      {"big", 0, 1e18, PP_ELIMIT, "op 'a': \"big\" must be at most"},
+  };
   double x = -7;
+  size_t i;
   /* integers and reals are numbers */
   assert_int_equal(
       ppi_jnum(ctx, "t.json", "op 'a'", j, "i", true, 0, 0, 10, &x), PP_OK);
@@ -78,28 +99,12 @@ static void t_numbers(void **state)
   assert_int_equal(
       ppi_jnum(ctx, "t.json", "op 'a'", j, "n", false, 7, 0, 1, &x), PP_OK);
   assert_true(x == 7);
-  tu_expect_error(ctx,
-                  ppi_jnum(ctx, "t.json", "op 'a'", j, "zz", true, 0, 0, 1, &x),
-                  PP_EINPUT, "t.json", "op 'a': missing field \"zz\"", NULL);
-  tu_expect_error(ctx,
-                  ppi_jnum(ctx, "t.json", "op 'a'", j, "n", true, 0, 0, 1, &x),
-                  PP_EINPUT, "missing field \"n\"", NULL);
-  /* types and ranges */
-  tu_expect_error(
-      ctx, ppi_jnum(ctx, "t.json", "op 'a'", j, "s", true, 0, 0, 9, &x),
-      PP_EINPUT, "op 'a': \"s\" must be a number, not a string", NULL);
-  tu_expect_error(
-      ctx, ppi_jnum(ctx, "t.json", "op 'a'", j, "neg", true, 0, 0, 9, &x),
-      PP_EINPUT, "op 'a': \"neg\" is negative (-1)", NULL);
-  tu_expect_error(ctx,
-                  ppi_jnum(ctx, "t.json", "op 'a'", j, "r", true, 0, 1, 9, &x),
-                  PP_EINPUT, "\"r\" must be at least 1, not 0.5", NULL);
-  tu_expect_error(ctx,
-                  ppi_jnum(ctx, "t.json", "op 'a'", j, "i", true, 0, 0, 2, &x),
-                  PP_ELIMIT, "\"i\" must be at most 2, not 3", NULL);
-  tu_expect_error(
-      ctx, ppi_jnum(ctx, "t.json", "op 'a'", j, "big", true, 0, 0, 1e18, &x),
-      PP_ELIMIT, "\"big\" must be at most", NULL);
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    tu_expect_error(ctx,
+                    ppi_jnum(ctx, "t.json", "op 'a'", j, bad[i].key, true, 0,
+                             bad[i].lo, bad[i].hi, &x),
+                    bad[i].rc, "t.json", bad[i].msg, NULL);
+  assert_true(x == 7); /* untouched on error */
   /* a bare value */
   assert_int_equal(
       ppi_jval_num(ctx, "t.json", "size", json_object_get(j, "r"), 0, 1, &x),
@@ -109,7 +114,7 @@ static void t_numbers(void **state)
       ctx,
       ppi_jval_num(ctx, "t.json", "size", json_object_get(j, "s"), 0, 1, &x),
       PP_EINPUT, "size must be a number, not a string", NULL);
-  assert_true(x == 0.5); /* untouched on error */
+  assert_true(x == 0.5);
   json_decref(j);
 }
 
@@ -119,7 +124,21 @@ static void t_integers(void **state)
   json_t *j = parse(ctx, "{\"i\": 3, \"r\": 4.0, \"half\": 4.5, \"neg\": -3,"
                          " \"s\": \"x\", \"huge\": 1e19, \"neg_r\": -2.0,"
                          " \"edge\": 9223372036854775808.0}");
+  static const struct bad bad[] = {
+      {"zz", 0, 9, PP_EINPUT, "w: missing field \"zz\""},
+      {"half", 0, 9, PP_EINPUT, "w: \"half\" must be an integer, not 4.5"},
+      {"s", 0, 9, PP_EINPUT, "w: \"s\" must be an integer, not a string"},
+      {"neg", 0, 9, PP_EINPUT, "w: \"neg\" is negative (-3)"},
+      {"i", 5, 9, PP_EINPUT, "w: \"i\" must be at least 5, not 3"},
+      {"i", 0, 2, PP_ELIMIT, "w: \"i\" must be at most 2, not 3"},
+      {"neg_r", 0, 9, PP_EINPUT, "w: \"neg_r\" must be at least 0, not -2"},
+      /* past int64 as a real: a limit, not an overflow; 2^63 equals
+      ** (double)INT64_MAX, but no int64 holds it */
+      {"huge", 0, -1, PP_ELIMIT, "w: \"huge\" must be at most"},
+      {"edge", 0, -1, PP_ELIMIT, "w: \"edge\" must be at most"},
+  };
   int64_t v = -7;
+  size_t i;
   assert_int_equal(ppi_jint(ctx, "t.json", "w", j, "i", true, 0, 0, 9, &v),
                    PP_OK);
   assert_int_equal(v, 3);
@@ -130,31 +149,12 @@ static void t_integers(void **state)
   assert_int_equal(ppi_jint(ctx, "t.json", "w", j, "zz", false, 11, 0, 9, &v),
                    PP_OK);
   assert_int_equal(v, 11);
-  tu_expect_error(ctx, ppi_jint(ctx, "t.json", "w", j, "zz", true, 0, 0, 9, &v),
-                  PP_EINPUT, "w: missing field \"zz\"", NULL);
-  tu_expect_error(ctx,
-                  ppi_jint(ctx, "t.json", "w", j, "half", true, 0, 0, 9, &v),
-                  PP_EINPUT, "w: \"half\" must be an integer, not 4.5", NULL);
-  tu_expect_error(ctx, ppi_jint(ctx, "t.json", "w", j, "s", true, 0, 0, 9, &v),
-                  PP_EINPUT, "w: \"s\" must be an integer, not a string", NULL);
-  tu_expect_error(ctx,
-                  ppi_jint(ctx, "t.json", "w", j, "neg", true, 0, 0, 9, &v),
-                  PP_EINPUT, "w: \"neg\" is negative (-3)", NULL);
-  tu_expect_error(ctx, ppi_jint(ctx, "t.json", "w", j, "i", true, 0, 5, 9, &v),
-                  PP_EINPUT, "w: \"i\" must be at least 5, not 3", NULL);
-  tu_expect_error(ctx, ppi_jint(ctx, "t.json", "w", j, "i", true, 0, 0, 2, &v),
-                  PP_ELIMIT, "w: \"i\" must be at most 2, not 3", NULL);
-  tu_expect_error(ctx,
-                  ppi_jint(ctx, "t.json", "w", j, "neg_r", true, 0, 0, 9, &v),
-                  PP_EINPUT, "w: \"neg_r\" must be at least 0, not -2", NULL);
-  /* past int64 as a real: a limit, not an overflow */
-  tu_expect_error(
-      ctx, ppi_jint(ctx, "t.json", "w", j, "huge", true, 0, 0, INT64_MAX, &v),
-      PP_ELIMIT, "w: \"huge\" must be at most", NULL);
-  /* 2^63 equals (double)INT64_MAX, but no int64 holds it */
-  tu_expect_error(
-      ctx, ppi_jint(ctx, "t.json", "w", j, "edge", true, 0, 0, INT64_MAX, &v),
-      PP_ELIMIT, "w: \"edge\" must be at most", NULL);
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    tu_expect_error(
+        ctx,
+        ppi_jint(ctx, "t.json", "w", j, bad[i].key, true, 0, (int64_t)bad[i].lo,
+                 bad[i].hi < 0 ? INT64_MAX : (int64_t)bad[i].hi, &v),
+        bad[i].rc, "t.json", bad[i].msg, NULL);
   assert_int_equal(v, 11); /* untouched on error */
   json_decref(j);
 }
