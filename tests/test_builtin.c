@@ -159,10 +159,8 @@ static double jnum(const json_t *o, const char *key)
 
 static void t_registry(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   int i, j, n = 0;
-  (void)state;
   for (i = 0; pp_model_builtin_name(i); i++) {
     const char *name = pp_model_builtin_name(i);
     const char *about = pp_model_builtin_about(i);
@@ -194,23 +192,19 @@ static void t_registry(void **state)
                     (const char *)NULL);
     assert_null(m);
   }
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- AMP ----------------------------------------------------------------- */
 
 static void t_gpt2_amp(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = load(ctx, "gpt2-amp");
   struct csv c;
   pp_model_stats st;
   double own = 0, all = 0;
   int r, k;
   static const int tps[3] = {1, 2, 4};
-  (void)state;
   csv_read(&c, "data/amp/gpt2_layers.csv");
   assert_int_equal(c.nrow, 30);
   assert_int_equal(pp_model_nop(m), 30);
@@ -286,18 +280,14 @@ static void t_gpt2_amp(void **state)
        "gpt2-amp: the tied table is not counted twice");
   free(c.buf);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 static void t_transgan_amp(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = load(ctx, "transgan-amp");
   struct csv c;
   int r, k;
-  (void)state;
   csv_read(&c, "data/amp/transgan_layers.csv");
   assert_int_equal(c.nrow, 56);
   assert_int_equal(pp_model_nop(m), 56);
@@ -338,8 +328,6 @@ static void t_transgan_amp(void **state)
   }
   free(c.buf);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- Sailor -------------------------------------------------------------- */
@@ -410,11 +398,9 @@ static int check_profile(const pp_model *m, const char *sailor, const char *gpu,
 
 static void t_sailor(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   json_t *info = json_file("data/sailor/llm_info.json");
   size_t i;
-  (void)state;
   for (i = 0; i < sizeof sailor_models / sizeof sailor_models[0]; i++) {
     const char *sname = sailor_models[i].sailor;
     pp_model *m = load(ctx, sailor_models[i].builtin);
@@ -500,22 +486,18 @@ static void t_sailor(void **state)
     pp_model_destroy(m);
   }
   json_decref(info);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* GPT-Neo's GH-96 profile is defective (26 layers, not 34): it is not
 ** used, so a GH-96 lookup is an estimate from the reference. */
 static void t_gpt_neo_gh96(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = load(ctx, "gpt-neo-2.7");
   pp_type_key key = {"GH-96", 7.026, 989};
   json_t *bad = json_file("data/sailor/profiles/GPT-Neo-2.7/GH-96/"
                           "profile.json");
   int32_t v;
-  (void)state;
   /* The file really is the defective one. */
   assert_int_equal(
       (int)json_object_size(json_object_get(json_object_get(bad, "1"), "1")),
@@ -540,21 +522,17 @@ static void t_gpt_neo_gh96(void **state)
   }
   json_decref(bad);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* A point the profiles lack is estimated and flagged, never 0. */
 static void t_missing_points(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = load(ctx, "llama-3-8");
   json_t *p = json_file("data/sailor/profiles/LLAMA-3-8/A100-40/"
                         "profile.json");
   const json_t *tp2 = json_object_get(json_object_get(p, "1"), "2");
   int32_t v;
-  (void)state;
   /* Llama-3 8B on A100-40 has tp 2 and 4 only: tp 1 scales tp 2's time
   ** by 2 / 1. */
   assert_null(json_object_get(json_object_get(p, "1"), "1"));
@@ -609,16 +587,13 @@ static void t_missing_points(void **state)
   }
   json_decref(p);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- the parametric transformer --------------------------------------- */
 
 static void t_transformer(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   const char *spec = "transformer:layers=2,hidden=1024,heads=16,seq=1024,"
                      "vocab=50257,gpu=V100,eff=0.5";
   pp_model *m = load(ctx, spec), *m4;
@@ -629,7 +604,6 @@ static void t_transformer(void **state)
   pp_model_stats st;
   int32_t v;
   char spec4[256];
-  (void)state;
 
   assert_int_equal(pp_model_nop(m), 5); /* embedding, 2 layers, LN, logits */
   assert_int_equal(pp_model_is_chain(m), 1);
@@ -762,8 +736,6 @@ static void t_transformer(void **state)
   near(d.fwd_ms, lflops / (125e12 * pp_model_efficiency(m)) * 1e3, 1e-12,
        "default layer fwd_ms");
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 static void bad_spec(pp_ctx *ctx, const char *spec, pp_status rc,
@@ -777,9 +749,7 @@ static void bad_spec(pp_ctx *ctx, const char *spec, pp_status rc,
 
 static void t_transformer_errors(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
-  (void)state;
+  pp_ctx *ctx = tu_fix_ctx(state);
   bad_spec(ctx, "transformer:layers=2,foo=3", PP_EPARSE,
            "transformer:layers=2,foo=3", "unknown option 'foo'");
   bad_spec(ctx, "transformer:layers=abc", PP_EPARSE, "layers", "'abc'");
@@ -806,8 +776,6 @@ static void t_transformer_errors(void **state)
            NULL);
   /* Not the generator's name: not a spec at all. */
   bad_spec(ctx, "transformers", PP_EINPUT, "'transformers'", NULL);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- write, read back, write again ------------------------------------ */
@@ -866,11 +834,9 @@ static void same_model(const pp_model *x, const pp_model *y)
 
 static void t_roundtrip(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   char p1[512], p2[512], p3[512], p4[512];
   int i;
-  (void)state;
   snprintf(p1, sizeof p1, "%s", tu_tmp("rt1.json"));
   snprintf(p2, sizeof p2, "%s", tu_tmp("rt2.json"));
   snprintf(p3, sizeof p3, "%s", tu_tmp("rt3.json"));
@@ -907,30 +873,27 @@ static void t_roundtrip(void **state)
   remove(p2);
   remove(p3);
   remove(p4);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* Building a built-in under allocation failures: PP_ENOMEM, no leak. */
 static void t_alloc_failures(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
   static const char *const specs[] = {
       "llama-3-8", "transformer:layers=2,hidden=64,heads=4,seq=32,vocab=100"};
   size_t s;
-  (void)state;
   for (s = 0; s < sizeof specs / sizeof specs[0]; s++) {
     pp_model *m = NULL;
     long k, total;
-    tu_reset(&a, 0);
+    tu_reset(&fx->a, 0);
     assert_int_equal(pp_model_load(ctx, specs[s], &m), PP_OK);
-    total = a.count;
+    total = fx->a.count;
     pp_model_destroy(m);
     for (k = 1; k <= total; k++) {
       pp_status rc;
       m = NULL;
-      tu_reset(&a, k);
+      tu_reset(&fx->a, k);
       rc = pp_model_load(ctx, specs[s], &m);
       if (rc == PP_OK) {
         pp_model_destroy(m);
@@ -938,22 +901,20 @@ static void t_alloc_failures(void **state)
       }
       tu_expect_error(ctx, rc, PP_ENOMEM, (const char *)NULL);
       assert_null(m);
-      assert_int_equal(a.live, 1); /* the context itself */
+      assert_int_equal(fx->a.live, 1); /* the context itself */
     }
   }
-  tu_reset(&a, 0);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
+  tu_reset(&fx->a, 0);
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_registry),     cmocka_unit_test(t_gpt2_amp),
-      cmocka_unit_test(t_transgan_amp), cmocka_unit_test(t_sailor),
-      cmocka_unit_test(t_gpt_neo_gh96), cmocka_unit_test(t_missing_points),
-      cmocka_unit_test(t_transformer),  cmocka_unit_test(t_transformer_errors),
-      cmocka_unit_test(t_roundtrip),    cmocka_unit_test(t_alloc_failures),
+      TU_CTX_TEST(t_registry),     TU_CTX_TEST(t_gpt2_amp),
+      TU_CTX_TEST(t_transgan_amp), TU_CTX_TEST(t_sailor),
+      TU_CTX_TEST(t_gpt_neo_gh96), TU_CTX_TEST(t_missing_points),
+      TU_CTX_TEST(t_transformer),  TU_CTX_TEST(t_transformer_errors),
+      TU_CTX_TEST(t_roundtrip),    TU_CTX_TEST(t_alloc_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -180,11 +180,8 @@ static const struct {
 
 static void t_defaults(void **state)
 {
-  struct tu_alloc al;
-  pp_ctx *ctx = tu_ctx(&al);
-  const size_t base = al.bytes;
+  pp_ctx *ctx = tu_fix_ctx(state);
   int i, k;
-  (void)state;
   /* The list is exactly ours, in order, each with a one-line about that
   ** starts with its name. */
   for (i = 0; pp_cluster_generator_name(i); i++) {
@@ -220,9 +217,6 @@ static void t_defaults(void **state)
     check_shape(c, name);
     pp_cluster_destroy(c);
   }
-  assert_int_equal(al.live, 1);
-  assert_int_equal(al.bytes, base); /* every free told the right size */
-  pp_ctx_destroy(ctx);
 }
 
 /* ---- hier and nvswitch ------------------------------------------------ */
@@ -277,10 +271,7 @@ static void check_nodes(pp_ctx *ctx, const char *spec, int nn, int ng,
 
 static void t_hier(void **state)
 {
-  struct tu_alloc al;
-  pp_ctx *ctx = tu_ctx(&al);
-  const size_t base = al.bytes;
-  (void)state;
+  pp_ctx *ctx = tu_fix_ctx(state);
   check_nodes(ctx, "hier", 4, 4, 50, 12.5, "V100");
   check_nodes(ctx, "hier:4x8,intra=300", 4, 8, 300, 12.5, "V100");
   check_nodes(ctx, "hier:3x5,intra=100,inter=7.5", 3, 5, 100, 7.5, "V100");
@@ -315,9 +306,6 @@ static void t_hier(void **state)
     assert_true(pp_cluster_latency(c) == 0);
     pp_cluster_destroy(c);
   }
-  assert_int_equal(al.live, 1);
-  assert_int_equal(al.bytes, base); /* every free told the right size */
-  pp_ctx_destroy(ctx);
 }
 
 /* ---- dgx1 ------------------------------------------------------------- */
@@ -420,17 +408,11 @@ static void check_dgx1(pp_ctx *ctx, const char *spec, int nn, double pcie,
 
 static void t_dgx1(void **state)
 {
-  struct tu_alloc al;
-  pp_ctx *ctx = tu_ctx(&al);
-  const size_t base = al.bytes;
-  (void)state;
+  pp_ctx *ctx = tu_fix_ctx(state);
   check_dgx1(ctx, "dgx1", 1, 10, 3.125);
   check_dgx1(ctx, "dgx1:2", 2, 10, 3.125);
   check_dgx1(ctx, "dgx1:3,pcie=12,inter=5", 3, 12, 5);
   check_dgx1(ctx, "dgx1:pcie=7.5", 1, 7.5, 3.125);
-  assert_int_equal(al.live, 1);
-  assert_int_equal(al.bytes, base); /* every free told the right size */
-  pp_ctx_destroy(ctx);
 }
 
 /* ---- meshes and tori -------------------------------------------------- */
@@ -522,10 +504,7 @@ static void check_grid(pp_ctx *ctx, const char *spec, int nd, int dx, int dy,
 
 static void t_grids(void **state)
 {
-  struct tu_alloc al;
-  pp_ctx *ctx = tu_ctx(&al);
-  const size_t base = al.bytes;
-  (void)state;
+  pp_ctx *ctx = tu_fix_ctx(state);
   check_grid(ctx, "mesh2d", 2, 8, 8, 1, false, 25, true);
   check_grid(ctx, "torus2d", 2, 8, 8, 1, true, 25, true);
   check_grid(ctx, "mesh3d", 3, 4, 4, 4, false, 25, true);
@@ -544,9 +523,6 @@ static void t_grids(void **state)
   check_grid(ctx, "torus3d:3x3x3,routing=widest,link=7", 3, 3, 3, 3, true, 7,
              false);
   check_grid(ctx, "mesh3d:3x3x3,routing=hops", 3, 3, 3, 3, false, 25, true);
-  assert_int_equal(al.live, 1);
-  assert_int_equal(al.bytes, base); /* every free told the right size */
-  pp_ctx_destroy(ctx);
 }
 
 /* ---- random clusters -------------------------------------------------- */
@@ -701,10 +677,7 @@ static void check_uniform(pp_ctx *ctx, const char *spec, int d, double lo,
 
 static void t_random(void **state)
 {
-  struct tu_alloc al;
-  pp_ctx *ctx = tu_ctx(&al);
-  const size_t base = al.bytes;
-  (void)state;
+  pp_ctx *ctx = tu_fix_ctx(state);
   check_blocks(ctx, "random_blk_1", 0, 64, 8, 0);
   check_blocks(ctx, "random_blk_1:48,block=6", 0, 48, 6, 0);
   check_blocks(ctx, "random_blk_1:40,block=40", 0, 40, 40, 0);
@@ -716,9 +689,6 @@ static void t_random(void **state)
   check_uniform(ctx, "uniform_dist:40,lo=5,hi=6", 40, 5, 6);
   check_uniform(ctx, "uniform_dist:8,lo=3,hi=3", 8, 3, 3);
   check_uniform(ctx, "uniform_dist:2", 2, 1, 100);
-  assert_int_equal(al.live, 1);
-  assert_int_equal(al.bytes, base); /* every free told the right size */
-  pp_ctx_destroy(ctx);
 }
 
 static bool same_matrix(const pp_cluster *a, const pp_cluster *b)
@@ -809,13 +779,10 @@ static void t_amp(void **state)
   } map[] = {{"homogeneous", "amp-homogeneous"},
              {"het_cluster", "amp-het-cluster"},
              {"het_model", "amp-het-model"}};
-  struct tu_alloc al;
-  pp_ctx *ctx = tu_ctx(&al);
-  const size_t base = al.bytes;
+  pp_ctx *ctx = tu_fix_ctx(state);
   json_error_t jerr;
   json_t *root = json_load_file(tu_path("data/amp/clusters.json"), 0, &jerr);
   int k;
-  (void)state;
   if (!root)
     fail_msg("data/amp/clusters.json: %s (line %d)", jerr.text, jerr.line);
   for (k = 0; k < 3; k++) {
@@ -882,9 +849,6 @@ static void t_amp(void **state)
     check_classes(ctx, c, "amp-het-cluster", want, 3);
     pp_cluster_destroy(c);
   }
-  assert_int_equal(al.live, 1);
-  assert_int_equal(al.bytes, base); /* every free told the right size */
-  pp_ctx_destroy(ctx);
 }
 
 /* ---- bad specs -------------------------------------------------------- */
@@ -996,13 +960,11 @@ static const struct bad {
 
 static void t_bad_specs(void **state)
 {
-  struct tu_alloc al;
-  pp_ctx *ctx = tu_ctx(&al);
-  const size_t base = al.bytes;
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
   size_t i;
   int k;
   pp_cluster *c;
-  (void)state;
   for (i = 0; i < sizeof bad_specs / sizeof bad_specs[0]; i++) {
     const struct bad *b = &bad_specs[i];
     pp_status rc;
@@ -1014,7 +976,7 @@ static void t_bad_specs(void **state)
     assert_null(c);
     /* Every message quotes the spec. */
     tu_expect_error(ctx, rc, b->rc, b->spec, b->m1, b->m2, b->m3, NULL);
-    assert_int_equal(al.live, 1);
+    assert_int_equal(fx->a.live, 1);
   }
   /* The unknown GPU's message lists every catalog GPU. */
   c = NULL;
@@ -1041,9 +1003,6 @@ static void t_bad_specs(void **state)
       pp_cluster_destroy(c);
     }
   }
-  assert_int_equal(al.live, 1);
-  assert_int_equal(al.bytes, base); /* every free told the right size */
-  pp_ctx_destroy(ctx);
 }
 
 /* A spec too long to parse is refused, and the message still says why
@@ -1112,11 +1071,8 @@ static void t_roundtrip(void **state)
                                       "uniform_dist:16,lo=0.1,hi=1e4",
                                       "amp-het-cluster",
                                       "hier:3x2,mem=12.3,speed=0.3"};
-  struct tu_alloc al;
-  pp_ctx *ctx = tu_ctx(&al);
-  const size_t base = al.bytes;
+  pp_ctx *ctx = tu_fix_ctx(state);
   size_t i;
-  (void)state;
   for (i = 0; i < sizeof specs / sizeof specs[0]; i++) {
     char pa[512], pb[512], fa[64], fb[64];
     pp_cluster *c = load_ok(ctx, specs[i]), *r;
@@ -1194,20 +1150,14 @@ static void t_roundtrip(void **state)
     assert_int_equal(pp_cluster_routing(c), PP_ROUTE_HOPS);
     pp_cluster_destroy(c);
   }
-  assert_int_equal(al.live, 1);
-  assert_int_equal(al.bytes, base); /* every free told the right size */
-  pp_ctx_destroy(ctx);
 }
 
 /* ---- 4096 devices ----------------------------------------------------- */
 
 static void t_big(void **state)
 {
-  struct tu_alloc al;
-  pp_ctx *ctx = tu_ctx(&al);
-  const size_t base = al.bytes;
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_cluster *c;
-  (void)state;
   /* hier:512x8: two classes, exactly. */
   c = load_ok(ctx, "hier:512x8");
   {
@@ -1224,20 +1174,17 @@ static void t_big(void **state)
     check_grid(ctx, "torus3d:12x12x12", 3, 12, 12, 12, true, 25, true);
   else
     check_grid(ctx, "torus3d:16x16x16", 3, 16, 16, 16, true, 25, true);
-  assert_int_equal(al.live, 1);
-  assert_int_equal(al.bytes, base); /* every free told the right size */
-  pp_ctx_destroy(ctx);
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_defaults),   cmocka_unit_test(t_hier),
-      cmocka_unit_test(t_dgx1_table), cmocka_unit_test(t_dgx1),
-      cmocka_unit_test(t_grids),      cmocka_unit_test(t_random),
-      cmocka_unit_test(t_seeds),      cmocka_unit_test(t_amp),
-      cmocka_unit_test(t_bad_specs),  cmocka_unit_test(t_long_spec),
-      cmocka_unit_test(t_roundtrip),  cmocka_unit_test(t_big),
+      TU_CTX_TEST(t_defaults),        TU_CTX_TEST(t_hier),
+      cmocka_unit_test(t_dgx1_table), TU_CTX_TEST(t_dgx1),
+      TU_CTX_TEST(t_grids),           TU_CTX_TEST(t_random),
+      cmocka_unit_test(t_seeds),      TU_CTX_TEST(t_amp),
+      TU_CTX_TEST(t_bad_specs),       cmocka_unit_test(t_long_spec),
+      TU_CTX_TEST(t_roundtrip),       TU_CTX_TEST(t_big),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,12 +19,10 @@ static const char *minimal =
 
 static void t_minimal(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_cluster *c = NULL;
   pp_device_desc d;
   pp_device_type_desc t;
-  (void)state;
   assert_int_equal(tu_cluster_json(ctx, minimal, &c), PP_OK);
   assert_int_equal(pp_cluster_ndev(c), 2);
   assert_int_equal(pp_cluster_ntype(c), 1);
@@ -49,20 +47,16 @@ static void t_minimal(void **state)
   assert_true(pp_cluster_comm_ms(c, 1, 1, 1e7) == 0);
   assert_int_equal(pp_cluster_nlink(c), 0);
   pp_cluster_destroy(c);
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 static void t_examples(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_cluster *c = NULL;
   pp_device_desc d;
   pp_type_key k;
   int32_t i, j, la, lb, cnt;
   double g;
-  (void)state;
   assert_int_equal(
       pp_cluster_load(ctx, tu_path("examples/cluster-matrix.json"), &c), PP_OK);
   assert_int_equal(pp_cluster_nnode(c), 2);
@@ -94,19 +88,15 @@ static void t_examples(void **state)
   /* A switch is not a device. */
   assert_int_equal(pp_cluster_find_device(c, "leaf"), -1);
   pp_cluster_destroy(c);
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 static void t_roundtrip(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   const char *files[] = {"examples/cluster-minimal.json",
                          "examples/cluster-matrix.json",
                          "examples/cluster-links.json"};
   size_t f;
-  (void)state;
   for (f = 0; f < 3; f++) {
     pp_cluster *c = NULL, *c2 = NULL;
     char p1[600], p2[600], *t1, *t2;
@@ -131,8 +121,6 @@ static void t_roundtrip(void **state)
     pp_cluster_destroy(c);
     pp_cluster_destroy(c2);
   }
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 /* A two-device cluster with pieces replaced. */
@@ -153,10 +141,8 @@ static pp_status doc(pp_ctx *ctx, const char *types, const char *devs,
 
 static void t_errors(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_cluster *c = NULL;
-  (void)state;
   tu_expect_error(ctx, tu_cluster_json(ctx, "", &c), PP_EPARSE, "test.json:1",
                   NULL);
   tu_expect_error(ctx, tu_cluster_json(ctx, "{\"devices\": [}", &c), PP_EPARSE,
@@ -314,19 +300,15 @@ static void t_errors(void **state)
                   doc(ctx, NULL, NULL, MATRIX ", \"routing\": \"hops\"", &c),
                   PP_EINPUT, "routing applies to links", NULL);
   assert_null(c);
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 /* Limits: more devices than PP_MAX_DEVICES, and a single device. */
 static void t_limits(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_cluster *c = NULL;
   size_t n = PP_MAX_DEVICES + 1, i, cap = n * 64 + 256, off = 0;
   char *buf = malloc(cap);
-  (void)state;
   off += (size_t)snprintf(buf, cap,
                           "{\"device_types\": {\"g\": "
                           "{\"memory_gb\": 1}}, \"devices\": [");
@@ -347,15 +329,13 @@ static void t_limits(void **state)
       PP_OK);
   assert_int_equal(pp_cluster_ndev(c), 1);
   pp_cluster_destroy(c);
-  pp_ctx_destroy(ctx);
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_minimal),   cmocka_unit_test(t_examples),
-      cmocka_unit_test(t_roundtrip), cmocka_unit_test(t_errors),
-      cmocka_unit_test(t_limits),
+      TU_CTX_TEST(t_minimal), TU_CTX_TEST(t_examples), TU_CTX_TEST(t_roundtrip),
+      TU_CTX_TEST(t_errors),  TU_CTX_TEST(t_limits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

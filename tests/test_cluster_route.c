@@ -406,11 +406,9 @@ static void check_builder(pp_ctx *ctx, const struct graph *gr, pp_routing r,
 ** program.  Through ppi_route and through the builder. */
 static void t_random_small(void **state)
 {
-  struct tu_alloc al;
-  pp_ctx *ctx = tu_ctx(&al);
-  const size_t base = al.bytes;
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
   int it;
-  (void)state;
   rseed(0x5eed0001);
   for (it = 0; it < 300; it++) {
     struct graph gr;
@@ -450,20 +448,15 @@ static void t_random_small(void **state)
     check_builder(ctx, &gr, PP_ROUTE_HOPS, ph, it % 5 == 0);
     assert_int_equal(pp_ctx_errcode(ctx), PP_OK);
   }
-  assert_int_equal(al.live, 1);     /* only the context */
-  assert_int_equal(al.bytes, base); /* every free told the right size */
-  pp_ctx_destroy(ctx);
+  assert_int_equal(fx->a.live, 1); /* only the context */
 }
 
 /* ppi_route accepts parallel links (the builder does not: it asks for
 ** a count); the widest of them counts. */
 static void t_random_parallel(void **state)
 {
-  struct tu_alloc al;
-  pp_ctx *ctx = tu_ctx(&al);
-  const size_t base = al.bytes;
+  pp_ctx *ctx = tu_fix_ctx(state);
   int it;
-  (void)state;
   rseed(0x5eed0002);
   for (it = 0; it < 200; it++) {
     struct graph gr;
@@ -481,20 +474,14 @@ static void t_random_parallel(void **state)
     assert_int_equal(route(ctx, &gr, PP_ROUTE_HOPS, bw, &unr), PP_OK);
     check_matrix(&gr, "ppi_route hops (parallel)", bw, ph);
   }
-  assert_int_equal(al.live, 1);
-  assert_int_equal(al.bytes, base); /* every free told the right size */
-  pp_ctx_destroy(ctx);
 }
 
 /* Larger graphs (20..64 vertices, a few devices or many): widest against
 ** Floyd-Warshall, hops against the layered program. */
 static void t_random_larger(void **state)
 {
-  struct tu_alloc al;
-  pp_ctx *ctx = tu_ctx(&al);
-  const size_t base = al.bytes;
+  pp_ctx *ctx = tu_fix_ctx(state);
   int it;
-  (void)state;
   rseed(0x5eed0003);
   for (it = 0; it < 40; it++) {
     static struct graph gr;
@@ -513,21 +500,15 @@ static void t_random_larger(void **state)
     check_builder(ctx, &gr, PP_ROUTE_WIDEST, fw, it % 5 == 0);
     check_builder(ctx, &gr, PP_ROUTE_HOPS, dp, it % 5 == 0);
   }
-  assert_int_equal(al.live, 1);
-  assert_int_equal(al.bytes, base); /* every free told the right size */
-  pp_ctx_destroy(ctx);
 }
 
 /* Hand-made cases with known answers. */
 static void t_known(void **state)
 {
-  struct tu_alloc al;
-  pp_ctx *ctx = tu_ctx(&al);
-  const size_t base = al.bytes;
+  pp_ctx *ctx = tu_fix_ctx(state);
   struct graph gr;
   double bw[16];
   int32_t unr;
-  (void)state;
 
   /* d0 -100- s0 -100- d1 and a direct d0 -20- d1: widest takes the
   ** switch (100), hops the direct link (20 / 1). */
@@ -578,10 +559,6 @@ static void t_known(void **state)
   assert_true(bw[1 * 4 + 3] == 10.0 / 2);
   assert_int_equal(route(ctx, &gr, PP_ROUTE_WIDEST, bw, &unr), PP_OK);
   assert_true(bw[0 * 4 + 3] == 10 && bw[3 * 4 + 0] == 10);
-
-  assert_int_equal(al.live, 1);
-  assert_int_equal(al.bytes, base); /* every free told the right size */
-  pp_ctx_destroy(ctx);
 }
 
 static pp_cluster_builder *start(pp_ctx *ctx, int ndev, int nsw)
@@ -614,14 +591,11 @@ static pp_cluster_builder *start(pp_ctx *ctx, int ndev, int nsw)
 /* count > 1 bonds equal links: the bandwidth is multiplied. */
 static void t_bonded(void **state)
 {
-  struct tu_alloc al;
-  pp_ctx *ctx = tu_ctx(&al);
-  const size_t base = al.bytes;
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_cluster_builder *b;
   pp_cluster *c = NULL;
   int32_t x, y, k;
   double g;
-  (void)state;
 
   /* A direct bonded pair: 2 x 25 = 50. */
   b = start(ctx, 2, 0);
@@ -681,21 +655,15 @@ static void t_bonded(void **state)
   tu_expect_error(ctx, pp_cluster_builder_add_link(b, "d0", "d1", 25, 0),
                   PP_EINPUT, "count must be a positive integer", NULL);
   pp_cluster_builder_destroy(b);
-
-  assert_int_equal(al.live, 1);
-  assert_int_equal(al.bytes, base); /* every free told the right size */
-  pp_ctx_destroy(ctx);
 }
 
 /* The finished cluster promises finite bandwidths; a bond of huge links
 ** must not overflow to infinity unnoticed. */
 static void t_bonded_overflow(void **state)
 {
-  struct tu_alloc al;
-  pp_ctx *ctx = tu_ctx(&al);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_cluster_builder *b;
   pp_cluster *c = NULL;
-  (void)state;
   /* 1e308 GB/s x 2 bonded links would be infinite: refused at once. */
   b = start(ctx, 2, 0);
   tu_expect_error(ctx, pp_cluster_builder_add_link(b, "d0", "d1", 1e308, 2),
@@ -703,23 +671,18 @@ static void t_bonded_overflow(void **state)
   assert_int_not_equal(pp_cluster_builder_finish(b, &c), PP_OK);
   assert_null(c);
   pp_ctx_clear_error(ctx);
-  assert_int_equal(al.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 /* A device no link path reaches: PP_EINPUT naming the first such device. */
 static void t_disconnected(void **state)
 {
-  struct tu_alloc al;
-  pp_ctx *ctx = tu_ctx(&al);
-  const size_t base = al.bytes;
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_cluster_builder *b;
   pp_cluster *c = NULL;
   struct graph gr;
   double bw[MAXV * MAXV];
   int32_t unr;
   int r, it;
-  (void)state;
 
   for (r = 0; r < 2; r++) {
     /* d0 - s0 - d1 - d2 and apart d3 - s1 - d4. */
@@ -825,20 +788,14 @@ static void t_disconnected(void **state)
       assert_null(c);
     }
   }
-  assert_int_equal(al.live, 1);
-  assert_int_equal(al.bytes, base); /* every free told the right size */
-  pp_ctx_destroy(ctx);
 }
 
 /* One device: nothing to route, the matrix is a single 0. */
 static void t_single(void **state)
 {
-  struct tu_alloc al;
-  pp_ctx *ctx = tu_ctx(&al);
-  const size_t base = al.bytes;
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_cluster_builder *b;
   pp_cluster *c = NULL;
-  (void)state;
   b = start(ctx, 1, 1);
   assert_int_equal(pp_cluster_builder_add_link(b, "d0", "s0", 10, 1), PP_OK);
   assert_int_equal(pp_cluster_builder_finish(b, &c), PP_OK);
@@ -846,18 +803,15 @@ static void t_single(void **state)
   assert_true(pp_cluster_bandwidth_matrix(c)[0] == 0);
   assert_true(pp_cluster_bandwidth(c, 0, 0) == 0);
   pp_cluster_destroy(c);
-  assert_int_equal(al.live, 1);
-  assert_int_equal(al.bytes, base); /* every free told the right size */
-  pp_ctx_destroy(ctx);
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_known),           cmocka_unit_test(t_random_small),
-      cmocka_unit_test(t_random_parallel), cmocka_unit_test(t_random_larger),
-      cmocka_unit_test(t_bonded),          cmocka_unit_test(t_bonded_overflow),
-      cmocka_unit_test(t_disconnected),    cmocka_unit_test(t_single),
+      TU_CTX_TEST(t_known),           TU_CTX_TEST(t_random_small),
+      TU_CTX_TEST(t_random_parallel), TU_CTX_TEST(t_random_larger),
+      TU_CTX_TEST(t_bonded),          TU_CTX_TEST(t_bonded_overflow),
+      TU_CTX_TEST(t_disconnected),    TU_CTX_TEST(t_single),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

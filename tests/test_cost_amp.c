@@ -303,11 +303,9 @@ static void t_amp_trials(void **state)
 ** them too (a finite, positive time; nothing is compared with AMP). */
 static void t_parplan_model(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   struct trial *t = NULL;
   int n, i, seen[NSETUP] = {0};
-  (void)state;
   n = read_trials(&t);
   assert_int_equal(n, NTRIAL);
   /* The first row of each experiment, and one with tp and pp > 1. */
@@ -337,8 +335,6 @@ static void t_parplan_model(void **state)
   for (i = 0; i < NSETUP; i++)
     assert_int_equal(seen[i], 3);
   free(t);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* The shipped trials never cut after the logits (entry 28) nor inside a
@@ -365,10 +361,8 @@ static void t_boundary_volumes(void **state)
       {"transgan-amp", "amp-het-model", 2, 1, 46, 56, 2 * 1024.0 * 81,
        170e9 / 32},
   };
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   size_t i;
-  (void)state;
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     pp_model *m = load_model(ctx, cases[i].model);
     pp_cluster *c = load_cluster(ctx, cases[i].cluster);
@@ -390,16 +384,13 @@ static void t_boundary_volumes(void **state)
     pp_model_destroy(m);
     pp_cluster_destroy(c);
   }
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* AMP builds one pipeline averaged over dp replicas; a plan whose stages
 ** have different replica counts has no such pipeline. */
 static void t_uneven_replicas(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = load_model(ctx, "gpt2-amp");
   pp_cluster *c = load_cluster(ctx, "amp-homogeneous");
   /* dp 4 x pp 4 (homogeneous #3); stage 0 gets 2 replicas, which still
@@ -408,7 +399,6 @@ static void t_uneven_replicas(void **state)
       .mbs = 1, .mp = 1, .dp = 4, .pp = 4, .part = {0, 9, 15, 21, 30}};
   pp_plan *p = trial_plan(ctx, &t, 32, true);
   pp_eval_summary sum;
-  (void)state;
   assert_int_equal(pp_plan_nreplica(p, 0), 2);
   assert_int_equal(pp_plan_nreplica(p, 1), 4);
   tu_expect_error(ctx, evaluate(ctx, p, m, c, PP_COST_AMP, &sum), PP_EINPUT,
@@ -418,8 +408,6 @@ static void t_uneven_replicas(void **state)
   pp_plan_destroy(p);
   pp_model_destroy(m);
   pp_cluster_destroy(c);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- AMP's layer-assignment DP -------------------------------------- */
@@ -625,11 +613,9 @@ static void t_amp_public(void **state)
 ** shape and partition, with AMP's prediction as its own_ms. */
 static void t_amp_compare(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   struct trial *t = NULL;
   int n, i, seen = 0;
-  (void)state;
   n = read_trials(&t);
   assert_int_equal(n, NTRIAL);
   for (i = 0; i < n; i++) {
@@ -677,17 +663,15 @@ static void t_amp_compare(void **state)
   }
   assert_int_equal(seen, NSETUP);
   free(t);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_amp_trials),       cmocka_unit_test(t_parplan_model),
-      cmocka_unit_test(t_boundary_volumes), cmocka_unit_test(t_uneven_replicas),
-      cmocka_unit_test(t_amp_partitions),   cmocka_unit_test(t_amp_public),
-      cmocka_unit_test(t_amp_compare),
+      cmocka_unit_test(t_amp_trials),     TU_CTX_TEST(t_parplan_model),
+      TU_CTX_TEST(t_boundary_volumes),    TU_CTX_TEST(t_uneven_replicas),
+      cmocka_unit_test(t_amp_partitions), cmocka_unit_test(t_amp_public),
+      TU_CTX_TEST(t_amp_compare),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

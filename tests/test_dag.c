@@ -202,11 +202,9 @@ static void near(double got, double want, const char *what, int iter)
 
 static void t_dp_exact(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 4;
   int iter, binding = 0, infeasible = 0, skips = 0;
-  (void)state;
   for (iter = 0; iter < 400; iter++) {
     struct inst x;
     pp_model *m;
@@ -272,8 +270,6 @@ static void t_dp_exact(void **state)
                 "%d memory binds, %d nothing fits)\n",
                 skips, binding, infeasible);
   assert_true(skips > 200 && binding > 20 && infeasible > 5);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- the kernels on plain graphs ----------------------------------------- */
@@ -364,11 +360,9 @@ static bool convex(const struct ppi_dag *g, const int32_t *of, int32_t c,
 
 static void t_cluster(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 8;
   int iter;
-  (void)state;
   for (iter = 0; iter < 60; iter++) {
     int n = 10 + (int)tu_rand(&rng, 300), K = 1 + (int)tu_rand(&rng, 40);
     struct gbuf b;
@@ -411,17 +405,13 @@ static void t_cluster(void **state)
     free(stack);
     ppi_arena_free(&b.ar);
   }
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 static void t_refine(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 15;
   int iter, improved = 0;
-  (void)state;
   for (iter = 0; iter < 80; iter++) {
     int n = 20 + (int)tu_rand(&rng, 200), S = 2 + (int)tu_rand(&rng, 6);
     struct gbuf b;
@@ -456,18 +446,14 @@ static void t_refine(void **state)
     ppi_arena_free(&b.ar);
   }
   assert_true(improved > 40);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* With a unique topological order the prefixes are every down-set. */
 static void t_prefix_unique(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 21;
   int iter;
-  (void)state;
   for (iter = 0; iter < 100; iter++) {
     struct inst x;
     pp_model *m;
@@ -489,8 +475,6 @@ static void t_prefix_unique(void **state)
     pp_partition_destroy(pt);
     pp_model_destroy(m);
   }
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 static void t_cli(void **state)
@@ -564,10 +548,8 @@ static void t_generators(void **state)
       "bert:colour=red", "fpn:image=8",       "swin:eff=2",
       "resnet:gpu=XYZ",
   };
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   size_t i;
-  (void)state;
   for (i = 0; i < sizeof gens / sizeof gens[0]; i++) {
     pp_model *m;
     pp_model_stats st;
@@ -603,16 +585,14 @@ static void t_generators(void **state)
                 strstr(pp_ctx_errmsg(ctx), "GPU") != NULL);
     pp_ctx_clear_error(ctx);
   }
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_dp_exact), cmocka_unit_test(t_cluster),
-      cmocka_unit_test(t_refine),   cmocka_unit_test(t_prefix_unique),
-      cmocka_unit_test(t_cli),      cmocka_unit_test(t_generators),
+      TU_CTX_TEST(t_dp_exact), TU_CTX_TEST(t_cluster),
+      TU_CTX_TEST(t_refine),   TU_CTX_TEST(t_prefix_unique),
+      cmocka_unit_test(t_cli), TU_CTX_TEST(t_generators),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,15 +86,12 @@ static bool has_warning(const pp_export *x, const char *needle)
 /* AMP's plan for GPT-2 (examples/plan-gpt2-amp.json): the exact line. */
 static void t_exact(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
-  pp_model *m;
-  pp_cluster *c;
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
+  pp_model *m = fx->m;
+  pp_cluster *c = fx->c;
   pp_plan *p;
   pp_export *x;
-  (void)state;
-  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
-  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
   assert_int_equal(
       pp_plan_load(ctx, tu_path("examples/plan-gpt2-amp.json"), m, c, &p),
       PP_OK);
@@ -110,25 +107,18 @@ static void t_exact(void **state)
   assert_true(has_warning(x, "4 operators have no Megatron symbol"));
   pp_export_destroy(x);
   pp_plan_destroy(p);
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* Random contiguous plans of GPT-2: the layout parses back to the counts
 ** of the plan's operator kinds, stage by stage. */
 static void t_roundtrip(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
-  pp_model *m;
-  pp_cluster *c;
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
+  pp_model *m = fx->m;
+  pp_cluster *c = fx->c;
   uint64_t rng = 77;
   int iter;
-  (void)state;
-  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
-  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
   for (iter = 0; iter < 200; iter++) {
     int S = 1 + (int)tu_rand(&rng, 16), first[17], s, i, L = 30;
     int32_t counts[16 * 4], ns = 0, want[16 * 4];
@@ -171,25 +161,18 @@ static void t_roundtrip(void **state)
     pp_export_destroy(x);
     pp_plan_destroy(p);
   }
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* What Megatron cannot express is said. */
 static void t_warnings(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
-  pp_model *m;
-  pp_cluster *c;
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
+  pp_model *m = fx->m;
+  pp_cluster *c = fx->c;
   pp_plan *p;
   pp_export *x;
   int first[3] = {0, 15, 30};
-  (void)state;
-  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
-  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
   { /* replicas out of rank order */
     int32_t devs[4] = {1, 0, 2, 3};
     p = chain_plan(ctx, first, 2, 2, devs, PP_SCHED_1F1B_STAR, 16);
@@ -231,16 +214,11 @@ static void t_warnings(void **state)
     pp_export_destroy(x);
     pp_plan_destroy(p);
   }
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 static void t_parser(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   int32_t counts[64 * 4], n = 0;
   static const char *const bad[] = {"",
                                     "X",
@@ -253,7 +231,6 @@ static void t_parser(void **state)
                                     "1)*1)*1)*1)*1)*1)*1)*1)*1)*1)*1",
                                     "((((t)*1000)*1000)*1000)*1000"};
   size_t i;
-  (void)state;
   assert_int_equal(
       pp_megatron_layout_parse(ctx, "E|(tt|)*3,m|L", 64, &n, counts), PP_OK);
   assert_int_equal(n, 6);
@@ -276,8 +253,6 @@ static void t_parser(void **state)
   assert_int_equal(pp_megatron_layout_parse(ctx, NULL, 4, &n, counts),
                    PP_EINVAL);
   pp_ctx_clear_error(ctx);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* Fail every allocation of run in turn (the last run fails none): each
@@ -340,22 +315,19 @@ static void sweep(struct tu_alloc *a, pp_ctx *ctx,
 
 static void t_alloc(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
-  pp_model *m;
-  pp_cluster *c;
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
+  pp_model *m = fx->m;
+  pp_cluster *c = fx->c;
   pp_plan *p;
   int first[3] = {0, 15, 30};
   int32_t devs[2] = {1, 0};
   struct job jb;
-  (void)state;
-  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
-  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
   p = chain_plan(ctx, first, 2, 1, devs, PP_SCHED_GPIPE, 8);
   jb.p = p;
   jb.m = m;
   jb.c = c;
-  sweep(&a, ctx, run_megatron, &jb);
+  sweep(&fx->a, ctx, run_megatron, &jb);
   pp_plan_destroy(p);
   { /* every engine, on a plan with tp 2, recomputation and a device
     ** holding two stages (more of each export's paths) */
@@ -378,14 +350,10 @@ static void t_alloc(void **state)
     jb.p = p;
     for (e = 0; e < sizeof engines / sizeof *engines; e++) {
       jb.engine = engines[e];
-      sweep(&a, ctx, run_engine, &jb);
+      sweep(&fx->a, ctx, run_engine, &jb);
     }
     pp_plan_destroy(p);
   }
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 static void t_cli(void **state)
@@ -451,8 +419,8 @@ static const char cl_json[] =
 
 static void t_launch(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
   pp_model *m;
   pp_cluster *c;
   pp_plan *p;
@@ -462,7 +430,6 @@ static void t_launch(void **state)
   char *buf = NULL, *out, *err, cmd[1024];
   size_t len = 0;
   FILE *f;
-  (void)state;
   assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
   assert_int_equal(tu_cluster_json(ctx, cl_json, &c), PP_OK);
   p = chain_plan(ctx, first, 2, 2, devs, PP_SCHED_1F1B, 16);
@@ -513,7 +480,7 @@ static void t_launch(void **state)
     jb.p = p;
     jb.m = m;
     jb.c = c;
-    sweep(&a, ctx, run_launch, &jb);
+    sweep(&fx->a, ctx, run_launch, &jb);
   }
   pp_plan_destroy(p);
   pp_cluster_destroy(c);
@@ -547,8 +514,6 @@ static void t_launch(void **state)
   assert_non_null(strstr(buf, "RANK=15 LOCAL_RANK=3"));
   free(buf);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- DeepSpeed, torch and PipeDream ------------------------------------ */
@@ -594,17 +559,14 @@ static char *check_py(const char *what, const char *dir, int world)
 ** every rank through PlannedPipelineModule are the plan's. */
 static void t_deepspeed(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
-  pp_model *m;
-  pp_cluster *c;
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
+  pp_model *m = fx->m;
+  pp_cluster *c = fx->c;
   pp_plan *p;
   pp_export *x;
   uint64_t rng = 2024;
   int iter;
-  (void)state;
-  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
-  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
   assert_int_equal(
       pp_plan_load(ctx, tu_path("examples/plan-gpt2-amp.json"), m, c, &p),
       PP_OK);
@@ -678,10 +640,6 @@ static void t_deepspeed(void **state)
     pp_export_destroy(x);
     pp_plan_destroy(p);
   }
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* The schedule CSV's row of rank k, as cells. */
@@ -710,18 +668,15 @@ static int csv_row(const char *csv, int k, char cells[][16], int max)
 ** STAGE_TO_RANK, and the TOML's parts equal STAGE_MODULES. */
 static void t_torch(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
-  pp_model *m;
-  pp_cluster *c;
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
+  pp_model *m = fx->m;
+  pp_cluster *c = fx->c;
   pp_plan *p;
   pp_export *x;
   uint64_t rng = 99;
   int iter, s;
   static char cells[512][16];
-  (void)state;
-  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
-  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
   assert_int_equal(
       pp_plan_load(ctx, tu_path("examples/plan-gpt2-amp.json"), m, c, &p),
       PP_OK);
@@ -832,28 +787,21 @@ static void t_torch(void **state)
     pp_export_destroy(x);
     pp_plan_destroy(p);
   }
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* PipeDream: stages with different replica counts, which only it
 ** expresses: the maps exactly, no warning but its asynchronous runtime. */
 static void t_pipedream(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
-  pp_model *m;
-  pp_cluster *c;
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
+  pp_model *m = fx->m;
+  pp_cluster *c = fx->c;
   pp_plan *p;
   pp_export *x;
   pp_plan_params pp;
   pp_plan_builder *b;
   int32_t ops[30], id, d, i;
-  (void)state;
-  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
-  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
   pp_plan_params_init(&pp);
   pp.global_batch = 12;
   assert_int_equal(pp_plan_builder_create(ctx, &pp, "t", &b), PP_OK);
@@ -893,10 +841,6 @@ static void t_pipedream(void **state)
   assert_true(has_warning(x, "torch's data parallelism"));
   pp_export_destroy(x);
   pp_plan_destroy(p);
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* What an engine cannot express: tensor-parallel groups across nodes and
@@ -904,17 +848,14 @@ static void t_pipedream(void **state)
 ** tp for PipeDream, an unknown engine. */
 static void t_engine_warnings(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
-  pp_model *m, *dag;
-  pp_cluster *c;
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
+  pp_model *m = fx->m, *dag;
+  pp_cluster *c = fx->c;
   pp_plan *p;
   pp_export *x;
   struct gp g;
   int first[3] = {0, 15, 30};
-  (void)state;
-  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
-  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
   memset(&g, 0, sizeof g);
   g.first = first;
   g.S = 2;
@@ -992,10 +933,6 @@ static void t_engine_warnings(void **state)
   assert_int_equal(pp_export_write_file(ctx, NULL, 0, NULL, stdout), PP_EINVAL);
   pp_ctx_clear_error(ctx);
   pp_plan_destroy(p);
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* The command: every engine's files in -o DIR; several files on stdout
@@ -1043,12 +980,12 @@ static void t_engine_cli(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_exact),           cmocka_unit_test(t_roundtrip),
-      cmocka_unit_test(t_warnings),        cmocka_unit_test(t_parser),
-      cmocka_unit_test(t_alloc),           cmocka_unit_test(t_cli),
-      cmocka_unit_test(t_launch),          cmocka_unit_test(t_deepspeed),
-      cmocka_unit_test(t_torch),           cmocka_unit_test(t_pipedream),
-      cmocka_unit_test(t_engine_warnings), cmocka_unit_test(t_engine_cli),
+      TU_GPT2_TEST(t_exact),           TU_GPT2_TEST(t_roundtrip),
+      TU_GPT2_TEST(t_warnings),        TU_CTX_TEST(t_parser),
+      TU_GPT2_TEST(t_alloc),           cmocka_unit_test(t_cli),
+      TU_CTX_TEST(t_launch),           TU_GPT2_TEST(t_deepspeed),
+      TU_GPT2_TEST(t_torch),           TU_GPT2_TEST(t_pipedream),
+      TU_GPT2_TEST(t_engine_warnings), cmocka_unit_test(t_engine_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

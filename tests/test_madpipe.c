@@ -34,11 +34,9 @@
 
 static void t_ilp_prop1(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 5;
   int iter, solved = 0, multi = 0;
-  (void)state;
   for (iter = 0; iter < 120; iter++) {
     int N = 1 + (int)tu_rand(&rng, 5), i, g[2 * MAXN];
     double uf[MAXN], ub[MAXN], cc[MAXN], abar[MAXN], room[MAXN], load[2 * MAXN],
@@ -94,21 +92,17 @@ static void t_ilp_prop1(void **state)
   }
   assert_true(multi > 50);
   print_message("%d ILPs equal 1F1B*'s counts\n", solved);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* One processor: the period is the whole work and one activation. */
 static void t_ilp_one(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   double uf[3] = {1, 2, 3}, ub[3] = {2, 4, 6}, cc[3] = {5, 5, 0},
          abar[3] = {1e6, 2e6, 3e6}, room[1] = {6e6};
   int32_t proc[3] = {0, 0, 0}, n[3];
   struct ppi_ilp_in in;
   int st;
-  (void)state;
   memset(&in, 0, sizeof in);
   in.N = 3;
   in.P = 1;
@@ -135,8 +129,6 @@ static void t_ilp_one(void **state)
   in.T = 1000;
   assert_int_equal(ppi_ilp_pattern(ctx, &in, n, NULL, &st), PP_OK);
   assert_int_equal(st, 0);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- phase 1 against brute force ----------------------------------------- */
@@ -260,11 +252,9 @@ static bool brute_feasible(const struct chainbuf *b, int P, double T, int pess)
 
 static void t_phase1_exact(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 77;
   int iter, yes = 0, no = 0;
-  (void)state;
   for (iter = 0; iter < 600; iter++) {
     struct chainbuf b;
     int P = 1 + (int)tu_rand(&rng, 3), ok, pess = iter % 2, l;
@@ -285,8 +275,6 @@ static void t_phase1_exact(void **state)
   print_message("phase 1: %d feasible, %d infeasible, all as brute force\n",
                 yes, no);
   assert_true(yes > 100 && no > 100);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- whole runs --------------------------------------------------------- */
@@ -327,12 +315,10 @@ static pp_partition *run(pp_ctx *ctx, const pp_model *m, int P, double mem,
 
 static void t_runs(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 31;
   int iter, both = 0, better = 0, worse = 0, only_mad = 0;
   double logsum = 0;
-  (void)state;
   for (iter = 0; iter < 36; iter++) {
     int L = 4 + (int)tu_rand(&rng, 14), P = 2 + (int)tu_rand(&rng, 4), s;
     pp_model *m = random_model(ctx, &rng, L);
@@ -384,8 +370,6 @@ static void t_runs(void **state)
                 "fits %d\n",
                 both, better, worse, both ? exp(logsum / both) : 1, only_mad);
   assert_true(both > 6);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* The planner's hooks: flat_device gives every processor that device's
@@ -394,8 +378,7 @@ static void t_runs(void **state)
 ** bad values are refused. */
 static void t_flat_device_and_cap(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m, *v;
   pp_cluster *c;
   pp_part_params p;
@@ -404,7 +387,6 @@ static void t_flat_device_and_cap(void **state)
   pp_type_key key;
   double want = 0, got = 0;
   int32_t l, s, t4 = -1, d;
-  (void)state;
   assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
   assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
   for (d = 0; d < pp_cluster_ndev(c) && t4 < 0; d++) {
@@ -460,16 +442,14 @@ static void t_flat_device_and_cap(void **state)
   pp_model_destroy(v);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_ilp_prop1),           cmocka_unit_test(t_ilp_one),
-      cmocka_unit_test(t_phase1_exact),        cmocka_unit_test(t_runs),
-      cmocka_unit_test(t_flat_device_and_cap),
+      TU_CTX_TEST(t_ilp_prop1),           TU_CTX_TEST(t_ilp_one),
+      TU_CTX_TEST(t_phase1_exact),        TU_CTX_TEST(t_runs),
+      TU_CTX_TEST(t_flat_device_and_cap),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

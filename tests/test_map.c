@@ -5,7 +5,9 @@
 ** devices, for each objective, with and without mixed speeds and with
 ** more devices than stage replicas; the reported objective equals an
 ** independent recomputation of the returned mapping; the baselines are
-** valid and never better than the optimum; the stage-graph reader
+** valid, never better than the optimum, and CS and Megatron's rank order
+** place replica r of stage s on devices r S + s and s R + r; the stage-graph
+*reader
 ** refuses bad input with the file and the element; the command line.
 */
 #define _POSIX_C_SOURCE 200809L
@@ -229,10 +231,8 @@ static pp_mapping *run(pp_ctx *ctx, const pp_stage_graph *g,
   return m;
 }
 
-static void check(bool mixed, uint64_t seed, int n_iter)
+static void check(pp_ctx *ctx, bool mixed, uint64_t seed, int n_iter)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
   uint64_t rng = seed;
   int iter, obj, spare = 0;
   for (iter = 0; iter < n_iter; iter++) {
@@ -260,6 +260,11 @@ static void check(bool mixed, uint64_t seed, int n_iter)
             assert_true(d >= 0 && d < x.D && !used[d]);
             used[d] = true;
             p[r][s] = d;
+            /* the baselines' documented layouts */
+            if (alg == PP_MAP_CS)
+              assert_int_equal(d, r * x.S + s);
+            if (alg == PP_MAP_MEGATRON)
+              assert_int_equal(d, s * x.R + r);
           }
         near(sum.objective_ms, value(&x, obj, p), "reported = recomputed",
              iter);
@@ -280,33 +285,27 @@ static void check(bool mixed, uint64_t seed, int n_iter)
                 "devices, %s speeds)\n",
                 n_iter, spare, mixed ? "mixed" : "equal");
   assert_true(spare > n_iter / 4);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 static void t_exact_equal(void **state)
 {
-  (void)state;
-  check(false, 3, 150);
+  check(tu_fix_ctx(state), false, 3, 150);
 }
 
 static void t_exact_mixed(void **state)
 {
-  (void)state;
-  check(true, 4, 150);
+  check(tu_fix_ctx(state), true, 4, 150);
 }
 
 /* The same seed, the same mapping, for the randomised baselines too. */
 static void t_deterministic(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 77;
   int alg, k;
   struct inst x;
   pp_cluster *c;
   pp_stage_graph *g;
-  (void)state;
   random_inst(&rng, &x, true);
   c = inst_cluster(ctx, &x);
   g = inst_graph(ctx, &x);
@@ -327,8 +326,6 @@ static void t_deterministic(void **state)
   }
   pp_stage_graph_destroy(g);
   pp_cluster_destroy(c);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* The stage graph of the FPN-like model cut into S stages. */
@@ -353,12 +350,10 @@ static pp_stage_graph *fpn_stages(pp_ctx *ctx, int32_t S)
 ** one thread), and so for part and solve, which splits with Scotch. */
 static void t_scotch_repeatable(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_stage_graph *g;
   pp_cluster *c;
   int32_t first[4 * 64], k, i, alg;
-  (void)state;
   g = fpn_stages(ctx, 4);
   assert_int_equal(pp_cluster_load(ctx, "mesh2d:16x16", &c), PP_OK);
   for (alg = 0; alg < 2; alg++)
@@ -389,8 +384,6 @@ static void t_scotch_repeatable(void **state)
     }
   pp_cluster_destroy(c);
   pp_stage_graph_destroy(g);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 static void t_bad_graphs(void **state)
@@ -427,10 +420,8 @@ static void t_bad_graphs(void **state)
        "bytes", PP_EINPUT},
       {"{\"stages\": [{\"compute_ms\": 1e999}]}", "sg.json", PP_EPARSE},
   };
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   size_t i;
-  (void)state;
   for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     pp_stage_graph *g = NULL;
     pp_status rc = pp_stage_graph_read_json(ctx, bad[i].text,
@@ -441,8 +432,6 @@ static void t_bad_graphs(void **state)
     assert_null(g);
     pp_ctx_clear_error(ctx);
   }
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 static void t_cli(void **state)
@@ -547,11 +536,9 @@ static void structured_inst(uint64_t *rng, struct inst *x, bool mixed)
 ** group bound beats the matching bound on some instances. */
 static void t_group_bound(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 11;
   int iter, obj, tighter = 0, found = 0, n_iter = 400;
-  (void)state;
   for (iter = 0; iter < n_iter; iter++) {
     struct inst x;
     pp_cluster *c;
@@ -602,8 +589,6 @@ static void t_group_bound(void **state)
                 tighter, 2 * n_iter, found);
   assert_true(tighter > 0);
   assert_true(found > n_iter / 2);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* Part and solve (map_parts.c): on random instances an injective mapping
@@ -611,12 +596,10 @@ static void t_group_bound(void **state)
 ** does not apply; on a mesh, compact parts reach the lower bound. */
 static void t_parts(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 19;
   int iter, obj, ran[2] = {0, 0}, hit[2] = {0, 0}, n_iter = 300, k;
   double gap_sum[2] = {0, 0}, gap_max[2] = {0, 0};
-  (void)state;
   for (iter = 0; iter < n_iter; iter++) {
     struct inst x;
     pp_cluster *c;
@@ -689,17 +672,15 @@ static void t_parts(void **state)
     pp_cluster_destroy(c);
     pp_stage_graph_destroy(g);
   }
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_exact_equal),   cmocka_unit_test(t_exact_mixed),
-      cmocka_unit_test(t_deterministic), cmocka_unit_test(t_bad_graphs),
-      cmocka_unit_test(t_cli),           cmocka_unit_test(t_group_bound),
-      cmocka_unit_test(t_parts),         cmocka_unit_test(t_scotch_repeatable),
+      TU_CTX_TEST(t_exact_equal),   TU_CTX_TEST(t_exact_mixed),
+      TU_CTX_TEST(t_deterministic), TU_CTX_TEST(t_bad_graphs),
+      cmocka_unit_test(t_cli),      TU_CTX_TEST(t_group_bound),
+      TU_CTX_TEST(t_parts),         TU_CTX_TEST(t_scotch_repeatable),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

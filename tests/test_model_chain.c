@@ -213,10 +213,8 @@ static void check_view(pp_ctx *ctx, const struct dag *g, pp_model *m,
 
 static void t_views_vs_brute_force(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   int trial;
-  (void)state;
   for (trial = 0; trial < 2000; trial++) {
     struct dag g;
     pp_model *m;
@@ -226,17 +224,13 @@ static void t_views_vs_brute_force(void **state)
     check_view(ctx, &g, m, 1);
     pp_model_destroy(m);
   }
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 static void t_chain_is_identity(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = NULL, *c = NULL;
   int32_t v;
-  (void)state;
   assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
   assert_int_equal(pp_model_chain_view(ctx, m, 0, &c), PP_OK);
   assert_int_equal(pp_model_nop(c), pp_model_nop(m));
@@ -253,18 +247,15 @@ static void t_chain_is_identity(void **state)
   assert_null(pp_model_layer_members(m, 0, NULL));
   pp_model_destroy(c);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
 }
 
 /* The example DAG: a branch and a skip connection inside one block. */
 static void t_example_dag(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = NULL, *c = NULL;
   pp_op_desc d;
   int32_t n;
-  (void)state;
   assert_int_equal(pp_model_load(ctx, tu_path("examples/model-dag.json"), &m),
                    PP_OK);
   assert_int_equal(pp_model_chain_view(ctx, m, 0, &c), PP_OK);
@@ -285,15 +276,14 @@ static void t_example_dag(void **state)
   assert_true(pp_model_nop(c) > 8 && pp_model_nop(c) < pp_model_nop(m));
   pp_model_destroy(c);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_views_vs_brute_force),
-      cmocka_unit_test(t_chain_is_identity),
-      cmocka_unit_test(t_example_dag),
+      TU_CTX_TEST(t_views_vs_brute_force),
+      TU_CTX_TEST(t_chain_is_identity),
+      TU_CTX_TEST(t_example_dag),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,13 +25,12 @@ static const char *minimal =
 
 static void t_minimal(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
   pp_model *m = NULL;
   pp_op_desc d;
   int32_t from, to;
   int64_t bytes;
-  (void)state;
   assert_int_equal(tu_model_json(ctx, minimal, &m), PP_OK);
   assert_string_equal(pp_model_name(m), "m");
   assert_int_equal(pp_model_nop(m), 2);
@@ -55,15 +54,13 @@ static void t_minimal(void **state)
   assert_null(pp_model_op_name(m, 2));
   assert_int_equal(pp_model_op(m, -1, &d), PP_EINVAL);
   pp_model_destroy(m);
-  assert_int_equal(a.live, 1); /* the context itself */
-  pp_ctx_destroy(ctx);
+  assert_int_equal(fx->a.live, 1); /* the context itself */
 }
 
 /* Edges by index; defaults when "bytes" and "edges" are absent. */
 static void t_indices_and_chain(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = NULL;
   int64_t bytes;
   int32_t from, to;
@@ -75,7 +72,6 @@ static void t_indices_and_chain(void **state)
       "{\"name\": \"z\", \"fwd_ms\": 1, \"bwd_ms\": 1, \"param_bytes\": 0, "
       "\"out_bytes\": 9, \"saved_bytes\": 0}]%s}";
   char buf[1024];
-  (void)state;
   snprintf(buf, sizeof buf, doc, "");
   assert_int_equal(tu_model_json(ctx, buf, &m), PP_OK);
   assert_string_equal(pp_model_name(m), "test"); /* the file's stem */
@@ -105,18 +101,15 @@ static void t_indices_and_chain(void **state)
     assert_int_equal(order[2], 2);
   }
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
 }
 
 static void t_full_example_roundtrip(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = NULL, *m2 = NULL;
   const char *files[] = {"examples/model-chain.json", "examples/model-dag.json",
                          "examples/model-minimal.json"};
   size_t i;
-  (void)state;
   for (i = 0; i < sizeof files / sizeof files[0]; i++) {
     char *t1, *t2;
     size_t l1, l2;
@@ -162,18 +155,14 @@ static void t_full_example_roundtrip(void **state)
     pp_model_destroy(m);
     pp_model_destroy(m2);
   }
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 static void t_optional_fields(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = NULL;
   double x;
   pp_op_sizes sz;
-  (void)state;
   assert_int_equal(pp_model_load(ctx, tu_path("examples/model-chain.json"), &m),
                    PP_OK);
   assert_string_equal(pp_model_reference_type(m), "V100");
@@ -197,7 +186,6 @@ static void t_optional_fields(void **state)
   assert_true(sz.out_bytes == 524288);
   assert_int_equal(sz.est, PP_EST_TP);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
 }
 
 /* ---- errors ----------------------------------------------------------- */
@@ -216,10 +204,8 @@ static pp_status with_op(pp_ctx *ctx, const char *fields, pp_model **m)
 
 static void t_malformed(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = NULL;
-  (void)state;
   tu_expect_error(ctx, tu_model_json(ctx, "", &m), PP_EPARSE, "test.json:1",
                   "malformed JSON", NULL);
   assert_null(m);
@@ -252,18 +238,15 @@ static void t_malformed(void **state)
                     "test.json:1:", NULL);
     free(deep);
   }
-  pp_ctx_destroy(ctx);
 }
 
 static void t_missing_and_types(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = NULL;
   static const char *required[] = {"fwd_ms", "bwd_ms", "param_bytes",
                                    "out_bytes", "saved_bytes"};
   size_t i;
-  (void)state;
   tu_expect_error(ctx, tu_model_json(ctx, "{}", &m), PP_EINPUT,
                   "missing field \"ops\"", NULL);
   tu_expect_error(ctx, tu_model_json(ctx, "{\"ops\": {}}", &m), PP_EINPUT,
@@ -318,15 +301,12 @@ static void t_missing_and_types(void **state)
   tu_expect_error(ctx, tu_model_json(ctx, "{\"hyper\": [], \"ops\": []}", &m),
                   PP_EINPUT, "hyper", NULL);
   assert_null(m);
-  pp_ctx_destroy(ctx);
 }
 
 static void t_negative_and_huge(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = NULL;
-  (void)state;
   tu_expect_error(ctx,
                   with_op(ctx,
                           "\"name\": \"b\", \"fwd_ms\": -1, \"bwd_ms\": 1, "
@@ -376,7 +356,6 @@ static void t_negative_and_huge(void **state)
     free(name);
     free(buf);
   }
-  pp_ctx_destroy(ctx);
 }
 
 static pp_status with_edges(pp_ctx *ctx, const char *edges, pp_model **m)
@@ -398,10 +377,8 @@ static pp_status with_edges(pp_ctx *ctx, const char *edges, pp_model **m)
 
 static void t_graph_errors(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = NULL;
-  (void)state;
   tu_expect_error(ctx,
                   with_edges(ctx,
                              "{\"from\": \"a\", \"to\": \"b\"}, {\"from\": "
@@ -439,19 +416,16 @@ static void t_graph_errors(void **state)
                           &m),
                   PP_EINPUT, "duplicate name", "also operator 0", NULL);
   assert_null(m);
-  pp_ctx_destroy(ctx);
 }
 
 static void t_times_and_ties(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = NULL;
   const char *base = "\"name\": \"b\", \"fwd_ms\": 1, \"bwd_ms\": 1, "
                      "\"param_bytes\": 1, \"out_bytes\": 1, "
                      "\"saved_bytes\": 1, ";
   char buf[1024];
-  (void)state;
   snprintf(buf, sizeof buf, "%s\"times\": [{\"fwd_ms\": 1, \"bwd_ms\": 2}]",
            base);
   tu_expect_error(ctx, with_op(ctx, buf, &m), PP_EINPUT,
@@ -499,18 +473,15 @@ static void t_times_and_ties(void **state)
                     "which is itself tied", NULL);
   }
   assert_null(m);
-  pp_ctx_destroy(ctx);
 }
 
 /* 100,000 operators with skip edges load, in order. */
 static void t_huge(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = NULL;
   size_t n = 100000, cap = n * 160, off = 0, i;
   char *doc = malloc(cap);
-  (void)state;
   off += (size_t)snprintf(doc + off, cap - off, "{\"ops\": [");
   for (i = 0; i < n; i++)
     off += (size_t)snprintf(doc + off, cap - off,
@@ -534,22 +505,21 @@ static void t_huge(void **state)
   assert_false(pp_model_is_chain(m));
   pp_model_destroy(m);
   free(doc);
-  pp_ctx_destroy(ctx);
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_minimal),
-      cmocka_unit_test(t_indices_and_chain),
-      cmocka_unit_test(t_full_example_roundtrip),
-      cmocka_unit_test(t_optional_fields),
-      cmocka_unit_test(t_malformed),
-      cmocka_unit_test(t_missing_and_types),
-      cmocka_unit_test(t_negative_and_huge),
-      cmocka_unit_test(t_graph_errors),
-      cmocka_unit_test(t_times_and_ties),
-      cmocka_unit_test(t_huge),
+      TU_CTX_TEST(t_minimal),
+      TU_CTX_TEST(t_indices_and_chain),
+      TU_CTX_TEST(t_full_example_roundtrip),
+      TU_CTX_TEST(t_optional_fields),
+      TU_CTX_TEST(t_malformed),
+      TU_CTX_TEST(t_missing_and_types),
+      TU_CTX_TEST(t_negative_and_huge),
+      TU_CTX_TEST(t_graph_errors),
+      TU_CTX_TEST(t_times_and_ties),
+      TU_CTX_TEST(t_huge),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,11 +38,9 @@ static void expect(const pp_model *m, int32_t v, const char *type, double speed,
 
 static void t_lookup_rules(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = chain_model(ctx);
   double rate = 312e12 * 0.45 / 1e3; /* A100 FLOP per ms at eff 0.45 */
-  (void)state;
   /* layer1 (index 1): reference V100, tp 1, micro-batch 2: 1.2 ms. */
   expect(m, 1, "V100", 1, 125, 1, 2, 1.2, 0.3, 0);
   expect(m, 1, NULL, 1, 0, 1, 2, 1.2, 0.3, 0);
@@ -84,17 +82,14 @@ static void t_lookup_rules(void **state)
     assert_int_equal(pp_model_op_time(m, 0, &k, 1, 0, &t), PP_EINVAL);
   }
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
 }
 
 static void t_type_key(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = chain_model(ctx), *llama = NULL;
   pp_cluster *c = NULL, *h = NULL;
   pp_type_key k;
-  (void)state;
   assert_int_equal(
       pp_cluster_load(ctx, tu_path("examples/cluster-matrix.json"), &c), PP_OK);
   /* The cluster declares V100 (speed 1): A100-80 keeps 3.457. */
@@ -121,14 +116,13 @@ static void t_type_key(void **state)
   pp_cluster_destroy(c);
   pp_model_destroy(llama);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_lookup_rules),
-      cmocka_unit_test(t_type_key),
+      TU_CTX_TEST(t_lookup_rules),
+      TU_CTX_TEST(t_type_key),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -109,10 +109,8 @@ static void random_dag(struct graph *g)
 
 static void t_order_vs_brute_force(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   int trial;
-  (void)state;
   for (trial = 0; trial < 1500; trial++) {
     struct graph g;
     pp_model *m = NULL;
@@ -195,8 +193,6 @@ static void t_order_vs_brute_force(void **state)
     }
     pp_model_destroy(m);
   }
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 /* Parse "'vA' -> 'vB' -> ..." and check every step is an edge and the
@@ -219,10 +215,8 @@ static void check_cycle_message(const struct graph *g, const char *msg)
 
 static void t_cycles_vs_brute_force(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   int trial, ncyclic = 0;
-  (void)state;
   for (trial = 0; trial < 1500; trial++) {
     struct graph g;
     pp_model *m = NULL;
@@ -251,20 +245,16 @@ static void t_cycles_vs_brute_force(void **state)
     }
   }
   assert_true(ncyclic > 300); /* the test exercised both outcomes */
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 /* A 100,000-operator cycle is reported without deep recursion. */
 static void t_long_cycle(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model_builder *b;
   pp_model *m = NULL;
   int32_t n = 100000, i;
   char name[32];
-  (void)state;
   assert_int_equal(pp_model_builder_create(ctx, "ring", "ring", &b), PP_OK);
   for (i = 0; i < n; i++) {
     pp_op_desc d;
@@ -278,16 +268,14 @@ static void t_long_cycle(void **state)
   tu_expect_error(ctx, pp_model_builder_finish(b, &m), PP_EINPUT,
                   "cycle: 'op0' -> 'op1'", "...", NULL);
   assert_null(m);
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_order_vs_brute_force),
-      cmocka_unit_test(t_cycles_vs_brute_force),
-      cmocka_unit_test(t_long_cycle),
+      TU_CTX_TEST(t_order_vs_brute_force),
+      TU_CTX_TEST(t_cycles_vs_brute_force),
+      TU_CTX_TEST(t_long_cycle),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

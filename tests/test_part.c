@@ -467,11 +467,9 @@ static void t_amp_hetero(void **state)
 ** without memory. */
 static void t_baselines(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 99;
   int iter;
-  (void)state;
   for (iter = 0; iter < 200; iter++) {
     struct inst x;
     pp_model *m;
@@ -517,8 +515,6 @@ static void t_baselines(void **state)
     pp_cluster_destroy(c);
     pp_model_destroy(m);
   }
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- the command line ---------------------------------------------------- */
@@ -710,7 +706,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_minmax_flat), cmocka_unit_test(t_minmax_hetero),
       cmocka_unit_test(t_amp_flat),    cmocka_unit_test(t_amp_hetero),
-      cmocka_unit_test(t_baselines),   cmocka_unit_test(t_cli),
+      TU_CTX_TEST(t_baselines),        cmocka_unit_test(t_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

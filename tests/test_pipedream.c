@@ -262,13 +262,11 @@ static const struct {
 
 static void t_all_profiles(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   struct tsv_row rows[MAXROWS];
   int nrow = read_summary(rows), r, k, seen_readme = 0, ndir = 0;
   DIR *dir;
   struct dirent *de;
-  (void)state;
   assert_int_equal(nrow, 14);
 
   /* Every data/pipedream/<model>/graph.txt has a row in the TSV. */
@@ -379,8 +377,6 @@ static void t_all_profiles(void **state)
     pp_model_destroy(m);
   }
   assert_int_equal(seen_readme, NREADME);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* The other graph files shipped next to the profiles load too. */
@@ -403,10 +399,8 @@ static void t_other_files(void **state)
       {"data/pipedream/nasnetalarge/derived/graph_compressed_branches.txt", 388,
        -1},
   };
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   size_t i;
-  (void)state;
   for (i = 0; i < sizeof files / sizeof files[0]; i++) {
     pp_model *m = NULL;
     struct reparse rp;
@@ -424,19 +418,15 @@ static void t_other_files(void **state)
       assert_int_equal(rp.edges, pp_model_nedge(m));
     pp_model_destroy(m);
   }
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* GNMT's LSTMs have tuple outputs: activation_size=[a; b; c] is summed. */
 static void t_gnmt_lists(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = NULL;
   pp_op_desc d;
   int32_t v;
-  (void)state;
   assert_int_equal(
       pp_model_load(ctx, tu_path("data/pipedream/gnmt/graph.txt"), &m), PP_OK);
   /* node7 -- LSTM(2048, 1024) -- ..., activation_size=[6291456.0;
@@ -478,21 +468,17 @@ static void t_gnmt_lists(void **state)
   assert_int_equal(pp_model_op(m, 0, &d), PP_OK);
   assert_true(d.out_bytes == 7); /* 6.5 rounded to nearest, away from 0 */
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ResNet-18 keeps its DAG (residual connections), with the file's edges. */
 static void t_resnet18_dag(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = NULL;
   pp_model_stats st;
   const int32_t *topo;
   int32_t v, e, from, to, nadd = 0;
   int64_t bytes;
-  (void)state;
   assert_int_equal(
       pp_model_load(ctx, tu_path("data/pipedream/resnet18/graph.txt"), &m),
       PP_OK);
@@ -549,8 +535,6 @@ static void t_resnet18_dag(void **state)
   assert_true(st.width >= 2);
   assert_true(st.depth < 71);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- small inputs ----------------------------------------------------- */
@@ -561,12 +545,10 @@ static void t_resnet18_dag(void **state)
 
 static void t_small_ok(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = NULL;
   pp_op_desc d;
   int32_t from, to;
-  (void)state;
 
   /* The optional " -- stage_id=K" suffix; a blank line. */
   assert_int_equal(
@@ -679,8 +661,6 @@ static void t_small_ok(void **state)
   assert_int_equal(pp_model_read_pipedream(ctx, NULL, 0, "x", &m), PP_EINVAL);
   assert_int_equal(pp_model_read_pipedream(ctx, "", 0, "x", NULL), PP_EINVAL);
   pp_ctx_clear_error(ctx);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* One malformed input: status, and every substring in the message. */
@@ -699,11 +679,9 @@ static void bad(pp_ctx *ctx, const char *text, size_t len, pp_status rc,
 
 static void t_malformed(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   const char *file;
   long line, col;
-  (void)state;
 
   /* Nothing at all, or only blank lines. */
   BAD("", PP_EINPUT, "test.txt", "no operators", NULL);
@@ -860,23 +838,19 @@ static void t_malformed(void **state)
       PP_EPARSE, "test.txt:1:", "id", NULL);
 
   /* After all these, nothing leaked. */
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* A file of 100,000 nodes listed backwards: a chain plus skip edges. */
 static void t_huge(void **state)
 {
   enum { N = 100000 };
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = NULL;
   pp_model_stats st;
   size_t cap = (size_t)N * 160 + 64, len = 0;
   char *t = malloc(cap);
   const int32_t *topo;
   int i, nskip = 0;
-  (void)state;
   assert_non_null(t);
   for (i = N - 1; i >= 0; i--)
     len +=
@@ -918,21 +892,17 @@ static void t_huge(void **state)
   assert_rel(st.bwd_ms, 1.0 * N, 1e-12, "bwd");
   assert_rel(st.param_bytes, 8.0 * N, 1e-12, "params");
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* Through pp_model_load: a text file that is not JSON is read as
 ** graph.txt, and its errors name the path. */
 static void t_load_path(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = NULL;
   const char *path = tu_tmp("broken.txt");
   char p[512];
   FILE *f;
-  (void)state;
   snprintf(p, sizeof p, "%s", path);
   f = fopen(p, "w");
   assert_non_null(f);
@@ -955,30 +925,27 @@ static void t_load_path(void **state)
   tu_expect_error(
       ctx, pp_model_load(ctx, tu_path("data/pipedream/nope/graph.txt"), &m),
       PP_EIO, "nope", (const char *)NULL);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* The reader under allocation failures: every failure is reported as
 ** PP_ENOMEM and leaks nothing. */
 static void t_alloc_failures(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
   const char *t = NODE("i", "Input", "0", "0", "602112", "0") GOOD1 GOOD2
       "\ti -- a\n\ta -- b\n\ti -- b\n";
   long k, total;
   pp_model *m = NULL;
-  (void)state;
-  tu_reset(&a, 0);
+  tu_reset(&fx->a, 0);
   assert_int_equal(read_pd(ctx, t, &m), PP_OK);
-  total = a.count;
+  total = fx->a.count;
   pp_model_destroy(m);
   assert_true(total > 0);
   for (k = 1; k <= total; k++) {
     pp_status rc;
     m = NULL;
-    tu_reset(&a, k);
+    tu_reset(&fx->a, k);
     rc = read_pd(ctx, t, &m);
     if (rc == PP_OK) {
       pp_model_destroy(m);
@@ -986,21 +953,19 @@ static void t_alloc_failures(void **state)
     }
     tu_expect_error(ctx, rc, PP_ENOMEM, (const char *)NULL);
     assert_null(m);
-    assert_int_equal(a.live, 1); /* the context itself */
+    assert_int_equal(fx->a.live, 1); /* the context itself */
   }
-  tu_reset(&a, 0);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
+  tu_reset(&fx->a, 0);
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_all_profiles),   cmocka_unit_test(t_other_files),
-      cmocka_unit_test(t_gnmt_lists),     cmocka_unit_test(t_resnet18_dag),
-      cmocka_unit_test(t_small_ok),       cmocka_unit_test(t_malformed),
-      cmocka_unit_test(t_huge),           cmocka_unit_test(t_load_path),
-      cmocka_unit_test(t_alloc_failures),
+      TU_CTX_TEST(t_all_profiles),   TU_CTX_TEST(t_other_files),
+      TU_CTX_TEST(t_gnmt_lists),     TU_CTX_TEST(t_resnet18_dag),
+      TU_CTX_TEST(t_small_ok),       TU_CTX_TEST(t_malformed),
+      TU_CTX_TEST(t_huge),           TU_CTX_TEST(t_load_path),
+      TU_CTX_TEST(t_alloc_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

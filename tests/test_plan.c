@@ -246,8 +246,8 @@ static char *plan_text(pp_ctx *ctx, const pp_plan *p, size_t *len)
 
 static void t_design_minimal(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
   pp_model *m = small_model(ctx);
   pp_cluster *c = small_cluster(ctx);
   pp_plan *p = NULL;
@@ -258,7 +258,6 @@ static void t_design_minimal(void **state)
   pp_cost_params cp;
   const int32_t *ops, *r;
   int32_t n, d;
-  (void)state;
 
   assert_int_equal(pp_plan_read_json(ctx, design_plan, strlen(design_plan),
                                      "design.json", NULL, NULL, &p),
@@ -333,8 +332,7 @@ static void t_design_minimal(void **state)
   }
   pp_cluster_destroy(c);
   pp_model_destroy(m);
-  assert_int_equal(a.live, 1); /* the context itself */
-  pp_ctx_destroy(ctx);
+  assert_int_equal(fx->a.live, 1); /* the context itself */
 }
 
 /* write -> read -> write gives the same bytes, to a path and to a FILE. */
@@ -400,12 +398,10 @@ static void roundtrip(pp_ctx *ctx, const pp_plan *p, const char *expect)
 
 static void t_roundtrip(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = small_model(ctx);
   pp_cluster *c = small_cluster(ctx);
   pp_plan *p = NULL;
-  (void)state;
 
   assert_int_equal(rd(ctx, design_plan, NULL, NULL, &p), PP_OK);
   roundtrip(ctx, p, design_normalized);
@@ -515,20 +511,16 @@ static void t_roundtrip(void **state)
   }
   pp_cluster_destroy(c);
   pp_model_destroy(m);
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 /* Names resolve with a model and a cluster, and only then. */
 static void t_names(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = small_model(ctx);
   pp_cluster *c = small_cluster(ctx);
   pp_cluster *links = NULL;
   pp_plan *p = NULL;
-  (void)state;
 
   assert_int_equal(rd(ctx, names_plan, m, c, &p), PP_OK);
   assert_int_equal(pp_plan_replica(p, 0, 0)[0], 0);
@@ -574,20 +566,16 @@ static void t_names(void **state)
   pp_cluster_destroy(links);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 /* ---- bad input -------------------------------------------------------- */
 
 static void t_malformed(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_plan *p = NULL;
   const char *file;
   long line, col;
-  (void)state;
   BAD_READ("", PP_EPARSE, "test.json:1", "malformed JSON");
   BAD_READ("  \n\n ", PP_EPARSE, "test.json:", "malformed JSON");
   BAD_READ("{\"global_batch\": 16,\n \"stages\": [\n  {\"ops\": [0,", PP_EPARSE,
@@ -674,15 +662,11 @@ static void t_malformed(void **state)
                     "empty.json:1", "malformed JSON", NULL);
     assert_null(p);
   }
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 static void t_missing_and_types(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
-  (void)state;
+  pp_ctx *ctx = tu_fix_ctx(state);
   BAD_READ("{}", PP_EINPUT, "test.json: plan: missing field \"global_batch\"");
   BAD_READ("{\"stages\": [{\"ops\": [0], \"replicas\": [[0]]}]}", PP_EINPUT,
            "missing field \"global_batch\"");
@@ -720,15 +704,12 @@ static void t_missing_and_types(void **state)
            "object");
   BAD_READ(PLAN("", "{\"ops\": [0], \"replicas\": [[0.5]]}"), PP_EINPUT,
            "device must be an index or a name, not a number");
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 /* global_batch, micro_batch, micro_batches, tp: each bad value. */
 static void t_numbers(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   static const char *fields[] = {"global_batch", "micro_batch", "micro_batches",
                                  "tp"};
   static const struct {
@@ -755,7 +736,6 @@ static void t_numbers(void **state)
       {"-Infinity", PP_EPARSE, "test.json:1:"},
   };
   size_t f, i;
-  (void)state;
   for (f = 0; f < sizeof fields / sizeof fields[0]; f++)
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
       char name[64];
@@ -851,16 +831,12 @@ static void t_numbers(void **state)
     pp_cluster_destroy(c);
     pp_model_destroy(m);
   }
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 static void t_enums(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   const char *st = "{\"ops\": [0], \"replicas\": [[0]]}";
-  (void)state;
   BAD_READ(PLAN("\"schedule\": \"zero-bubble\",", st), PP_EINPUT,
            "test.json: plan: unknown schedule \"zero-bubble\"",
            "gpipe, 1f1b, 1f1b-star");
@@ -891,17 +867,13 @@ static void t_enums(void **state)
              PP_ELIMIT, "\"schedule\" is longer than");
     free(longname);
   }
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 static void t_structure(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = small_model(ctx);
   pp_cluster *c = small_cluster(ctx);
-  (void)state;
 
   /* Empty arrays. */
   BAD_READ(PLAN("", ""), PP_EINPUT,
@@ -1054,16 +1026,13 @@ static void t_structure(void **state)
 
   pp_cluster_destroy(c);
   pp_model_destroy(m);
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 /* A plan the size of a big model: 5,000 single-operator stages on 8
 ** devices (each device holds many stages). */
 static void t_many_stages(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_cluster *c = small_cluster(ctx);
   pp_model *m = NULL;
   pp_plan *p = NULL;
@@ -1071,7 +1040,6 @@ static void t_many_stages(void **state)
   pp_cost_params cp;
   size_t n = 5000, cap = n * 160, off = 0, i;
   char *text = malloc(cap);
-  (void)state;
   assert_non_null(text);
   off += (size_t)snprintf(text + off, cap - off,
                           "{\"name\": \"big\", "
@@ -1101,22 +1069,18 @@ static void t_many_stages(void **state)
   free(text);
   pp_model_destroy(m);
   pp_cluster_destroy(c);
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 /* ---- the builder ------------------------------------------------------ */
 
 static void t_builder(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_plan_params pa;
   pp_plan_builder *b = NULL;
   pp_plan *p = NULL;
   int32_t ops0[] = {0, 1, 2}, ops1[] = {3, 4}, id = -1;
   int32_t d3 = 3, d7 = 7, d1 = 1, d5 = 5;
-  (void)state;
 
   pp_plan_params_init(&pa);
   assert_int_equal(pa.micro_batch, 1);
@@ -1372,8 +1336,6 @@ static void t_builder(void **state)
     assert_string_equal(pp_task_kind_name(PP_TASK_UPDATE), "update");
     assert_null(pp_task_kind_name((pp_task_kind)7));
   }
-  assert_int_equal(a.live, 1);
-  pp_ctx_destroy(ctx);
 }
 
 /* ---- allocation failures ---------------------------------------------- */
@@ -2147,16 +2109,16 @@ static void t_cli_errors(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_design_minimal),
-      cmocka_unit_test(t_roundtrip),
-      cmocka_unit_test(t_names),
-      cmocka_unit_test(t_malformed),
-      cmocka_unit_test(t_missing_and_types),
-      cmocka_unit_test(t_numbers),
-      cmocka_unit_test(t_enums),
-      cmocka_unit_test(t_structure),
-      cmocka_unit_test(t_many_stages),
-      cmocka_unit_test(t_builder),
+      TU_CTX_TEST(t_design_minimal),
+      TU_CTX_TEST(t_roundtrip),
+      TU_CTX_TEST(t_names),
+      TU_CTX_TEST(t_malformed),
+      TU_CTX_TEST(t_missing_and_types),
+      TU_CTX_TEST(t_numbers),
+      TU_CTX_TEST(t_enums),
+      TU_CTX_TEST(t_structure),
+      TU_CTX_TEST(t_many_stages),
+      TU_CTX_TEST(t_builder),
       cmocka_unit_test(t_alloc_sweep),
       cmocka_unit_test(t_fuzz),
       cmocka_unit_test(t_cli_evaluate),

@@ -224,12 +224,10 @@ static void check_plans(pp_ctx *ctx, const pp_search *s, const pp_model *m,
 
 static void t_exhaustive(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 0x5eed;
   int iter, nfit = 0, nnone = 0, nmixed = 0;
   int64_t total = 0;
-  (void)state;
   for (iter = 0; iter < 60; iter++) {
     static const int shapes[][2] = {{1, 1}, {1, 2}, {2, 1}, {1, 4},
                                     {2, 2}, {4, 1}, {2, 3}, {2, 4}};
@@ -298,23 +296,18 @@ static void t_exhaustive(void **state)
                 "plans (%d with a fitting plan, %d with none)\n",
                 nmixed, (long long)total, nfit, nnone);
   assert_true(nfit > 20 && nnone > 0);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* The same inputs give the same plans, byte for byte, on 1, 2, 3 threads. */
 static void t_deterministic(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
-  pp_model *m;
-  pp_cluster *c;
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
+  pp_model *m = fx->m;
+  pp_cluster *c = fx->c;
   char *ref = NULL;
   size_t reflen = 0;
   int t;
-  (void)state;
-  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
-  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
   for (t = 1; t <= 3; t++) {
     pp_search_params p;
     pp_search *s;
@@ -352,17 +345,12 @@ static void t_deterministic(void **state)
     pp_search_destroy(s);
   }
   free(ref);
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* Mixed devices drive the partition: the slow node's stage gets less. */
 static void t_mixed(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   struct tu_op ops[12];
   pp_model *m;
   pp_cluster *c;
@@ -370,7 +358,6 @@ static void t_mixed(void **state)
   pp_search_params p;
   pp_search_plan y;
   int i;
-  (void)state;
   for (i = 0; i < 12; i++) {
     ops[i].f = 10;
     ops[i].b = 20;
@@ -401,14 +388,11 @@ static void t_mixed(void **state)
   pp_search_destroy(s);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 static void t_nothing_fits(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   struct tu_op ops[3] = {{1, 2, 0, 1 << 30, 1 << 20, 1 << 20},
                          {1, 2, 0, 1 << 30, 1 << 20, 1 << 20},
                          {1, 2, 0, 1 << 30, 1 << 20, 1 << 20}};
@@ -419,7 +403,6 @@ static void t_nothing_fits(void **state)
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  (void)state;
   pp_search_get_summary(s, &sum);
   assert_int_equal(sum.nplans, 0);
   assert_true(sum.closest_device >= 0);
@@ -431,21 +414,16 @@ static void t_nothing_fits(void **state)
   pp_search_destroy(s);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 static void t_bad_params(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
-  pp_model *m;
-  pp_cluster *c;
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
+  pp_model *m = fx->m;
+  pp_cluster *c = fx->c;
   pp_search_params p;
   pp_search *s = NULL;
-  (void)state;
-  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
-  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
   pp_search_params_init(&p);
   tu_expect_error(ctx, pp_plan_search(ctx, m, c, &p, &s), PP_EINPUT,
                   "global batch 0", NULL);
@@ -472,10 +450,6 @@ static void t_bad_params(void **state)
   tu_expect_error(ctx, pp_plan_search(ctx, NULL, c, &p, &s), PP_EINVAL, "NULL",
                   NULL);
   assert_null(s);
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 static int cancel_at_once(void *ud, double done)
@@ -520,14 +494,13 @@ static void alloc_sweep(struct tu_alloc *a, pp_ctx *ctx, const pp_model *m,
 
 static void t_cancel_and_alloc(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
   pp_model *m;
   pp_cluster *c;
   pp_search_params p;
   pp_search *s = NULL;
   int calls = 0;
-  (void)state;
   assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
   assert_int_equal(pp_cluster_load(ctx, "amp-homogeneous", &c), PP_OK);
   pp_search_params_init(&p);
@@ -543,7 +516,7 @@ static void t_cancel_and_alloc(void **state)
   p.schedules = 2;
   p.max_micro_batch = 1;
   p.map_time_s = 0;
-  alloc_sweep(&a, ctx, m, c, &p, 150);
+  alloc_sweep(&fx->a, ctx, m, c, &p, 150);
   pp_cluster_destroy(c);
   /* the same through MadPipe's pass (one point, where memory binds) */
   assert_int_equal(pp_cluster_load(ctx, "hier:1x2,gpu=V100,mem=5", &c), PP_OK);
@@ -560,28 +533,23 @@ static void t_cancel_and_alloc(void **state)
     assert_true(y.madpipe);
   }
   pp_search_destroy(s);
-  alloc_sweep(&a, ctx, m, c, &p, 30);
+  alloc_sweep(&fx->a, ctx, m, c, &p, 30);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* The comparison: every row found and re-scored by our model; ours is
 ** faster than the three published procedures on AMP's mixed cluster. */
 static void t_compare(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
-  pp_model *m;
-  pp_cluster *c;
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
+  pp_model *m = fx->m;
+  pp_cluster *c = fx->c;
   pp_search_params p;
   pp_compare *x;
   pp_compare_row r, ours, lb;
   int32_t i, n;
-  (void)state;
-  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
-  assert_int_equal(pp_cluster_load(ctx, "amp-het-cluster", &c), PP_OK);
   pp_search_params_init(&p);
   p.global_batch = 32;
   assert_int_equal(pp_plan_compare(ctx, m, c, &p, &x), PP_OK);
@@ -614,10 +582,6 @@ static void t_compare(void **state)
       assert_true(r.own_ms > 0 && r.evaluations == 53);
   }
   pp_compare_destroy(x);
-  pp_cluster_destroy(c);
-  pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* Where memory binds, MadPipe's plans join the search ([MadPipe]): on
@@ -721,8 +685,7 @@ static pp_search *plan_mp(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
 
 static void t_madpipe(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m;
   pp_cluster *c;
   pp_search *s0, *s;
@@ -732,7 +695,6 @@ static void t_madpipe(void **state)
   size_t reflen = 0, len;
   uint64_t rng = 0xadd;
   int t, iter, seen = 0, shared = 0, better = 0;
-  (void)state;
   assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
   assert_int_equal(pp_cluster_load(ctx, "hier:1x4,gpu=V100,mem=3", &c), PP_OK);
   s0 = plan_mp(ctx, m, c, 64, 2, 0);
@@ -786,8 +748,6 @@ static void t_madpipe(void **state)
   print_message("8 random chains: MadPipe improved %d, %d MadPipe plans "
                 "kept in all\n",
                 better, seen);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 static void t_cli(void **state)
@@ -833,10 +793,10 @@ static void t_cli(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_exhaustive), cmocka_unit_test(t_deterministic),
-      cmocka_unit_test(t_mixed),      cmocka_unit_test(t_nothing_fits),
-      cmocka_unit_test(t_bad_params), cmocka_unit_test(t_cancel_and_alloc),
-      cmocka_unit_test(t_compare),    cmocka_unit_test(t_madpipe),
+      TU_CTX_TEST(t_exhaustive),  TU_GPT2_TEST(t_deterministic),
+      TU_CTX_TEST(t_mixed),       TU_CTX_TEST(t_nothing_fits),
+      TU_GPT2_TEST(t_bad_params), TU_CTX_TEST(t_cancel_and_alloc),
+      TU_GPT2_TEST(t_compare),    TU_CTX_TEST(t_madpipe),
       cmocka_unit_test(t_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

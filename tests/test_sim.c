@@ -33,185 +33,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXOP 32
-#define MAXDEV 16
-
-static void near(double got, double want, const char *what)
-{
-  double tol = 1e-9 * (fabs(want) > 1 ? fabs(want) : 1);
-  if (!(fabs(got - want) <= tol))
-    fail_msg("%s: got %.12g, expected %.12g", what, got, want);
-}
-
-/* ---- builders ---------------------------------------------------------- */
-
-/* ndev devices; type[d] indexes speeds[] (types "t0", "t1", ...), node[d]
-** their nodes (NULL: one node each); bw a full matrix or NULL for a
-** uniform gbps. */
-static pp_cluster *mk_cluster(pp_ctx *ctx, int ndev, const int *type,
-                              const double *speeds, int ntype, const int *node,
-                              const double *bw, double gbps, double lat_us,
-                              double mem_gib)
-{
-  pp_cluster_builder *b;
-  pp_cluster *c = NULL;
-  double m[MAXDEV * MAXDEV];
-  char names[MAXDEV][16], tnames[4][16];
-  int i, j;
-  assert_true(ndev <= MAXDEV && ntype <= 4);
-  assert_int_equal(pp_cluster_builder_create(ctx, "c", NULL, &b), PP_OK);
-  for (i = 0; i < ntype; i++) {
-    pp_device_type_desc t;
-    pp_device_type_desc_init(&t);
-    snprintf(tnames[i], sizeof tnames[i], "t%d", i);
-    t.name = tnames[i];
-    t.memory_gib = mem_gib;
-    t.speed = speeds[i];
-    assert_int_equal(pp_cluster_builder_add_type(b, &t), PP_OK);
-  }
-  for (i = 0; i < ndev; i++) {
-    pp_device_desc d;
-    pp_device_desc_init(&d);
-    snprintf(names[i], sizeof names[i], "g%d", i);
-    d.name = names[i];
-    d.type = tnames[type ? type[i] : 0];
-    d.node = node ? node[i] : i;
-    assert_int_equal(pp_cluster_builder_add_device(b, &d, NULL), PP_OK);
-  }
-  for (i = 0; i < ndev; i++)
-    for (j = 0; j < ndev; j++)
-      m[i * ndev + j] = i == j ? 0 : bw ? bw[i * ndev + j] : gbps;
-  if (ndev > 1)
-    assert_int_equal(pp_cluster_builder_set_bandwidth(b, m, ndev), PP_OK);
-  if (lat_us > 0)
-    assert_int_equal(pp_cluster_builder_set_latency(b, lat_us), PP_OK);
-  if (pp_cluster_builder_finish(b, &c) != PP_OK)
-    fail_msg("cluster: %s", pp_ctx_errmsg(ctx));
-  return c;
-}
-
-struct pspec {
-  int S, tp;
-  int64_t gbs;
-  int mbs;
-  pp_schedule sched;
-  int recompute;
-  pp_optimizer opt;
-  double period;
-  int lo[MAXOP + 1];          /* stage s holds ops lo[s] .. lo[s+1]-1 */
-  int R[MAXOP];               /* replicas per stage */
-  int dev[MAXOP][MAXDEV * 2]; /* per stage: R x tp devices */
-};
-
-static pp_plan *mk_plan(pp_ctx *ctx, const struct pspec *x)
-{
-  pp_plan_params pp;
-  pp_plan_builder *b;
-  pp_plan *p = NULL;
-  int s, r, i;
-  pp_plan_params_init(&pp);
-  pp.global_batch = x->gbs;
-  pp.micro_batch = x->mbs ? x->mbs : 1;
-  pp.tp = x->tp ? x->tp : 1;
-  pp.schedule = x->sched;
-  pp.recompute = x->recompute;
-  pp.optimizer = x->opt;
-  pp.period_ms = x->period;
-  assert_int_equal(pp_plan_builder_create(ctx, &pp, "t.plan", &b), PP_OK);
-  for (s = 0; s < x->S; s++) {
-    int32_t ops[MAXOP], n = 0, id;
-    for (i = x->lo[s]; i < x->lo[s + 1]; i++)
-      ops[n++] = i;
-    assert_int_equal(pp_plan_builder_add_stage(b, ops, n, &id), PP_OK);
-    for (r = 0; r < x->R[s]; r++) {
-      int32_t devs[MAXDEV];
-      for (i = 0; i < pp.tp; i++)
-        devs[i] = x->dev[s][r * pp.tp + i];
-      assert_int_equal(pp_plan_builder_add_replica(b, s, devs), PP_OK);
-    }
-  }
-  if (pp_plan_builder_finish(b, &p) != PP_OK)
-    fail_msg("plan: %s", pp_ctx_errmsg(ctx));
-  return p;
-}
-
-static pp_eval *eval(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
-                     const pp_cluster *c, pp_allreduce ar)
-{
-  pp_cost_params cp;
-  pp_eval *e = NULL;
-  pp_cost_params_init(&cp);
-  cp.allreduce = ar;
-  if (pp_evaluate(ctx, p, m, c, &cp, &e) != PP_OK)
-    fail_msg("evaluate: %s", pp_ctx_errmsg(ctx));
-  return e;
-}
-
-static pp_sim *sim(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
-                   const pp_cluster *c, pp_allreduce ar, pp_sim_network net)
-{
-  pp_cost_params cp;
-  pp_sim *s = NULL;
-  pp_cost_params_init(&cp);
-  cp.allreduce = ar;
-  cp.network = net;
-  if (pp_simulate(ctx, p, m, c, &cp, &s) != PP_OK)
-    fail_msg("simulate: %s", pp_ctx_errmsg(ctx));
-  return s;
-}
-
-static double sim_ms(const pp_sim *s)
-{
-  pp_sim_summary x;
-  assert_int_equal(pp_sim_get_summary(s, &x), PP_OK);
-  return x.iteration_ms;
-}
-
-static double eval_ms(const pp_eval *e)
-{
-  pp_eval_summary x;
-  assert_int_equal(pp_eval_get_summary(e, &x), PP_OK);
-  return x.iteration_ms;
-}
-
-/* Replica r of stage s, rank t on device (s * R + r) * tp + t. */
-static void lay_out(struct pspec *x, int R)
-{
-  int s, r, t, tp = x->tp ? x->tp : 1;
-  for (s = 0; s < x->S; s++) {
-    x->R[s] = R;
-    for (r = 0; r < R; r++)
-      for (t = 0; t < tp; t++)
-        x->dev[s][r * tp + t] = (s * R + r) * tp + t;
-  }
-}
-
 /* ---- balanced stages --------------------------------------------------- */
 
 static void t_balanced(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 0x9e3779b97f4a7c15ull;
   static const pp_schedule scheds[] = {PP_SCHED_GPIPE, PP_SCHED_1F1B,
                                        PP_SCHED_1F1B_STAR};
   int S, sc, iter = 0;
-  (void)state;
   for (S = 1; S <= 6; S++)
     for (sc = 0; sc < 3; sc++)
       for (int rep = 0; rep < 4; rep++, iter++) {
         int R = 1 + (int)tu_rand(&rng, 2), tp = 1 + (int)tu_rand(&rng, 2);
         int per = 1 + (int)tu_rand(&rng, 3), gas = 1 + (int)tu_rand(&rng, 12);
         int nop = S * per, s, i, d;
-        struct tu_op ops[MAXOP];
-        struct pspec x;
+        struct tu_op ops[TU_MAXOP];
+        struct tu_plan_spec x;
         pp_model *m;
         pp_cluster *c;
         pp_plan *p;
         pp_eval *e;
         pp_sim *sm;
-        double fb = 0, fs[MAXOP], bs[MAXOP];
-        if (S * R * tp > MAXDEV)
+        double fb = 0, fs[TU_MAXOP], bs[TU_MAXOP];
+        if (S * R * tp > TU_MAXDEV)
           R = 1;
         /* every stage: the same total forward and backward, split in
         ** random operators; no bytes anywhere */
@@ -227,7 +72,7 @@ static void t_balanced(void **state)
             ops[s * per + i].b = bs[(i + s) % per];
           }
         m = tu_model_ops(ctx, nop, ops, NULL, 0);
-        c = mk_cluster(ctx, S * R * tp, NULL, (double[]){1}, 1, NULL, NULL, 10,
+        c = tu_cluster(ctx, S * R * tp, NULL, (double[]){1}, 1, NULL, NULL, 10,
                        0, 16);
         memset(&x, 0, sizeof x);
         x.S = S;
@@ -236,21 +81,23 @@ static void t_balanced(void **state)
         x.sched = scheds[sc];
         for (s = 0; s <= S; s++)
           x.lo[s] = s * per;
-        lay_out(&x, R);
-        p = mk_plan(ctx, &x);
+        tu_lay_out(&x, R);
+        p = tu_plan(ctx, &x);
         fb /= tp; /* without a tp profile, each rank does 1/tp */
-        e = eval(ctx, p, m, c, PP_AR_AUTO);
-        sm = sim(ctx, p, m, c, PP_AR_AUTO,
-                 iter % 2 ? PP_NET_LINKS : PP_NET_CHANNELS);
-        near(sim_ms(sm), (gas + S - 1) * fb, "simulated (gas + S - 1)(f + b)");
-        near(eval_ms(e), (gas + S - 1) * fb, "analytic (gas + S - 1)(f + b)");
+        e = tu_eval(ctx, p, m, c, PP_AR_AUTO);
+        sm = tu_sim(ctx, p, m, c, PP_AR_AUTO,
+                    iter % 2 ? PP_NET_LINKS : PP_NET_CHANNELS);
+        tu_near(tu_sim_ms(sm), (gas + S - 1) * fb,
+                "simulated (gas + S - 1)(f + b)");
+        tu_near(tu_eval_ms(e), (gas + S - 1) * fb,
+                "analytic (gas + S - 1)(f + b)");
         for (d = 0; d < S * R * tp; d++) {
           pp_sim_device sd;
           assert_int_equal(pp_sim_device_get(sm, d, &sd), PP_OK);
           assert_true(sd.used);
-          near(sd.busy_ms, gas * fb, "busy gas(f + b)");
-          near(sd.idle_ms, (S - 1) * fb, "idle (S - 1)(f + b)");
-          near(sd.bubble_ms, (S - 1) * fb, "bubble (S - 1)(f + b)");
+          tu_near(sd.busy_ms, gas * fb, "busy gas(f + b)");
+          tu_near(sd.idle_ms, (S - 1) * fb, "idle (S - 1)(f + b)");
+          tu_near(sd.bubble_ms, (S - 1) * fb, "bubble (S - 1)(f + b)");
         }
         pp_sim_destroy(sm);
         pp_eval_destroy(e);
@@ -258,50 +105,19 @@ static void t_balanced(void **state)
         pp_cluster_destroy(c);
         pp_model_destroy(m);
       }
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- in-flight counts and orders ---------------------------------------- */
 
-/* The most micro-batches whose forward ran and backward did not, and
-** that every micro-batch appears once forward, then once backward. */
-static int order_inflight(const pp_sched_op *o, int64_t n, int64_t gas)
-{
-  int *st = calloc((size_t)gas, sizeof *st), live = 0, most = 0;
-  int64_t i;
-  assert_non_null(st);
-  assert_int_equal(n, 2 * gas);
-  for (i = 0; i < n; i++) {
-    int32_t j = o[i].micro_batch;
-    assert_true(j >= 0 && j < gas);
-    if (o[i].kind == PP_TASK_FWD) {
-      assert_int_equal(st[j], 0);
-      st[j] = 1;
-      if (++live > most)
-        most = live;
-    } else {
-      assert_int_equal(o[i].kind, PP_TASK_BWD);
-      assert_int_equal(st[j], 1);
-      st[j] = 2;
-      live--;
-    }
-  }
-  free(st);
-  return most;
-}
-
 static void t_inflight(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   int S, gas, sc;
-  (void)state;
   for (S = 1; S <= 8; S++)
     for (gas = 1; gas <= 10; gas++)
       for (sc = 0; sc < 2; sc++) {
-        struct tu_op ops[MAXOP];
-        struct pspec x;
+        struct tu_op ops[TU_MAXOP];
+        struct tu_plan_spec x;
         pp_model *m;
         pp_cluster *c;
         pp_plan *p;
@@ -310,16 +126,16 @@ static void t_inflight(void **state)
         for (s = 0; s < S; s++)
           ops[s] = (struct tu_op){1 + s % 3, 2, 0, 100, 10, 50};
         m = tu_model_ops(ctx, S, ops, NULL, 0);
-        c = mk_cluster(ctx, S, NULL, (double[]){1}, 1, NULL, NULL, 10, 0, 16);
+        c = tu_cluster(ctx, S, NULL, (double[]){1}, 1, NULL, NULL, 10, 0, 16);
         memset(&x, 0, sizeof x);
         x.S = S;
         x.gbs = gas;
         x.sched = sc ? PP_SCHED_1F1B : PP_SCHED_GPIPE;
         for (s = 0; s <= S; s++)
           x.lo[s] = s;
-        lay_out(&x, 1);
-        p = mk_plan(ctx, &x);
-        e = eval(ctx, p, m, c, PP_AR_AUTO);
+        tu_lay_out(&x, 1);
+        p = tu_plan(ctx, &x);
+        e = tu_eval(ctx, p, m, c, PP_AR_AUTO);
         for (s = 0; s < S; s++) {
           pp_stage_cost st;
           pp_sched_op buf[64];
@@ -329,7 +145,7 @@ static void t_inflight(void **state)
           assert_int_equal(st.in_flight, want);
           assert_int_equal(st.micro_batches, gas);
           assert_int_equal(pp_eval_stage_order(e, s, buf, 64, &n), PP_OK);
-          assert_int_equal(order_inflight(buf, n, gas), want);
+          assert_int_equal(tu_order_inflight(buf, n, gas), want);
         }
         {
           /* GPipe: forwards in order, then backwards in reverse */
@@ -349,25 +165,21 @@ static void t_inflight(void **state)
         pp_cluster_destroy(c);
         pp_model_destroy(m);
       }
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- 1F1B* groups -------------------------------------------------------- */
 
 static void t_star_groups(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 12345;
   int iter, checked = 0, multi = 0;
-  (void)state;
   for (iter = 0; iter < 300; iter++) {
     int S = 1 + (int)tu_rand(&rng, 10), gas = 1 + (int)tu_rand(&rng, 12);
-    double gbps = 1 + tu_rand(&rng, 4), load[2 * MAXOP], T, worst = 0;
-    int g[2 * MAXOP], s, i, j;
-    struct tu_op ops[MAXOP];
-    struct pspec x;
+    double gbps = 1 + tu_rand(&rng, 4), load[2 * TU_MAXOP], T, worst = 0;
+    int g[2 * TU_MAXOP], s, i, j;
+    struct tu_op ops[TU_MAXOP];
+    struct tu_plan_spec x;
     pp_model *m;
     pp_cluster *c;
     pp_plan *p;
@@ -402,7 +214,7 @@ static void t_star_groups(void **state)
         assert_true(sum + load[i - 1] > (T > 0 ? T : worst) * (1 - 1e-9));
     }
     m = tu_model_ops(ctx, S, ops, NULL, 0);
-    c = mk_cluster(ctx, S, NULL, (double[]){1}, 1, NULL, NULL, gbps, 0, 16);
+    c = tu_cluster(ctx, S, NULL, (double[]){1}, 1, NULL, NULL, gbps, 0, 16);
     memset(&x, 0, sizeof x);
     x.S = S;
     x.gbs = gas;
@@ -410,9 +222,9 @@ static void t_star_groups(void **state)
     x.period = T;
     for (s = 0; s <= S; s++)
       x.lo[s] = s;
-    lay_out(&x, 1);
-    p = mk_plan(ctx, &x);
-    e = eval(ctx, p, m, c, PP_AR_AUTO);
+    tu_lay_out(&x, 1);
+    p = tu_plan(ctx, &x);
+    e = tu_eval(ctx, p, m, c, PP_AR_AUTO);
     for (s = 0; s < S; s++) {
       pp_stage_cost st;
       pp_sched_op buf[64];
@@ -424,7 +236,7 @@ static void t_star_groups(void **state)
                  (int)st.group, g[2 * s]);
       assert_int_equal(st.in_flight, want);
       assert_int_equal(pp_eval_stage_order(e, s, buf, 64, &n), PP_OK);
-      assert_int_equal(order_inflight(buf, n, gas), want);
+      assert_int_equal(tu_order_inflight(buf, n, gas), want);
       if (s > 0) {
         pp_stage_cost prev;
         assert_int_equal(pp_eval_stage(e, s - 1, &prev), PP_OK);
@@ -434,13 +246,13 @@ static void t_star_groups(void **state)
         multi++; /* fewer than 1F1B keeps */
     }
     /* the schedule runs, and its peak memory is the model's */
-    sm = sim(ctx, p, m, c, PP_AR_AUTO, PP_NET_CHANNELS);
+    sm = tu_sim(ctx, p, m, c, PP_AR_AUTO, PP_NET_CHANNELS);
     for (s = 0; s < S; s++) {
       pp_sim_device sd;
       pp_device_memory dm;
       assert_int_equal(pp_sim_device_get(sm, s, &sd), PP_OK);
       assert_int_equal(pp_eval_device(e, s, &dm), PP_OK);
-      near(sd.peak_memory_bytes, dm.total_bytes, "1f1b-star peak memory");
+      tu_near(sd.peak_memory_bytes, dm.total_bytes, "1f1b-star peak memory");
     }
     checked++;
     pp_sim_destroy(sm);
@@ -451,25 +263,21 @@ static void t_star_groups(void **state)
   }
   assert_int_equal(checked, 300);
   assert_true(multi > 20); /* the instances exercise real grouping */
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* A period shorter than the bottleneck is refused, naming the resource. */
 static void t_star_period_too_short(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   struct tu_op ops[2] = {{2, 4, 0, 0, 0, 0}, {1, 1, 0, 0, 0, 0}};
-  struct pspec x;
+  struct tu_plan_spec x;
   pp_model *m;
   pp_cluster *c;
   pp_plan *p;
   pp_eval *e = NULL;
   pp_cost_params cp;
-  (void)state;
   m = tu_model_ops(ctx, 2, ops, NULL, 0);
-  c = mk_cluster(ctx, 2, NULL, (double[]){1}, 1, NULL, NULL, 10, 0, 16);
+  c = tu_cluster(ctx, 2, NULL, (double[]){1}, 1, NULL, NULL, 10, 0, 16);
   memset(&x, 0, sizeof x);
   x.S = 2;
   x.gbs = 4;
@@ -477,8 +285,8 @@ static void t_star_period_too_short(void **state)
   x.period = 5;
   x.lo[1] = 1;
   x.lo[2] = 2;
-  lay_out(&x, 1);
-  p = mk_plan(ctx, &x);
+  tu_lay_out(&x, 1);
+  p = tu_plan(ctx, &x);
   pp_cost_params_init(&cp);
   tu_expect_error(ctx, pp_evaluate(ctx, p, m, c, &cp, &e), PP_EINPUT, "t.plan",
                   "period 5 ms", "load 6 ms", "stage 0", NULL);
@@ -486,8 +294,6 @@ static void t_star_period_too_short(void **state)
   pp_plan_destroy(p);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- transfers ----------------------------------------------------------- */
@@ -499,17 +305,15 @@ static double comm(double bytes, double gbps, double lat_us)
 
 static void t_p2p(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 777;
   int iter;
-  (void)state;
   for (iter = 0; iter < 60; iter++) {
     int tp = 1 + (int)tu_rand(&rng, 2), t;
     double lat = iter % 2 ? 0 : 1 + tu_rand(&rng, 50);
-    double bw[MAXDEV * MAXDEV], want = 0, f0, b0, f1, b1;
+    double bw[TU_MAXDEV * TU_MAXDEV], want = 0, f0, b0, f1, b1;
     struct tu_op ops[2];
-    struct pspec x;
+    struct tu_plan_spec x;
     pp_model *m;
     pp_cluster *c;
     pp_plan *p;
@@ -526,7 +330,7 @@ static void t_p2p(void **state)
     ops[1] = (struct tu_op){
         f1 = 1 + tu_rand(&rng, 5), b1 = 1 + tu_rand(&rng, 5), 0, 0, 7, 10};
     m = tu_model_ops(ctx, 2, ops, NULL, 0);
-    c = mk_cluster(ctx, n, NULL, (double[]){1}, 1, NULL, bw, 0, lat, 16);
+    c = tu_cluster(ctx, n, NULL, (double[]){1}, 1, NULL, bw, 0, lat, 16);
     memset(&x, 0, sizeof x);
     x.S = 2;
     x.tp = tp;
@@ -534,8 +338,8 @@ static void t_p2p(void **state)
     x.sched = iter % 3 ? PP_SCHED_1F1B : PP_SCHED_GPIPE;
     x.lo[1] = 1;
     x.lo[2] = 2;
-    lay_out(&x, 1);
-    p = mk_plan(ctx, &x);
+    tu_lay_out(&x, 1);
+    p = tu_plan(ctx, &x);
     f0 /= tp, b0 /= tp, f1 /= tp, b1 /= tp; /* each rank 1/tp of the work */
     /* each rank sends 1/tp of the tensor to the same rank; the slowest
     ** pair sets the time, once forward and once backward (its own
@@ -550,13 +354,13 @@ static void t_p2p(void **state)
         bk = z > bk ? z : bk;
         want = (y > z ? y : z) > want ? (y > z ? y : z) : want;
       }
-      e = eval(ctx, p, m, c, PP_AR_AUTO);
+      e = tu_eval(ctx, p, m, c, PP_AR_AUTO);
       assert_int_equal(pp_eval_stage(e, 0, &st), PP_OK);
-      near(st.send_ms, want, "send_ms = comm_ms(bytes / tp, B)");
-      sm = sim(ctx, p, m, c, PP_AR_AUTO,
-               iter % 4 < 2 ? PP_NET_CHANNELS : PP_NET_LINKS);
-      near(sim_ms(sm), f0 + fw + f1 + b1 + bk + b0,
-           "one micro-batch: f0 + send + f1 + b1 + send back + b0");
+      tu_near(st.send_ms, want, "send_ms = comm_ms(bytes / tp, B)");
+      sm = tu_sim(ctx, p, m, c, PP_AR_AUTO,
+                  iter % 4 < 2 ? PP_NET_CHANNELS : PP_NET_LINKS);
+      tu_near(tu_sim_ms(sm), f0 + fw + f1 + b1 + bk + b0,
+              "one micro-batch: f0 + send + f1 + b1 + send back + b0");
     }
     pp_sim_destroy(sm);
     pp_eval_destroy(e);
@@ -564,27 +368,23 @@ static void t_p2p(void **state)
     pp_cluster_destroy(c);
     pp_model_destroy(m);
   }
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* Two replicas' transfers cross one physical link: with link sharing
 ** each gets half of it; with channels they do not interfere. */
 static void t_shared_link(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   pp_cluster_builder *cb;
   pp_cluster *c = NULL;
   pp_device_type_desc t;
   struct tu_op ops[2] = {{1, 2, 0, 0, 40000000, 10}, {3, 4, 0, 0, 5, 10}};
-  struct pspec x;
+  struct tu_plan_spec x;
   pp_model *m;
   pp_plan *p;
   pp_sim *s1, *s2;
   int i;
   double xfer = 40000000 / (10 * 1e6); /* 4 ms over the 10 GB/s trunk */
-  (void)state;
   m = tu_model_ops(ctx, 2, ops, NULL, 0);
   assert_int_equal(pp_cluster_builder_create(ctx, "two-switch", NULL, &cb),
                    PP_OK);
@@ -622,48 +422,45 @@ static void t_shared_link(void **state)
   x.dev[0][1] = 1;
   x.dev[1][0] = 2;
   x.dev[1][1] = 3;
-  p = mk_plan(ctx, &x);
-  s1 = sim(ctx, p, m, c, PP_AR_AUTO, PP_NET_CHANNELS);
-  s2 = sim(ctx, p, m, c, PP_AR_AUTO, PP_NET_LINKS);
-  near(sim_ms(s1), 1 + xfer + 3 + 4 + xfer + 2, "channels: no interference");
-  near(sim_ms(s2), 1 + 2 * xfer + 3 + 4 + 2 * xfer + 2,
-       "links: two transfers share the trunk");
+  p = tu_plan(ctx, &x);
+  s1 = tu_sim(ctx, p, m, c, PP_AR_AUTO, PP_NET_CHANNELS);
+  s2 = tu_sim(ctx, p, m, c, PP_AR_AUTO, PP_NET_LINKS);
+  tu_near(tu_sim_ms(s1), 1 + xfer + 3 + 4 + xfer + 2,
+          "channels: no interference");
+  tu_near(tu_sim_ms(s2), 1 + 2 * xfer + 3 + 4 + 2 * xfer + 2,
+          "links: two transfers share the trunk");
   pp_sim_destroy(s1);
   pp_sim_destroy(s2);
   pp_plan_destroy(p);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- allreduce ----------------------------------------------------------- */
 
 static void t_ring(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 4242;
   int iter;
-  (void)state;
   for (iter = 0; iter < 80; iter++) {
     int R = 2 + (int)tu_rand(&rng, 7), tp = 1 + (int)tu_rand(&rng, 2);
-    int n = R * tp, i, j, r, t, perm[MAXDEV];
-    double bw[MAXDEV * MAXDEV], lat = iter % 2 ? 0 : tu_rand(&rng, 30);
+    int n = R * tp, i, j, r, t, perm[TU_MAXDEV];
+    double bw[TU_MAXDEV * TU_MAXDEV], lat = iter % 2 ? 0 : tu_rand(&rng, 30);
     double bmin = INFINITY, want, f = 1 + tu_rand(&rng, 4),
            b = 1 + tu_rand(&rng, 4), u = tu_rand(&rng, 3);
     int64_t P = (1 + (int64_t)tu_rand(&rng, 50)) * 2000000;
     int gas = 1 + (int)tu_rand(&rng, 4);
     struct tu_op ops[1];
-    struct pspec x;
+    struct tu_plan_spec x;
     pp_model *m;
     pp_cluster *c;
     pp_plan *p;
     pp_eval *e;
     pp_sim *sm;
     pp_stage_cost st;
-    if (n > MAXDEV)
-      R = MAXDEV / tp, n = R * tp;
+    if (n > TU_MAXDEV)
+      R = TU_MAXDEV / tp, n = R * tp;
     for (i = 0; i < n; i++)
       for (j = i; j < n; j++)
         bw[i * n + j] = bw[j * n + i] = 1 + tu_rand(&rng, 30);
@@ -675,7 +472,7 @@ static void t_ring(void **state)
     }
     ops[0] = (struct tu_op){f, b, u, P * tp, 0, 10};
     m = tu_model_ops(ctx, 1, ops, NULL, 0);
-    c = mk_cluster(ctx, n, NULL, (double[]){1}, 1, NULL, bw, 0, lat, 16);
+    c = tu_cluster(ctx, n, NULL, (double[]){1}, 1, NULL, bw, 0, lat, 16);
     memset(&x, 0, sizeof x);
     x.S = 1;
     x.tp = tp;
@@ -685,7 +482,7 @@ static void t_ring(void **state)
     x.R[0] = R;
     for (i = 0; i < n; i++)
       x.dev[0][i] = perm[i];
-    p = mk_plan(ctx, &x);
+    p = tu_plan(ctx, &x);
     /* one ring per tp rank in plan order, wrap-around included */
     for (t = 0; t < tp; t++)
       for (r = 0; r < R; r++) {
@@ -695,46 +492,42 @@ static void t_ring(void **state)
     want = 2.0 * (R - 1) / R * (double)P / (bmin * 1e6) +
            2.0 * (R - 1) * lat / 1000;
     f /= tp, b /= tp, u /= tp; /* each rank 1/tp of the work */
-    e = eval(ctx, p, m, c, PP_AR_RING);
+    e = tu_eval(ctx, p, m, c, PP_AR_RING);
     assert_int_equal(pp_eval_stage(e, 0, &st), PP_OK);
-    near(st.allreduce_ms, want, "ring 2(R-1)/R P / B_min + 2(R-1) lat");
+    tu_near(st.allreduce_ms, want, "ring 2(R-1)/R P / B_min + 2(R-1) lat");
     assert_int_equal(st.hierarchical, 0);
-    near(eval_ms(e), gas * (f + b) + want + u, "analytic one stage");
-    sm = sim(ctx, p, m, c, PP_AR_RING, PP_NET_CHANNELS);
-    near(sim_ms(sm), gas * (f + b) + want + u, "simulated one stage");
+    tu_near(tu_eval_ms(e), gas * (f + b) + want + u, "analytic one stage");
+    sm = tu_sim(ctx, p, m, c, PP_AR_RING, PP_NET_CHANNELS);
+    tu_near(tu_sim_ms(sm), gas * (f + b) + want + u, "simulated one stage");
     pp_sim_destroy(sm);
     pp_eval_destroy(e);
     pp_plan_destroy(p);
     pp_cluster_destroy(c);
     pp_model_destroy(m);
   }
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 static void t_hier(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 99;
   int iter, picked_hier = 0, picked_ring = 0;
-  (void)state;
   for (iter = 0; iter < 60; iter++) {
     int nn = 2 + (int)tu_rand(&rng, 3), kk = 2 + (int)tu_rand(&rng, 3);
-    int R = nn * kk, i, j, node[MAXDEV];
+    int R = nn * kk, i, j, node[TU_MAXDEV];
     double bin = 20 + tu_rand(&rng, 200), bx = 1 + tu_rand(&rng, 20);
-    double lat = iter % 2 ? 0 : tu_rand(&rng, 20), bw[MAXDEV * MAXDEV];
+    double lat = iter % 2 ? 0 : tu_rand(&rng, 20), bw[TU_MAXDEV * TU_MAXDEV];
     double f = 1, b = 2, hier, ring;
     int64_t P = (1 + (int64_t)tu_rand(&rng, 50)) * 4000000;
     struct tu_op ops[1];
-    struct pspec x;
+    struct tu_plan_spec x;
     pp_model *m;
     pp_cluster *c;
     pp_plan *p;
     pp_eval *e;
     pp_sim *sm;
     pp_stage_cost st;
-    if (R > MAXDEV)
+    if (R > TU_MAXDEV)
       kk = 2, R = nn * kk;
     for (i = 0; i < R; i++)
       node[i] = i / kk;
@@ -743,7 +536,7 @@ static void t_hier(void **state)
         bw[i * R + j] = node[i] == node[j] ? bin : bx;
     ops[0] = (struct tu_op){f, b, 0, P, 0, 10};
     m = tu_model_ops(ctx, 1, ops, NULL, 0);
-    c = mk_cluster(ctx, R, NULL, (double[]){1}, 1, node, bw, 0, lat, 16);
+    c = tu_cluster(ctx, R, NULL, (double[]){1}, 1, node, bw, 0, lat, 16);
     memset(&x, 0, sizeof x);
     x.S = 1;
     x.gbs = R;
@@ -754,33 +547,33 @@ static void t_hier(void **state)
     ** every hop */
     for (i = 0; i < R; i++)
       x.dev[0][i] = (i % nn) * kk + i / nn;
-    p = mk_plan(ctx, &x);
+    p = tu_plan(ctx, &x);
     hier = 2 * ((kk - 1.0) / kk * P / (bin * 1e6) + (kk - 1) * lat / 1000) +
            2.0 * (nn - 1) / nn * ((double)P / kk) / (bx * 1e6) +
            2.0 * (nn - 1) * lat / 1000;
     ring =
         2.0 * (R - 1) / R * (double)P / (bx * 1e6) + 2.0 * (R - 1) * lat / 1000;
-    e = eval(ctx, p, m, c, PP_AR_HIER);
+    e = tu_eval(ctx, p, m, c, PP_AR_HIER);
     assert_int_equal(pp_eval_stage(e, 0, &st), PP_OK);
-    near(st.allreduce_ms, hier, "hierarchical allreduce formula");
+    tu_near(st.allreduce_ms, hier, "hierarchical allreduce formula");
     assert_int_equal(st.hierarchical, 1);
-    sm = sim(ctx, p, m, c, PP_AR_HIER, PP_NET_CHANNELS);
-    near(sim_ms(sm), f + b + hier, "simulated hierarchical allreduce");
+    sm = tu_sim(ctx, p, m, c, PP_AR_HIER, PP_NET_CHANNELS);
+    tu_near(tu_sim_ms(sm), f + b + hier, "simulated hierarchical allreduce");
     pp_sim_destroy(sm);
     pp_eval_destroy(e);
-    e = eval(ctx, p, m, c, PP_AR_AUTO);
+    e = tu_eval(ctx, p, m, c, PP_AR_AUTO);
     assert_int_equal(pp_eval_stage(e, 0, &st), PP_OK);
-    near(st.allreduce_ms, hier < ring ? hier : ring, "auto: the faster");
+    tu_near(st.allreduce_ms, hier < ring ? hier : ring, "auto: the faster");
     if (st.hierarchical)
       picked_hier++;
     else
       picked_ring++;
     pp_eval_destroy(e);
-    e = eval(ctx, p, m, c, PP_AR_RING);
+    e = tu_eval(ctx, p, m, c, PP_AR_RING);
     assert_int_equal(pp_eval_stage(e, 0, &st), PP_OK);
-    near(st.allreduce_ms, ring, "forced ring");
-    sm = sim(ctx, p, m, c, PP_AR_RING, PP_NET_CHANNELS);
-    near(sim_ms(sm), f + b + ring, "simulated ring");
+    tu_near(st.allreduce_ms, ring, "forced ring");
+    sm = tu_sim(ctx, p, m, c, PP_AR_RING, PP_NET_CHANNELS);
+    tu_near(tu_sim_ms(sm), f + b + ring, "simulated ring");
     pp_sim_destroy(sm);
     pp_eval_destroy(e);
     pp_plan_destroy(p);
@@ -788,8 +581,6 @@ static void t_hier(void **state)
     pp_model_destroy(m);
   }
   assert_true(picked_hier > 0);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
   (void)picked_ring;
 }
 
@@ -819,10 +610,10 @@ static void random_inst(pp_ctx *ctx, uint64_t *rng, int allow_shared,
                         struct inst *in)
 {
   int nop = 1 + (int)tu_rand(rng, 14), S, s, i, j, nextra = 0, ndev, tp, R;
-  struct tu_op ops[MAXOP];
-  int extra[16][2], type[MAXDEV], node[MAXDEV];
-  double bw[MAXDEV * MAXDEV];
-  struct pspec x;
+  struct tu_op ops[TU_MAXOP];
+  int extra[16][2], type[TU_MAXDEV], node[TU_MAXDEV];
+  double bw[TU_MAXDEV * TU_MAXDEV];
+  struct tu_plan_spec x;
   static const pp_schedule scheds[] = {PP_SCHED_GPIPE, PP_SCHED_1F1B,
                                        PP_SCHED_1F1B_STAR};
 
@@ -851,7 +642,7 @@ static void random_inst(pp_ctx *ctx, uint64_t *rng, int allow_shared,
       bw[i * ndev + j] = bw[j * ndev + i] =
           node[i] == node[j] ? 20 + tu_rand(rng, 100) : 1 + tu_rand(rng, 20);
   in->c =
-      mk_cluster(ctx, ndev, type, (double[]){1, 0.25 + tu_rand(rng, 8) / 4}, 2,
+      tu_cluster(ctx, ndev, type, (double[]){1, 0.25 + tu_rand(rng, 8) / 4}, 2,
                  node, bw, 0, tu_rand(rng, 2) ? 0 : tu_rand(rng, 40), 1000);
   in->ndev = ndev;
   memset(&x, 0, sizeof x);
@@ -881,7 +672,7 @@ static void random_inst(pp_ctx *ctx, uint64_t *rng, int allow_shared,
     R = maxr < 3 ? maxr : 3;
   }
   {
-    int perm[MAXDEV], k = 0;
+    int perm[TU_MAXDEV], k = 0;
     for (i = 0; i < ndev; i++)
       perm[i] = i;
     for (i = ndev - 1; i > 0; i--) {
@@ -898,7 +689,7 @@ static void random_inst(pp_ctx *ctx, uint64_t *rng, int allow_shared,
       x.R[s] = Rs;
       if (allow_shared) {
         /* a random injective choice inside the stage */
-        int used[MAXDEV] = {0};
+        int used[TU_MAXDEV] = {0};
         for (i = 0; i < Rs * tp; i++) {
           int d;
           do
@@ -917,7 +708,7 @@ static void random_inst(pp_ctx *ctx, uint64_t *rng, int allow_shared,
       if (x.R[s] != x.R[0])
         in->uneven = 1;
     if (allow_shared) {
-      int cnt[MAXDEV] = {0};
+      int cnt[TU_MAXDEV] = {0};
       for (s = 0; s < x.S; s++)
         for (i = 0; i < x.R[s] * tp; i++)
           if (++cnt[x.dev[s][i]] > 1)
@@ -940,7 +731,7 @@ static void random_inst(pp_ctx *ctx, uint64_t *rng, int allow_shared,
   }
   if (x.sched == PP_SCHED_1F1B_STAR && tu_rand(rng, 2))
     x.period = 1e6; /* a long period: one group */
-  in->p = mk_plan(ctx, &x);
+  in->p = tu_plan(ctx, &x);
 }
 
 static void check_events(const pp_sim *s, double T)
@@ -960,7 +751,7 @@ static void check_events(const pp_sim *s, double T)
   /* the critical path: starts at 0 (or right after a latency), ends at
   ** the end, and each link waits for the previous */
   assert_int_equal(pp_sim_event_get(s, cp[nc - 1], &e), PP_OK);
-  near(e.end_ms, T, "critical path ends the iteration");
+  tu_near(e.end_ms, T, "critical path ends the iteration");
   for (i = 1; i < nc; i++) {
     assert_int_equal(pp_sim_event_get(s, cp[i - 1], &e), PP_OK);
     assert_int_equal(pp_sim_event_get(s, cp[i], &f), PP_OK);
@@ -995,11 +786,9 @@ static void check_no_overlap(const pp_sim *s, int ndev)
 
 static void t_random_plans(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 2026;
   int iter, ran = 0, uneven = 0, shared_ran = 0;
-  (void)state;
   for (iter = 0; iter < 3000; iter++) {
     struct inst in;
     int allow_shared = iter % 4 == 3, d;
@@ -1042,7 +831,7 @@ static void t_random_plans(void **state)
       assert_int_equal(pp_lower_bound(ctx, in.m, in.c, pp.global_batch, pp.tp,
                                       pp.micro_batch, pp.recompute, &lb),
                        PP_OK);
-      near(lb, sum.lower_bound_ms, "pp_lower_bound = the summary's");
+      tu_near(lb, sum.lower_bound_ms, "pp_lower_bound = the summary's");
     }
     check_events(s, sum.iteration_ms);
     check_no_overlap(s, in.ndev);
@@ -1058,10 +847,10 @@ static void t_random_plans(void **state)
       if (!sd.used)
         continue;
       if (!in.shared)
-        near(sd.peak_memory_bytes, dm.total_bytes, "peak = memory model");
+        tu_near(sd.peak_memory_bytes, dm.total_bytes, "peak = memory model");
       else
         assert_true(sd.peak_memory_bytes <= dm.total_bytes * (1 + 1e-12));
-      near(sd.busy_ms + sd.idle_ms, sum.iteration_ms, "busy + idle");
+      tu_near(sd.busy_ms + sd.idle_ms, sum.iteration_ms, "busy + idle");
     }
     /* determinism: the same events, bit for bit */
     assert_int_equal(pp_simulate(ctx, in.p, in.m, in.c, &cp, &s2), PP_OK);
@@ -1086,8 +875,6 @@ static void t_random_plans(void **state)
                 ran, shared_ran, uneven);
   assert_int_equal(ran, 3000);
   assert_true(shared_ran >= 300 && uneven >= 300);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* ---- stragglers and mixed types ------------------------------------------ */
@@ -1096,20 +883,18 @@ static void t_random_plans(void **state)
 ** slow one's pace, and a tp group at its slowest rank's. */
 static void t_straggler(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   struct tu_op ops[2] = {{2, 4, 0, 0, 0, 10}, {1, 3, 0, 0, 0, 10}};
   int type[4] = {0, 1, 0, 0};
-  struct pspec x;
+  struct tu_plan_spec x;
   pp_model *m;
   pp_cluster *c;
   pp_plan *p;
   pp_eval *e;
   pp_sim *s;
   pp_stage_cost st;
-  (void)state;
   m = tu_model_ops(ctx, 2, ops, NULL, 0);
-  c = mk_cluster(ctx, 4, type, (double[]){2, 0.5}, 2, NULL, NULL, 10, 0, 16);
+  c = tu_cluster(ctx, 4, type, (double[]){2, 0.5}, 2, NULL, NULL, 10, 0, 16);
   memset(&x, 0, sizeof x);
   x.S = 1;
   x.gbs = 6;
@@ -1118,17 +903,17 @@ static void t_straggler(void **state)
   x.R[0] = 2; /* device 0 (speed 2) and 1 (speed 0.5) */
   x.dev[0][0] = 0;
   x.dev[0][1] = 1;
-  p = mk_plan(ctx, &x);
-  e = eval(ctx, p, m, c, PP_AR_AUTO);
+  p = tu_plan(ctx, &x);
+  e = tu_eval(ctx, p, m, c, PP_AR_AUTO);
   assert_int_equal(pp_eval_stage(e, 0, &st), PP_OK);
-  near(st.compute_ms, 10 / 0.5, "straggler compute");
+  tu_near(st.compute_ms, 10 / 0.5, "straggler compute");
   assert_int_equal(st.straggler, 1);
-  s = sim(ctx, p, m, c, PP_AR_AUTO, PP_NET_CHANNELS);
-  near(sim_ms(s), 3 * 20.0, "three micro-batches at the slow pace");
+  s = tu_sim(ctx, p, m, c, PP_AR_AUTO, PP_NET_CHANNELS);
+  tu_near(tu_sim_ms(s), 3 * 20.0, "three micro-batches at the slow pace");
   {
     pp_sim_device d0;
     assert_int_equal(pp_sim_device_get(s, 0, &d0), PP_OK);
-    near(d0.busy_ms, 3 * 10 / 2.0, "the fast replica is busy less");
+    tu_near(d0.busy_ms, 3 * 10 / 2.0, "the fast replica is busy less");
   }
   pp_sim_destroy(s);
   pp_eval_destroy(e);
@@ -1137,27 +922,24 @@ static void t_straggler(void **state)
   x.tp = 2;
   x.R[0] = 1;
   x.gbs = 3;
-  p = mk_plan(ctx, &x);
-  s = sim(ctx, p, m, c, PP_AR_AUTO, PP_NET_CHANNELS);
+  p = tu_plan(ctx, &x);
+  s = tu_sim(ctx, p, m, c, PP_AR_AUTO, PP_NET_CHANNELS);
   /* each rank does half the work (no tp profile): 5 ms at speed 0.5 */
-  near(sim_ms(s), 3 * 10.0, "a tp group at its slowest rank");
+  tu_near(tu_sim_ms(s), 3 * 10.0, "a tp group at its slowest rank");
   pp_sim_destroy(s);
   pp_plan_destroy(p);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 /* A plan that does not fit names the device, what it needs and what it
 ** has. */
 static void t_does_not_fit(void **state)
 {
-  struct tu_alloc a;
-  pp_ctx *ctx = tu_ctx(&a);
+  pp_ctx *ctx = tu_fix_ctx(state);
   struct tu_op ops[2] = {{1, 2, 0, (int64_t)1 << 30, 1000, 1 << 20},
                          {1, 2, 0, 1000, 1000, 1000}};
-  struct pspec x;
+  struct tu_plan_spec x;
   pp_model *m;
   pp_cluster *c;
   pp_plan *p;
@@ -1169,10 +951,9 @@ static void t_does_not_fit(void **state)
   char *buf = NULL;
   size_t len = 0;
   FILE *f;
-  (void)state;
   m = tu_model_ops(ctx, 2, ops, NULL, 0);
   /* 4 GiB devices; stage 0 holds 1 GiB of parameters x 8 (adam-mixed) */
-  c = mk_cluster(ctx, 2, NULL, (double[]){1}, 1, NULL, NULL, 10, 0, 4);
+  c = tu_cluster(ctx, 2, NULL, (double[]){1}, 1, NULL, NULL, 10, 0, 4);
   memset(&x, 0, sizeof x);
   x.S = 2;
   x.gbs = 4;
@@ -1180,14 +961,14 @@ static void t_does_not_fit(void **state)
   x.opt = PP_OPT_ADAM_MIXED;
   x.lo[1] = 1;
   x.lo[2] = 2;
-  lay_out(&x, 1);
-  p = mk_plan(ctx, &x);
-  e = eval(ctx, p, m, c, PP_AR_AUTO);
+  tu_lay_out(&x, 1);
+  p = tu_plan(ctx, &x);
+  e = tu_eval(ctx, p, m, c, PP_AR_AUTO);
   assert_int_equal(pp_eval_get_summary(e, &es), PP_OK);
   assert_int_equal(es.fits, 0);
   assert_int_equal(es.worst_device, 0);
   assert_int_equal(pp_eval_device(e, 0, &dm), PP_OK);
-  near(dm.model_bytes, 8.0 * (1 << 30), "adam-mixed: 8 x parameters");
+  tu_near(dm.model_bytes, 8.0 * (1 << 30), "adam-mixed: 8 x parameters");
   assert_true(dm.total_bytes > (double)dm.capacity_bytes);
   assert_int_equal(dm.capacity_bytes, (int64_t)4 << 30);
   f = open_memstream(&buf, &len);
@@ -1198,7 +979,7 @@ static void t_does_not_fit(void **state)
     fail_msg("the report must name the device and say it does not fit:\n%s",
              buf);
   free(buf);
-  s = sim(ctx, p, m, c, PP_AR_AUTO, PP_NET_CHANNELS);
+  s = tu_sim(ctx, p, m, c, PP_AR_AUTO, PP_NET_CHANNELS);
   assert_int_equal(pp_sim_get_summary(s, &ss), PP_OK);
   assert_int_equal(ss.fits, 0);
   assert_int_equal(ss.worst_device, 0);
@@ -1207,24 +988,17 @@ static void t_does_not_fit(void **state)
   pp_plan_destroy(p);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
-  pp_ctx_destroy(ctx);
-  assert_int_equal(a.live, 0);
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_balanced),
-      cmocka_unit_test(t_inflight),
-      cmocka_unit_test(t_star_groups),
-      cmocka_unit_test(t_star_period_too_short),
-      cmocka_unit_test(t_p2p),
-      cmocka_unit_test(t_shared_link),
-      cmocka_unit_test(t_ring),
-      cmocka_unit_test(t_hier),
-      cmocka_unit_test(t_random_plans),
-      cmocka_unit_test(t_straggler),
-      cmocka_unit_test(t_does_not_fit),
+      TU_CTX_TEST(t_balanced),     TU_CTX_TEST(t_inflight),
+      TU_CTX_TEST(t_star_groups),  TU_CTX_TEST(t_star_period_too_short),
+      TU_CTX_TEST(t_p2p),          TU_CTX_TEST(t_shared_link),
+      TU_CTX_TEST(t_ring),         TU_CTX_TEST(t_hier),
+      TU_CTX_TEST(t_random_plans), TU_CTX_TEST(t_straggler),
+      TU_CTX_TEST(t_does_not_fit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,4 +252,243 @@ pp_model *tu_model_ops(pp_ctx *ctx, int n, const struct tu_op *ops,
   if (pp_model_builder_finish(b, &m) != PP_OK)
     fail_msg("model: %s", pp_ctx_errmsg(ctx));
   return m;
+}
+
+/* ---- fixtures ----------------------------------------------------------- */
+
+int tu_fix_setup(void **state, const char *model, const char *cluster)
+{
+  struct tu_fix *f = calloc(1, sizeof *f);
+  if (!f)
+    return -1;
+  f->ctx = tu_ctx(&f->a);
+  *state = f;
+  if (model && pp_model_load(f->ctx, model, &f->m) != PP_OK) {
+    print_error("fixture: model %s: %s\n", model, pp_ctx_errmsg(f->ctx));
+    return -1;
+  }
+  if (cluster && pp_cluster_load(f->ctx, cluster, &f->c) != PP_OK) {
+    print_error("fixture: cluster %s: %s\n", cluster, pp_ctx_errmsg(f->ctx));
+    return -1;
+  }
+  return 0;
+}
+
+int tu_setup_ctx(void **state)
+{
+  return tu_fix_setup(state, NULL, NULL);
+}
+
+int tu_setup_gpt2(void **state)
+{
+  return tu_fix_setup(state, "gpt2-amp", "amp-het-cluster");
+}
+
+pp_ctx *tu_fix_ctx(void **state)
+{
+  return ((struct tu_fix *)*state)->ctx;
+}
+
+int tu_teardown(void **state)
+{
+  struct tu_fix *f = *state;
+  long live;
+  size_t bytes;
+  if (!f)
+    return 0;
+  pp_cluster_destroy(f->c);
+  pp_model_destroy(f->m);
+  pp_ctx_destroy(f->ctx);
+  live = f->a.live;
+  bytes = f->a.bytes;
+  free(f);
+  *state = NULL;
+  if (live != 0 || bytes != 0) {
+    print_error("teardown: %ld blocks, %zu bytes still live (a leak, or a "
+                "free told the wrong size)\n",
+                live, bytes);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- small models, clusters and plans ----------------------------------- */
+
+void tu_near(double got, double want, const char *what)
+{
+  double tol = 1e-9 * (fabs(want) > 1 ? fabs(want) : 1);
+  if (!(fabs(got - want) <= tol))
+    fail_msg("%s: got %.12g, expected %.12g", what, got, want);
+}
+
+pp_cluster *tu_cluster(pp_ctx *ctx, int ndev, const int *type,
+                       const double *speeds, int ntype, const int *node,
+                       const double *bw, double gbps, double lat_us,
+                       double mem_gib)
+{
+  pp_cluster_builder *b;
+  pp_cluster *c = NULL;
+  double m[TU_MAXDEV * TU_MAXDEV];
+  char names[TU_MAXDEV][16], tnames[4][16];
+  int i, j;
+  assert_true(ndev <= TU_MAXDEV && ntype <= 4);
+  assert_int_equal(pp_cluster_builder_create(ctx, "c", NULL, &b), PP_OK);
+  for (i = 0; i < ntype; i++) {
+    pp_device_type_desc t;
+    pp_device_type_desc_init(&t);
+    snprintf(tnames[i], sizeof tnames[i], "t%d", i);
+    t.name = tnames[i];
+    t.memory_gib = mem_gib;
+    t.speed = speeds[i];
+    assert_int_equal(pp_cluster_builder_add_type(b, &t), PP_OK);
+  }
+  for (i = 0; i < ndev; i++) {
+    pp_device_desc d;
+    pp_device_desc_init(&d);
+    snprintf(names[i], sizeof names[i], "g%d", i);
+    d.name = names[i];
+    d.type = tnames[type ? type[i] : 0];
+    d.node = node ? node[i] : i;
+    assert_int_equal(pp_cluster_builder_add_device(b, &d, NULL), PP_OK);
+  }
+  for (i = 0; i < ndev; i++)
+    for (j = 0; j < ndev; j++)
+      m[i * ndev + j] = i == j ? 0 : bw ? bw[i * ndev + j] : gbps;
+  if (ndev > 1)
+    assert_int_equal(pp_cluster_builder_set_bandwidth(b, m, ndev), PP_OK);
+  if (lat_us > 0)
+    assert_int_equal(pp_cluster_builder_set_latency(b, lat_us), PP_OK);
+  if (pp_cluster_builder_finish(b, &c) != PP_OK)
+    fail_msg("cluster: %s", pp_ctx_errmsg(ctx));
+  return c;
+}
+
+pp_plan *tu_plan(pp_ctx *ctx, const struct tu_plan_spec *x)
+{
+  pp_plan_params pp;
+  pp_plan_builder *b;
+  pp_plan *p = NULL;
+  int s, r, i;
+  pp_plan_params_init(&pp);
+  pp.global_batch = x->gbs;
+  pp.micro_batch = x->mbs ? x->mbs : 1;
+  pp.tp = x->tp ? x->tp : 1;
+  pp.schedule = x->sched;
+  pp.recompute = x->recompute;
+  pp.optimizer = x->opt;
+  pp.period_ms = x->period;
+  assert_int_equal(pp_plan_builder_create(ctx, &pp, "t.plan", &b), PP_OK);
+  for (s = 0; s < x->S; s++) {
+    int32_t ops[TU_MAXOP], n = 0, id;
+    for (i = x->lo[s]; i < x->lo[s + 1]; i++)
+      ops[n++] = i;
+    assert_int_equal(pp_plan_builder_add_stage(b, ops, n, &id), PP_OK);
+    for (r = 0; r < x->R[s]; r++) {
+      int32_t devs[TU_MAXDEV];
+      for (i = 0; i < pp.tp; i++)
+        devs[i] = x->dev[s][r * pp.tp + i];
+      assert_int_equal(pp_plan_builder_add_replica(b, s, devs), PP_OK);
+    }
+  }
+  if (pp_plan_builder_finish(b, &p) != PP_OK)
+    fail_msg("plan: %s", pp_ctx_errmsg(ctx));
+  return p;
+}
+
+void tu_lay_out(struct tu_plan_spec *x, int R)
+{
+  int s, r, t, tp = x->tp ? x->tp : 1;
+  for (s = 0; s < x->S; s++) {
+    x->R[s] = R;
+    for (r = 0; r < R; r++)
+      for (t = 0; t < tp; t++)
+        x->dev[s][r * tp + t] = (s * R + r) * tp + t;
+  }
+}
+
+void tu_spec(struct tu_plan_spec *x, int S, int per, int R, int64_t gbs,
+             pp_schedule sc)
+{
+  int s;
+  memset(x, 0, sizeof *x);
+  x->S = S;
+  x->gbs = gbs;
+  x->sched = sc;
+  for (s = 0; s <= S; s++)
+    x->lo[s] = s * per;
+  tu_lay_out(x, R);
+}
+
+void tu_built_free(struct tu_built *b)
+{
+  pp_sim_destroy(b->s);
+  pp_eval_destroy(b->e);
+  pp_plan_destroy(b->p);
+  pp_cluster_destroy(b->c);
+  pp_model_destroy(b->m);
+  memset(b, 0, sizeof *b);
+}
+
+pp_eval *tu_eval(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
+                 const pp_cluster *c, pp_allreduce ar)
+{
+  pp_cost_params cp;
+  pp_eval *e = NULL;
+  pp_cost_params_init(&cp);
+  cp.allreduce = ar;
+  if (pp_evaluate(ctx, p, m, c, &cp, &e) != PP_OK)
+    fail_msg("evaluate: %s", pp_ctx_errmsg(ctx));
+  return e;
+}
+
+pp_sim *tu_sim(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
+               const pp_cluster *c, pp_allreduce ar, pp_sim_network net)
+{
+  pp_cost_params cp;
+  pp_sim *s = NULL;
+  pp_cost_params_init(&cp);
+  cp.allreduce = ar;
+  cp.network = net;
+  if (pp_simulate(ctx, p, m, c, &cp, &s) != PP_OK)
+    fail_msg("simulate: %s", pp_ctx_errmsg(ctx));
+  return s;
+}
+
+double tu_sim_ms(const pp_sim *s)
+{
+  pp_sim_summary x;
+  assert_int_equal(pp_sim_get_summary(s, &x), PP_OK);
+  return x.iteration_ms;
+}
+
+double tu_eval_ms(const pp_eval *e)
+{
+  pp_eval_summary x;
+  assert_int_equal(pp_eval_get_summary(e, &x), PP_OK);
+  return x.iteration_ms;
+}
+
+int tu_order_inflight(const pp_sched_op *o, int64_t n, int64_t gas)
+{
+  int *st = calloc((size_t)(gas > 0 ? gas : 1), sizeof *st), live = 0, most = 0;
+  int64_t i;
+  assert_non_null(st);
+  assert_int_equal(n, 2 * gas);
+  for (i = 0; i < n; i++) {
+    int32_t j = o[i].micro_batch;
+    assert_true(j >= 0 && j < gas);
+    if (o[i].kind == PP_TASK_FWD) {
+      assert_int_equal(st[j], 0);
+      st[j] = 1;
+      if (++live > most)
+        most = live;
+    } else {
+      assert_int_equal(o[i].kind, PP_TASK_BWD);
+      assert_int_equal(st[j], 1);
+      st[j] = 2;
+      live--;
+    }
+  }
+  free(st);
+  return most;
 }

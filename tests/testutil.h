@@ -75,4 +75,101 @@ void tu_star_groups(const double *load, int n, double T, int *g);
 /* Read a whole file into a malloc'd string (NULL if unreadable). */
 char *tu_slurp(const char *path, size_t *len);
 
+/* ---- fixtures (cmocka_unit_test_setup_teardown) ----------------------- */
+
+/* What a fixture hands a test in *state: a context on a counting
+** allocator and, when the setup names them, a model and a cluster loaded
+** from specs (pp_model_load, pp_cluster_load). */
+struct tu_fix {
+  struct tu_alloc a;
+  pp_ctx *ctx;
+  pp_model *m;
+  pp_cluster *c;
+};
+/* Set *state to a new tu_fix with a context, loading model and cluster
+** when not NULL; 0, or -1 (the test is not run) when a load fails. */
+int tu_fix_setup(void **state, const char *model, const char *cluster);
+/* A context only: for cmocka_unit_test_setup_teardown(t, tu_setup_ctx,
+** tu_teardown). */
+int tu_setup_ctx(void **state);
+/* Destroy what tu_fix_setup made, then fail the test if a block the
+** context allocated is still live (a leak) or the sizes freed differ
+** from the sizes allocated. */
+int tu_teardown(void **state);
+/* The fixture's context, in a test run with one of the setups above. */
+pp_ctx *tu_fix_ctx(void **state);
+/* A test run with a fresh context and checked for leaks. */
+#define TU_CTX_TEST(f)                                                         \
+  cmocka_unit_test_setup_teardown(f, tu_setup_ctx, tu_teardown)
+/* The same with AMP's GPT-2 and its heterogeneous cluster loaded (the
+** model and cluster of examples/plan-gpt2-amp.json): fx->m, fx->c. */
+int tu_setup_gpt2(void **state);
+#define TU_GPT2_TEST(f)                                                        \
+  cmocka_unit_test_setup_teardown(f, tu_setup_gpt2, tu_teardown)
+
+/* ---- small models, clusters and plans built in code ------------------- */
+
+#define TU_MAXOP 32
+#define TU_MAXDEV 16
+
+/* got equals want to 1e-9, relative above 1 and absolute below. */
+void tu_near(double got, double want, const char *what);
+
+/* ndev devices "g0", "g1", ...; type[d] indexes speeds[] (types "t0",
+** "t1", ..., each of mem_gib), node[d] their nodes (NULL: one node
+** each); bw a full matrix or NULL for a uniform gbps; latency lat_us. */
+pp_cluster *tu_cluster(pp_ctx *ctx, int ndev, const int *type,
+                       const double *speeds, int ntype, const int *node,
+                       const double *bw, double gbps, double lat_us,
+                       double mem_gib);
+
+/* A plan of contiguous stages: stage s holds operators lo[s] ..
+** lo[s+1]-1 and R[s] replicas, replica r on devices dev[s][r*tp ..]. */
+struct tu_plan_spec {
+  int S, tp;
+  int64_t gbs;
+  int mbs; /* 0: 1 */
+  pp_schedule sched;
+  int recompute;
+  pp_optimizer opt;
+  double period;
+  int lo[TU_MAXOP + 1];
+  int R[TU_MAXOP];
+  int dev[TU_MAXOP][TU_MAXDEV * 2];
+};
+pp_plan *tu_plan(pp_ctx *ctx, const struct tu_plan_spec *x);
+/* R replicas per stage, replica r of stage s, rank t on device
+** (s * R + r) * tp + t. */
+void tu_lay_out(struct tu_plan_spec *x, int R);
+/* A spec of S stages of per operators each (stage s holds operators
+** s * per ..), R replicas per stage laid out as above, global batch gbs,
+** schedule sc; everything else zero (tp 1, SGD, no recomputation). */
+void tu_spec(struct tu_plan_spec *x, int S, int per, int R, int64_t gbs,
+             pp_schedule sc);
+
+/* What a test case builds, destroyed together (NULL members skipped). */
+struct tu_built {
+  pp_model *m;
+  pp_cluster *c;
+  pp_plan *p;
+  pp_eval *e;
+  pp_sim *s;
+};
+void tu_built_free(struct tu_built *b);
+
+/* pp_evaluate and pp_simulate with default parameters but for the
+** allreduce (and the network); fail the test on error. */
+pp_eval *tu_eval(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
+                 const pp_cluster *c, pp_allreduce ar);
+pp_sim *tu_sim(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
+               const pp_cluster *c, pp_allreduce ar, pp_sim_network net);
+double tu_eval_ms(const pp_eval *e);
+double tu_sim_ms(const pp_sim *s);
+
+/* Check a replica's compute order of n entries over gas micro-batches:
+** every micro-batch forward once, then backward once, nothing else.
+** Returns the most micro-batches whose forward ran and backward did not
+** (the activations kept at the peak). */
+int tu_order_inflight(const pp_sched_op *o, int64_t n, int64_t gas);
+
 #endif

@@ -1,4 +1,4 @@
-# parplan: DeepSpeed pipeline stages of the plan $EX/plan-gpt2-amp.json
+# parplan: DeepSpeed pipeline stages of the plan <EX>/plan-gpt2-amp.json
 # model gpt2-amp: 30 layers in 4 stages x 4 data-parallel replicas x tp 1;
 # micro-batch 1, 8 micro-batches per replica per step (ds_config.json).
 # The plan's memory assumes this optimizer; give it to

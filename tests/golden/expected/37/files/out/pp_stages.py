@@ -1,4 +1,4 @@
-# parplan: torch.distributed.pipelining stages of the plan $EX/plan-gpt2-amp.json
+# parplan: torch.distributed.pipelining stages of the plan <EX>/plan-gpt2-amp.json
 # model gpt2-amp: 4 stages on 4 pipeline ranks, 4 data-parallel replicas, tp 1;
 # micro-batch 1, 8 micro-batches per replica per step.
 #
