@@ -55,12 +55,6 @@
 enum { EV_COMP, EV_XFER, EV_FLOW, EV_FLOWSTART, EV_WAKE, EV_RELEASE };
 enum { X_ACT, X_GRAD, X_RING };
 
-struct hev {
-  double t;
-  int64_t seq, id;
-  int32_t type, ver;
-};
-
 struct xfer {
   int32_t src, dst;
   double bytes;
@@ -92,9 +86,9 @@ struct run {
   double now;
   int64_t seq, ntask;
 
-  /* heap */
-  struct hev *heap;
-  int64_t nheap, capheap;
+  /* events: key the time, tie the sequence number (equal times leave in
+  ** the order they were pushed), payload (id, type, ver) */
+  struct ppi_heap heap;
 
   /* replicas */
   int32_t S, R, tp;
@@ -159,60 +153,18 @@ struct run {
   struct ppi_vec ev, pred, mem;
 };
 
-/* ---- heap ------------------------------------------------------------- */
-
-static bool hless(const struct hev *a, const struct hev *b)
-{
-  return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
+/* ---- events ----------------------------------------------------------- */
 
 static pp_status push(struct run *r, double t, int32_t type, int64_t id,
                       int32_t ver)
 {
-  struct hev e;
-  int64_t i;
-  if (r->nheap == r->capheap) {
-    int64_t cap = r->capheap ? 2 * r->capheap : 1024;
-    struct hev *h = ppi_raw_realloc(ppi_ctx_alloc(r->ctx), r->heap,
-                                    (size_t)r->capheap * sizeof *h,
-                                    (size_t)cap * sizeof *h);
-    if (!h)
-      return ppi_nomem(r->ctx);
-    r->heap = h;
-    r->capheap = cap;
-  }
-  e.t = t;
-  e.seq = r->seq++;
-  e.type = type;
+  struct ppi_heap_el e;
+  e.key = t;
+  e.tie = (uint64_t)r->seq++;
   e.id = id;
-  e.ver = ver;
-  i = r->nheap++;
-  while (i > 0 && hless(&e, &r->heap[(i - 1) / 2])) {
-    r->heap[i] = r->heap[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  r->heap[i] = e;
-  return PP_OK;
-}
-
-static struct hev pop(struct run *r)
-{
-  struct hev top = r->heap[0], last = r->heap[--r->nheap];
-  int64_t i = 0, n = r->nheap;
-  for (;;) {
-    int64_t c = 2 * i + 1;
-    if (c >= n)
-      break;
-    if (c + 1 < n && hless(&r->heap[c + 1], &r->heap[c]))
-      c++;
-    if (!hless(&r->heap[c], &last))
-      break;
-    r->heap[i] = r->heap[c];
-    i = c;
-  }
-  if (n > 0)
-    r->heap[i] = last;
-  return top;
+  e.a = type;
+  e.b = ver;
+  return ppi_heap_push(r->ctx, &r->heap, e);
 }
 
 /* ---- recording -------------------------------------------------------- */
@@ -1114,29 +1066,30 @@ static pp_status run_loop(struct run *r)
   for (q = 0; q < r->R; q++)
     if ((rc = try_start(r, q)))
       return rc;
-  while (r->nheap > 0) {
-    struct hev e = pop(r);
+  while (r->heap.n > 0) {
+    struct ppi_heap_el e = ppi_heap_pop(&r->heap);
+    int32_t type = e.a, ver = e.b;
     /* a flow rescheduled since: skip it before it moves the clock (a
     ** stale finish is later than the real one when the rate rose) */
-    if (e.type == EV_FLOW && PPI_VEC_AT(&r->xf, struct xfer, e.id).ver != e.ver)
+    if (type == EV_FLOW && PPI_VEC_AT(&r->xf, struct xfer, e.id).ver != ver)
       continue;
-    r->now = e.t;
-    if (e.type == EV_COMP) {
+    r->now = e.key;
+    if (type == EV_COMP) {
       if ((rc = comp_done(r, (int32_t)e.id)))
         return rc;
-    } else if (e.type == EV_XFER) {
-      struct chan *ch = &PPI_VEC_AT(&r->ch, struct chan, e.ver);
+    } else if (type == EV_XFER) {
+      struct chan *ch = &PPI_VEC_AT(&r->ch, struct chan, ver);
       ch->busy = false;
       ch->last_rec = PPI_VEC_AT(&r->xf, struct xfer, e.id).rec;
-      if ((rc = deliver(r, e.id)) || (rc = chan_start(r, e.ver)))
+      if ((rc = deliver(r, e.id)) || (rc = chan_start(r, ver)))
         return rc;
-    } else if (e.type == EV_WAKE) {
+    } else if (type == EV_WAKE) {
       if ((rc = try_start(r, (int32_t)e.id)))
         return rc;
-    } else if (e.type == EV_RELEASE) {
+    } else if (type == EV_RELEASE) {
       if ((rc = dispatch(r, e.id)))
         return rc;
-    } else if (e.type == EV_FLOWSTART) {
+    } else if (type == EV_FLOWSTART) {
       if ((rc = link_activate(r, e.id)))
         return rc;
     } else {
@@ -1292,8 +1245,7 @@ done:
 static void run_free(struct run *r)
 {
   pp_ctx *ctx = r->ctx;
-  ppi_raw_free(ppi_ctx_alloc(ctx), r->heap,
-               (size_t)r->capheap * sizeof *r->heap);
+  ppi_heap_free(ctx, &r->heap);
   ppi_raw_free(ppi_ctx_alloc(ctx), r->rescount,
                (size_t)r->rescap * sizeof *r->rescount);
   ppi_vec_free(ctx, &r->xf);
@@ -1346,6 +1298,7 @@ pp_status pp_simulate(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   r.k = &k;
   r.record = cpp.record != 0;
   ppi_arena_init(&r.ar, ppi_ctx_alloc(ctx));
+  ppi_heap_init(&r.heap);
   ppi_vec_init(&r.xf, sizeof(struct xfer));
   ppi_i64map_init(&r.chmap);
   ppi_vec_init(&r.ch, sizeof(struct chan));
