@@ -13,6 +13,7 @@
 #define PP_INT_H
 
 #include "parplan.h"
+#include "base/limits.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -143,6 +144,20 @@ PP_INTERNAL pp_status ppi_heap_push(pp_ctx *ctx, struct ppi_heap *h,
 /* Remove and return the least record; h->n > 0. */
 PP_INTERNAL struct ppi_heap_el ppi_heap_pop(struct ppi_heap *h);
 PP_INTERNAL void ppi_heap_free(pp_ctx *ctx, struct ppi_heap *h);
+
+/* ---- fan-out (fanout.c) ---------------------------------------------- */
+
+/* One job, on its own copy of the caller's context. */
+typedef pp_status (*ppi_job_fn)(pp_ctx *ctx, void *job);
+/* Run fn on the n <= PPI_MAX_THREADS jobs at jobs + i stride, each on its
+** own thread (on this one when n is 1), with the copy of ctx at ctx_off
+** in the job (error cleared, allocator shared); join them; return the
+** status of the first job in order that failed, its message put in ctx
+** unless ctx has one.  PP_EINTERNAL "WHO: could not start a thread" when
+** a thread cannot start. */
+PP_INTERNAL pp_status ppi_fanout(pp_ctx *ctx, const char *who, ppi_job_fn fn,
+                                 void *jobs, size_t stride, size_t ctx_off,
+                                 int32_t n);
 
 /* ---- arena ------------------------------------------------------------ */
 

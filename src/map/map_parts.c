@@ -51,7 +51,7 @@
 #include "map/map_scotch.h"
 
 #include <math.h>
-#include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 
 enum { GRAPH_COMPLETE = 0, GRAPH_FAST = 1 };
@@ -241,8 +241,7 @@ struct parts {
 };
 
 /* A thread's share of a round: parts which[0..n-1], one after another,
-** with its own copy of the context (its first error; the allocator hook
-** is the caller's, called from several threads). */
+** on its own copy of the context (ppi_fanout). */
 struct pjob {
   pp_ctx ctx;
   const struct ppi_map *q;
@@ -252,24 +251,23 @@ struct pjob {
   int32_t n;
   bool warm;    /* refine from the part's best, for its `spent' seconds */
   double until; /* cold: the parts share the time left until then */
-  pthread_t th;
-  pp_status rc;
 };
 
-static void *run_pjob(void *arg)
+static pp_status run_pjob(pp_ctx *ctx, void *arg)
 {
   struct pjob *j = arg;
   int32_t S = j->q->S, k;
-  for (k = 0; k < j->n && !j->rc; k++) {
+  pp_status rc = PP_OK;
+  for (k = 0; k < j->n && !rc; k++) {
     int32_t r = j->which[k];
     double lim =
         j->warm ? j->x->spent[r] : (j->until - ppi_now_s()) / (j->n - k);
-    j->rc = solve_one(&j->ctx, j->q, j->solve, j->x->dev + r * S, j->warm, lim,
-                      j->x->sol + r * S, &j->x->val[r], &j->x->opt[r]);
+    rc = solve_one(ctx, j->q, j->solve, j->x->dev + r * S, j->warm, lim,
+                   j->x->sol + r * S, &j->x->val[r], &j->x->opt[r]);
     if (!j->warm)
       j->x->spent[r] = lim > 1e-3 ? lim : 1e-3; /* doubled from there */
   }
-  return NULL;
+  return rc;
 }
 
 /* Solve the parts which[0..n-1] on T threads, part k on thread k mod T
@@ -280,14 +278,11 @@ static pp_status solve_parts(pp_ctx *ctx, const struct ppi_map *q,
                              int32_t T)
 {
   struct pjob jobs[MAP_PARTS_MAX_THREADS];
-  int32_t i, k, started = 0, *lists = which + n; /* room for n more */
-  pp_status rc = PP_OK;
+  int32_t i, k, *lists = which + n; /* room for n more */
   if (T > n)
     T = n;
   for (i = 0; i < T; i++) { /* thread i's parts, contiguous in lists */
     struct pjob *j = &jobs[i];
-    memcpy(&j->ctx, ctx, sizeof j->ctx);
-    pp_ctx_clear_error(&j->ctx);
     j->q = q;
     j->solve = solve;
     j->x = x;
@@ -298,24 +293,9 @@ static pp_status solve_parts(pp_ctx *ctx, const struct ppi_map *q,
     lists += j->n;
     j->warm = warm;
     j->until = until;
-    j->rc = PP_OK;
   }
-  for (i = 0; i < T; i++) {
-    if (T == 1)
-      run_pjob(&jobs[i]);
-    else if (pthread_create(&jobs[i].th, NULL, run_pjob, &jobs[i]))
-      break;
-    started++;
-  }
-  if (T > 1)
-    for (i = 0; i < started; i++)
-      pthread_join(jobs[i].th, NULL);
-  if (started < T)
-    return ppi_fail(ctx, PP_EINTERNAL, "map: could not start a thread");
-  for (i = 0; i < T && !rc; i++) /* the first error, in thread order */
-    if ((rc = jobs[i].rc) && ctx->err == PP_OK) /* unless ctx has one */
-      memcpy(ctx, &jobs[i].ctx, sizeof *ctx);
-  return rc;
+  return ppi_fanout(ctx, "map", run_pjob, jobs, sizeof *jobs,
+                    offsetof(struct pjob, ctx), T);
 }
 
 /* Solve every part of the split `part' within `until'. */

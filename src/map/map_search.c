@@ -74,7 +74,7 @@
 #include "map/map.h"
 
 #include <math.h>
-#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -372,14 +372,16 @@ static int dfs(struct srch *x, int32_t k)
 
 /* ---- the outer level ---------------------------------------------------- */
 
+/* A target's search; the context copy is ppi_fanout's (a search does not
+** fail). */
 struct job {
+  pp_ctx ctx;
   struct srch x;
-  pthread_t th;
 };
 
-static void *run_job(void *arg)
+/* Search j's target from an empty mapping. */
+static void search(struct job *j)
 {
-  struct job *j = arg;
   int32_t i;
   for (i = 0; i < j->x.q->n; i++)
     j->x.p[i] = -1;
@@ -388,7 +390,13 @@ static void *run_job(void *arg)
     j->x.maxcu[i] = j->x.maxpair[i] = 0;
   j->x.nodes = 0;
   j->x.result = dfs(&j->x, 0);
-  return NULL;
+}
+
+static pp_status run_job(pp_ctx *ctx, void *arg)
+{
+  (void)ctx;
+  search(arg);
+  return PP_OK;
 }
 
 /* bfs_from[s S ..]: the stages in breadth-first order from s, then from
@@ -459,7 +467,7 @@ static void probe(const struct ppi_map *q, struct job *j, double lo, double *hi,
     j->x.t = t;
     j->x.greedy = true;
     j->x.deadline = now + each < deadline ? now + each : deadline;
-    run_job(j);
+    search(j);
     j->x.greedy = false;
     out->nodes += j->x.nodes;
     if (j->x.result == 1) {
@@ -740,7 +748,7 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
   if (!vals && !stage_major_of(q))
     probe(q, &jobs[0], lo, &hi, p, out, deadline);
   while (!done) {
-    int32_t k = T, started = 0, ia = 0, ib = 0, from_i = 0;
+    int32_t k = T, ia = 0, ib = 0, from_i = 0;
     double target[16], from = lo > wlo ? lo : wlo, slice;
     double t_now = ppi_now_s();
     bool proof, unknown = false;
@@ -791,19 +799,10 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
     for (i = 0; i < k; i++) {
       jobs[i].x.t = target[i];
       jobs[i].x.deadline = t_now + slice < deadline ? t_now + slice : deadline;
-      if (k > 1 && pthread_create(&jobs[i].th, NULL, run_job, &jobs[i]) != 0)
-        break;
-      if (k == 1)
-        run_job(&jobs[i]);
-      started++;
     }
-    if (k > 1)
-      for (i = 0; i < started; i++)
-        pthread_join(jobs[i].th, NULL);
-    if (started < k) {
-      rc = ppi_fail(ctx, PP_EINTERNAL, "map: could not start a thread");
+    if ((rc = ppi_fanout(ctx, "map", run_job, jobs, sizeof *jobs,
+                         offsetof(struct job, ctx), k)))
       goto out;
-    }
     for (i = 0; i < k; i++) {
       out->nodes += jobs[i].x.nodes;
       if (jobs[i].x.result == 1) {

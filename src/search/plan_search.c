@@ -59,7 +59,7 @@
 #include "part/part.h"
 
 #include <math.h>
-#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -499,8 +499,7 @@ static pp_status make_points(pp_ctx *ctx, const struct space *sp,
 /* ---- one point ---------------------------------------------------------- */
 
 struct worker {
-  pthread_t th;
-  struct pp_ctx ctx; /* its own first error; the allocator hook shared */
+  struct pp_ctx ctx; /* its copy (ppi_fanout) */
   const struct space *sp;
   const struct point *pts;
   int64_t from, to, step; /* points from, from + step, ... below to */
@@ -1038,10 +1037,11 @@ static pp_status madpipe_point(struct worker *w, const struct point *pt)
   return PP_OK;
 }
 
-static void *run_worker(void *arg)
+static pp_status run_worker(pp_ctx *ctx, void *arg)
 {
   struct worker *w = arg;
   int64_t i;
+  (void)ctx; /* w->ctx, where the point functions find it */
   for (i = w->from; i < w->to && !w->rc; i += w->step) {
     if (ppi_now_s() > w->deadline) {
       w->timed_out = true;
@@ -1050,7 +1050,7 @@ static void *run_worker(void *arg)
     w->rc = w->madpipe_pass ? madpipe_point(w, &w->pts[i])
                             : eval_point(w, &w->pts[i]);
   }
-  return NULL;
+  return w->rc;
 }
 
 /* ---- the search --------------------------------------------------------- */
@@ -1229,12 +1229,11 @@ static pp_status run_round(pp_ctx *ctx, struct worker *ws, int32_t T,
                            bool madpipe, struct cand *kept, int32_t *nkept,
                            struct cand *pool, bool *timed_out)
 {
-  int32_t i, started = 0, npool = 0, K = ws[0].K;
+  int32_t i, npool = 0, K = ws[0].K;
   double bar = *nkept == K ? kept[K - 1].est : INFINITY;
+  pp_status rc;
   for (i = 0; i < T; i++) {
     struct worker *w = &ws[i];
-    memcpy(&w->ctx, ctx, sizeof w->ctx);
-    pp_ctx_clear_error(&w->ctx);
     w->pts = pts;
     w->madpipe_pass = madpipe;
     w->from = start + i;
@@ -1242,26 +1241,10 @@ static pp_status run_round(pp_ctx *ctx, struct worker *ws, int32_t T,
     w->step = T;
     w->bar = bar;
     w->rc = PP_OK;
-    if (T == 1) {
-      run_worker(w);
-      started++;
-    } else if (pthread_create(&w->th, NULL, run_worker, w) == 0) {
-      started++;
-    } else {
-      break;
-    }
   }
-  if (T > 1)
-    for (i = 0; i < started; i++)
-      pthread_join(ws[i].th, NULL);
-  if (started < T)
-    return ppi_fail(ctx, PP_EINTERNAL, "plan: could not start a thread");
-  for (i = 0; i < T; i++) /* the first error, in thread order */
-    if (ws[i].rc) {
-      if (ctx->err == PP_OK) /* the first message since the last clear */
-        memcpy(ctx, &ws[i].ctx, sizeof ws[i].ctx);
-      return ws[i].rc;
-    }
+  if ((rc = ppi_fanout(ctx, "plan", run_worker, ws, sizeof *ws,
+                       offsetof(struct worker, ctx), T)))
+    return rc;
   /* merge: the kept list and every thread's finds, best first */
   for (i = 0; i < *nkept; i++)
     pool[npool++] = kept[i];
