@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** The base layer's shared pieces: the binary heap (heap.c) against a
-** sort on random records and on the fixed order of equal ones, and the
-** fan-out (fanout.c): its own context per job, the caller's thread for
+** sort on random records and on the fixed order of equal ones, the
+** quoter's two styles (strbuf.c), and the fan-out (fanout.c): its own context
+*per job, the caller's thread for
 ** one job, the first error in job order whatever finishes first, and an
 ** error the caller already holds kept.
 */
@@ -92,6 +93,30 @@ static void t_heap_equal_records(void **state)
   pp_ctx_destroy(ctx);
 }
 
+/* ---- the quoter -------------------------------------------------------- */
+
+static void sink(void *ud, const char *s, size_t n)
+{
+  strncat(ud, s, n);
+}
+
+/* The two styles' bytes, as the JSON writers and the exporters have
+** always written them. */
+static void t_quote_styles(void **state)
+{
+  static const char in[] = "a\"b\\c\n\r\t\x01\x7f \xc3\xa9 \xff";
+  char out[128];
+  (void)state;
+  out[0] = 0;
+  ppi_quote(in, PPI_QUOTE_JSON, sink, out);
+  assert_string_equal(out,
+                      "\"a\\\"b\\\\c\\n\\r\\t\\u0001\x7f \xc3\xa9 \\ufffd\"");
+  out[0] = 0;
+  ppi_quote(in, PPI_QUOTE_PORTABLE, sink, out);
+  assert_string_equal(out, "\"a\\\"b\\\\c\\u000a\\u000d\\u0009\\u0001\\u007f "
+                           "\xc3\xa9 \xff\"");
+}
+
 /* ---- fan-out ------------------------------------------------------------ */
 
 struct tjob {
@@ -175,6 +200,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_heap_sorts),
       cmocka_unit_test(t_heap_equal_records),
+      cmocka_unit_test(t_quote_styles),
       cmocka_unit_test(t_fanout_contexts),
       cmocka_unit_test(t_fanout_first_error),
   };

@@ -118,9 +118,20 @@ PP_INTERNAL void ppi_sb_put(struct ppi_sbuf *b, const char *s, size_t len);
 PP_INTERNAL void ppi_sb_puts(struct ppi_sbuf *b, const char *s);
 PP_INTERNAL void ppi_sb_printf(struct ppi_sbuf *b, const char *fmt, ...)
     PP_PRINTF(2, 3);
-/* A double-quoted string literal that JSON, Python 3 and TOML all read
-** back as s: '"' and '\\' escaped, control characters as \u00XX, other
-** UTF-8 bytes as they are. */
+
+/* The one string quoter: s as a double-quoted literal, '"' and '\\'
+** escaped, passed to put in pieces.  Two styles, kept apart because
+** their outputs are recorded (tests/golden):
+**   PPI_QUOTE_JSON: \n \r \t, other control bytes as \u00XX, valid
+**     UTF-8 as it is, a stray byte (a file name's) as \ufffd, so the
+**     document stays JSON;
+**   PPI_QUOTE_PORTABLE: what JSON, Python 3 and TOML all read back as s:
+**     every control byte and DEL as \u00XX, other bytes as they are. */
+enum ppi_quote_style { PPI_QUOTE_JSON, PPI_QUOTE_PORTABLE };
+typedef void (*ppi_put_fn)(void *ud, const char *s, size_t n);
+PP_INTERNAL void ppi_quote(const char *s, enum ppi_quote_style style,
+                           ppi_put_fn put, void *ud);
+/* ppi_quote, PPI_QUOTE_PORTABLE, into b (the exporters' scripts). */
 PP_INTERNAL void ppi_sb_quote(struct ppi_sbuf *b, const char *s);
 
 /* ---- binary min-heap (heap.c) ---------------------------------------- */
@@ -392,7 +403,7 @@ PP_INTERNAL pp_status ppi_write_bytes(pp_ctx *ctx, const char *path, FILE *f,
                                       const void *data, size_t n);
 PP_INTERNAL void ppi_path_stem(const char *path, char *buf, size_t n);
 
-/* Write a JSON string literal (quotes and escapes) / the shortest
+/* Write a JSON string literal (ppi_quote, PPI_QUOTE_JSON) / the shortest
 ** decimal that reads back as exactly x (null when x is not finite). */
 PP_INTERNAL void ppi_json_str(FILE *f, const char *s);
 PP_INTERNAL void ppi_json_num(FILE *f, double x);
