@@ -170,6 +170,60 @@ PP_INTERNAL pp_status ppi_fanout(pp_ctx *ctx, const char *who, ppi_job_fn fn,
                                  void *jobs, size_t stride, size_t ctx_off,
                                  int32_t n);
 
+/* ---- key=value options of one-line specs (kvspec.c) ----------------- */
+
+/* A spec being parsed: errors read "WHAT 'TEXT': reason". */
+struct ppi_spec {
+  pp_ctx *ctx;
+  const char *text; /* the whole spec (a long one is quoted by its head) */
+  const char *what; /* "cluster spec", "model spec" */
+};
+/* PP_EPARSE with the spec quoted, as every spec error is. */
+PP_INTERNAL pp_status ppi_spec_fail(const struct ppi_spec *s, const char *fmt,
+                                    ...) PP_PRINTF(2, 3);
+/* An integer in [lo, hi]: "NAME needs an integer from LO to HI". */
+PP_INTERNAL pp_status ppi_spec_int(const struct ppi_spec *s, const char *name,
+                                   const char *v, int64_t lo, int64_t hi,
+                                   int64_t *out);
+
+/* What an option's value is, the type of its field, and what a bad value
+** is told. */
+enum ppi_kv_kind {
+  PPI_KV_INT,      /* int32_t in [lo, hi]: "KEY needs an integer from..." */
+  PPI_KV_U64,      /* uint64_t: "KEY needs a non-negative integer" */
+  PPI_KV_POSITIVE, /* double > 0: "option 'KEY' needs a positive number";
+                      above hi: "KEY must be at most HI" */
+  PPI_KV_NONNEG,   /* double >= 0, likewise ("non-negative") */
+  PPI_KV_STRING,   /* const char *, pointing into the parsed text */
+  PPI_KV_ENUM,     /* int: the index of the value in choices; else
+                      "KEY is HELP" */
+  PPI_KV_BOOL,     /* bool: 0 or 1 */
+  PPI_KV_INTS      /* int32_t[n]: n integers in [lo, hi], '-' between;
+                      else "KEY is HELP" */
+};
+#define PPI_KV_MAX_INTS 4 /* the longest list: Swin's four stages */
+struct ppi_kv {
+  const char *key;
+  enum ppi_kv_kind kind;
+  size_t off;          /* the field's offset in the target struct */
+  double lo, hi;       /* INT, INTS: the range; doubles: hi */
+  int n;               /* INTS: how many */
+  const char *choices; /* ENUM: the values, '|' between */
+  const char *help;    /* ENUM, INTS: what the value must be */
+};
+/* The first argument without '=' (a spec's sizes), or NULL: none taken. */
+typedef pp_status (*ppi_spec_pos_fn)(const struct ppi_spec *s, void *ud,
+                                     const char *v);
+/* Parse "arg,arg,..." (args is cut up in place; string fields point into
+** it): key=value into target's fields as kv[0..nkv-1] say, keys outside
+** accept (',' between; NULL: all of kv) refused, "unknown option 'KEY'
+** (options: ...)" listing accept or kv's keys; one argument without '='
+** to pos. */
+PP_INTERNAL pp_status ppi_spec_parse(const struct ppi_spec *s, char *args,
+                                     const struct ppi_kv *kv, int nkv,
+                                     const char *accept, void *target,
+                                     ppi_spec_pos_fn pos, void *pos_ud);
+
 /* ---- arena ------------------------------------------------------------ */
 
 struct ppi_arena_chunk;
