@@ -147,16 +147,24 @@ static pp_status fan(pp_ctx *ctx, struct tjob *jobs, int32_t n)
                     offsetof(struct tjob, ctx), n);
 }
 
+/* n jobs that succeed, numbered, and a fresh context. */
+static pp_ctx *new_jobs(struct tjob *jobs, int32_t n)
+{
+  pp_ctx *ctx;
+  int32_t i;
+  assert_int_equal(pp_ctx_create(NULL, &ctx), PP_OK);
+  memset(jobs, 0, (size_t)n * sizeof *jobs);
+  for (i = 0; i < n; i++)
+    jobs[i].index = i;
+  return ctx;
+}
+
 static void t_fanout_contexts(void **state)
 {
   struct tjob jobs[8];
-  pp_ctx *ctx;
+  pp_ctx *ctx = new_jobs(jobs, 8);
   int32_t i;
   (void)state;
-  assert_int_equal(pp_ctx_create(NULL, &ctx), PP_OK);
-  memset(jobs, 0, sizeof jobs);
-  for (i = 0; i < 8; i++)
-    jobs[i].index = i;
   /* the caller's error is not the jobs' */
   ppi_fail(ctx, PP_EIO, "earlier");
   assert_int_equal(fan(ctx, jobs, 8), PP_OK);
@@ -176,13 +184,8 @@ static void t_fanout_contexts(void **state)
 static void t_fanout_first_error(void **state)
 {
   struct tjob jobs[4];
-  pp_ctx *ctx;
-  int32_t i;
+  pp_ctx *ctx = new_jobs(jobs, 4);
   (void)state;
-  assert_int_equal(pp_ctx_create(NULL, &ctx), PP_OK);
-  memset(jobs, 0, sizeof jobs);
-  for (i = 0; i < 4; i++)
-    jobs[i].index = i;
   jobs[1].fail_ms = 30;
   jobs[3].fail_ms = 1;
   assert_int_equal(fan(ctx, jobs, 4), PP_EINPUT);
