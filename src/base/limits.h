@@ -17,4 +17,9 @@
 ** points per thread stop sharing work evenly. */
 #define PPI_MAX_THREADS 64
 
+/* Bytes of a one-line spec, its NUL included ("hier:4x8,intra=300"; a
+** longer one is "longer than 1023 bytes"): specs are cut up in a stack
+** buffer of this size, and no generator takes options that come near. */
+#define PPI_SPEC_MAX 1024
+
 #endif /* PP_LIMITS_H */

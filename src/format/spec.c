@@ -113,6 +113,38 @@ static pp_status parse_dims(const struct ppi_spec *s, const char *v,
   return PP_OK;
 }
 
+/* A spec of the given kind ("cluster spec", "model spec"), for errors. */
+static struct ppi_spec spec_of(pp_ctx *ctx, const char *spec, const char *what)
+{
+  struct ppi_spec s;
+  s.ctx = ctx;
+  s.text = spec;
+  s.what = what;
+  return s;
+}
+
+/* The spec into buf, a PPI_SPEC_MAX-byte buffer to cut up. */
+static pp_status spec_copy(const struct ppi_spec *s, char *buf)
+{
+  if (strlen(s->text) >= PPI_SPEC_MAX)
+    return ppi_spec_fail(s, "longer than %d bytes", PPI_SPEC_MAX - 1);
+  strcpy(buf, s->text);
+  return PP_OK;
+}
+
+/* The options of a generator spec NAME[:ARG,...], NAME the first kl
+** bytes, parsed from buf (spec_copy's) into target. */
+static pp_status gen_args(const struct ppi_spec *s, char *buf, size_t kl,
+                          const struct ppi_kv *kv, int nkv, const char *accept,
+                          void *target, ppi_spec_pos_fn pos, void *pos_ud)
+{
+  if (s->text[kl] != ':')
+    return PP_OK;
+  if (!s->text[kl + 1])
+    return ppi_spec_fail(s, "nothing after ':'");
+  return ppi_spec_parse(s, buf + kl + 1, kv, nkv, accept, target, pos, pos_ud);
+}
+
 /* A SPEC that names no file but looks like a path gets "cannot open"
 ** rather than "unknown spec": the user meant a file. */
 static bool looks_like_path(const char *spec)
@@ -192,22 +224,18 @@ static pp_status cluster_sizes(const struct ppi_spec *s, void *ud,
 
 static pp_status cluster_spec(pp_ctx *ctx, const char *spec, pp_cluster **out)
 {
-  struct ppi_spec s;
+  struct ppi_spec s = spec_of(ctx, spec, "cluster spec");
   struct ppi_gen_params p;
   struct cl_ud ud;
-  char buf[1024], *colon;
+  char buf[PPI_SPEC_MAX];
+  size_t kl;
   int i;
   pp_status rc;
 
-  s.ctx = ctx;
-  s.text = spec;
-  s.what = "cluster spec";
-  if (strlen(spec) >= sizeof buf)
-    return ppi_spec_fail(&s, "longer than %zu bytes", sizeof buf - 1);
-  strcpy(buf, spec);
-  colon = strchr(buf, ':');
-  if (colon)
-    *colon = '\0';
+  if ((rc = spec_copy(&s, buf)))
+    return rc;
+  kl = strcspn(buf, ":");
+  buf[kl] = '\0';
   for (i = 0; i < NGENS && strcmp(gens[i].name, buf) != 0; i++)
     ;
   if (i == NGENS)
@@ -216,10 +244,8 @@ static pp_status cluster_spec(pp_ctx *ctx, const char *spec, pp_cluster **out)
   p.name = spec;
   ud.g = &gens[i];
   ud.p = &p;
-  if (colon && !colon[1])
-    return ppi_spec_fail(&s, "nothing after ':'");
-  if (colon && (rc = ppi_spec_parse(&s, colon + 1, gen_opts, NOPTS(gen_opts),
-                                    gens[i].opts, &p, cluster_sizes, &ud)))
+  if ((rc = gen_args(&s, buf, kl, gen_opts, NOPTS(gen_opts), gens[i].opts, &p,
+                     cluster_sizes, &ud)))
     return rc;
   if (p.kind == PPI_GEN_NVSWITCH && p.dims[1] == 0)
     p.dims[1] = 8;
@@ -299,10 +325,7 @@ static pp_status cluster_file(pp_ctx *ctx, const char *spec, const char *path,
   char c;
   pp_topo_params tp;
   pp_status rc;
-  struct ppi_spec s;
-  s.ctx = ctx;
-  s.text = spec;
-  s.what = "cluster spec";
+  struct ppi_spec s = spec_of(ctx, spec, "cluster spec");
   pp_topo_params_init(&tp);
   if (opts && (rc = ppi_spec_parse(&s, opts, topo_opts, NOPTS(topo_opts), NULL,
                                    &tp, NULL, NULL)))
@@ -327,7 +350,7 @@ static pp_status cluster_file(pp_ctx *ctx, const char *spec, const char *path,
 
 pp_status pp_cluster_load(pp_ctx *ctx, const char *spec, pp_cluster **out)
 {
-  char buf[1024];
+  char buf[PPI_SPEC_MAX];
   size_t opts;
   pp_status rc;
   if (!ctx || !spec || !out)
@@ -337,7 +360,7 @@ pp_status pp_cluster_load(pp_ctx *ctx, const char *spec, pp_cluster **out)
     return cluster_file(ctx, spec, spec, NULL, out);
   if (strlen(spec) < sizeof buf &&
       file_with_options(spec, buf, sizeof buf, &opts)) {
-    char copy[1024];
+    char copy[PPI_SPEC_MAX];
     strcpy(copy, spec);
     return cluster_file(ctx, spec, buf, copy + opts, out);
   }
@@ -434,7 +457,7 @@ static bool is_onnx(const char *path, const char *text, size_t len)
 
 pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out)
 {
-  char *text, buf[1024];
+  char *text, buf[PPI_SPEC_MAX];
   size_t len, opts;
   bool found;
   pp_status rc;
@@ -444,12 +467,9 @@ pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out)
   *out = NULL;
   if (!ppi_file_exists(spec) && strlen(spec) < sizeof buf &&
       file_with_options(spec, buf, sizeof buf, &opts)) {
-    struct ppi_spec s;
+    struct ppi_spec s = spec_of(ctx, spec, "model spec");
     pp_onnx_params op;
-    char copy[1024];
-    s.ctx = ctx;
-    s.text = spec;
-    s.what = "model spec";
+    char copy[PPI_SPEC_MAX];
     strcpy(copy, spec);
     pp_onnx_params_init(&op);
     if ((rc = ppi_spec_parse(&s, copy + opts, onnx_opts, NOPTS(onnx_opts), NULL,
@@ -473,22 +493,13 @@ pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out)
     return rc;
   if (strncmp(spec, "transformer", 11) == 0 &&
       (spec[11] == ':' || spec[11] == '\0')) {
-    struct ppi_spec s;
+    struct ppi_spec s = spec_of(ctx, spec, "model spec");
     struct ppi_transformer_params p;
-    s.ctx = ctx;
-    s.text = spec;
-    s.what = "model spec";
-    if (strlen(spec) >= sizeof buf)
-      return ppi_spec_fail(&s, "longer than %zu bytes", sizeof buf - 1);
-    strcpy(buf, spec);
     ppi_transformer_params_init(&p);
-    if (spec[11] == ':') {
-      if (!spec[12])
-        return ppi_spec_fail(&s, "nothing after ':'");
-      if ((rc = ppi_spec_parse(&s, buf + 12, transformer_opts,
-                               NOPTS(transformer_opts), NULL, &p, NULL, NULL)))
-        return rc;
-    }
+    if ((rc = spec_copy(&s, buf)) ||
+        (rc = gen_args(&s, buf, 11, transformer_opts, NOPTS(transformer_opts),
+                       NULL, &p, NULL, NULL)))
+      return rc;
     return ppi_model_transformer(ctx, &p, spec, out);
   }
   {
@@ -498,22 +509,13 @@ pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out)
       size_t kl = strlen(kinds[i]);
       if (strncmp(spec, kinds[i], kl) == 0 &&
           (spec[kl] == ':' || spec[kl] == '\0')) {
-        struct ppi_spec s;
+        struct ppi_spec s = spec_of(ctx, spec, "model spec");
         struct ppi_opnet_params p;
-        s.ctx = ctx;
-        s.text = spec;
-        s.what = "model spec";
-        if (strlen(spec) >= sizeof buf)
-          return ppi_spec_fail(&s, "longer than %zu bytes", sizeof buf - 1);
-        strcpy(buf, spec);
         ppi_opnet_params_init(&p, kinds[i]);
-        if (spec[kl] == ':') {
-          if (!spec[kl + 1])
-            return ppi_spec_fail(&s, "nothing after ':'");
-          if ((rc = ppi_spec_parse(&s, buf + kl + 1, opnet_opts,
-                                   NOPTS(opnet_opts), NULL, &p, NULL, NULL)))
-            return rc;
-        }
+        if ((rc = spec_copy(&s, buf)) ||
+            (rc = gen_args(&s, buf, kl, opnet_opts, NOPTS(opnet_opts), NULL, &p,
+                           NULL, NULL)))
+          return rc;
         return ppi_model_opnet(ctx, &p, spec, out);
       }
     }
