@@ -382,8 +382,8 @@ pp_status pp_cluster_load(pp_ctx *ctx, const char *spec, pp_cluster **out)
 ** takes. */
 #define TF_I(k, f)                                                             \
   {                                                                            \
-    k, PPI_KV_INT, offsetof(struct ppi_transformer_params, f), 1, 1 << 30, 0,  \
-        NULL, NULL                                                             \
+    k, PPI_KV_INT, offsetof(struct ppi_transformer_params, f), 1,              \
+        PPI_SPEC_MAX_INT, 0, NULL, NULL                                        \
   }
 static const struct ppi_kv transformer_opts[] = {
     TF_I("layers", layers),
@@ -405,8 +405,8 @@ static const struct ppi_kv transformer_opts[] = {
 
 #define OP_I(k, f)                                                             \
   {                                                                            \
-    k, PPI_KV_INT, offsetof(struct ppi_opnet_params, f), 1, 1 << 30, 0, NULL,  \
-        NULL                                                                   \
+    k, PPI_KV_INT, offsetof(struct ppi_opnet_params, f), 1, PPI_SPEC_MAX_INT,  \
+        0, NULL, NULL                                                          \
   }
 static const struct ppi_kv opnet_opts[] = {
     OP_I("batch", batch),
@@ -439,8 +439,8 @@ static bool is_pipedream(const char *text, size_t len)
 
 /* The options of an ONNX file (FILE.onnx:OPTIONS). */
 static const struct ppi_kv onnx_opts[] = {
-    {"batch", PPI_KV_INT, offsetof(pp_onnx_params, batch), 1, 1 << 30, 0, NULL,
-     NULL},
+    {"batch", PPI_KV_INT, offsetof(pp_onnx_params, batch), 1, PPI_SPEC_MAX_INT,
+     0, NULL, NULL},
     {"eff", PPI_KV_POSITIVE, offsetof(pp_onnx_params, efficiency), 0, 1, 0,
      NULL, NULL},
     {"name", PPI_KV_STRING, offsetof(pp_onnx_params, name), 0, 0, 0, NULL,

@@ -149,9 +149,8 @@ typedef pp_status (*ppi_map_solver)(pp_ctx *ctx, const struct ppi_map *q,
 ** threads), within budget_s seconds, stopping early once the value
 ** reaches `goal' (a lower bound); *found is false when it does not apply
 ** (the allreduce and full objectives, one replica, more than
-** MAP_PARTS_MAX_D devices) or Scotch fails.  Each part is solved by
-** solve. */
-enum { MAP_PARTS_MAX_D = 1024, MAP_PARTS_MAX_THREADS = 16 };
+** PPI_MAP_PARTS_MAX_DEVICES devices) or Scotch fails.  Each part is solved
+** by solve. */
 PP_INTERNAL pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q,
                                     double budget_s, double goal,
                                     int32_t threads, ppi_map_solver solve,

@@ -277,7 +277,7 @@ static pp_status solve_parts(pp_ctx *ctx, const struct ppi_map *q,
                              int32_t *which, int32_t n, bool warm, double until,
                              int32_t T)
 {
-  struct pjob jobs[MAP_PARTS_MAX_THREADS];
+  struct pjob jobs[PPI_MAX_MAP_THREADS];
   int32_t i, k, *lists = which + n; /* room for n more */
   if (T > n)
     T = n;
@@ -331,14 +331,14 @@ pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
   struct parts x[2];
   SCOTCH_Num *part;
   int32_t S = q->S, R = q->R, n = q->n, r, s, g, b, *which;
-  int32_t T = threads < 1                       ? 1
-              : threads > MAP_PARTS_MAX_THREADS ? MAP_PARTS_MAX_THREADS
-                                                : threads;
+  int32_t T = threads < 1                     ? 1
+              : threads > PPI_MAX_MAP_THREADS ? PPI_MAX_MAP_THREADS
+                                              : threads;
   double t0 = ppi_now_s(), until = t0 + budget_s;
   pp_status rc = PP_OK;
 
   *found = false;
-  if (q->obj != MAP_P2P || R < 2 || S < 2 || q->D > MAP_PARTS_MAX_D)
+  if (q->obj != MAP_P2P || R < 2 || S < 2 || q->D > PPI_MAP_PARTS_MAX_DEVICES)
     return PP_OK;
   ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
   if (!(part = ppi_arena_alloc(&ar, ctx, (size_t)q->D, sizeof *part)) ||

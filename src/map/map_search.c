@@ -675,7 +675,9 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
                         const int32_t *start, int32_t *p,
                         struct ppi_map_search *out)
 {
-  int32_t T = out->threads < 1 ? 1 : out->threads > 16 ? 16 : out->threads;
+  int32_t T = out->threads < 1                     ? 1
+              : out->threads > PPI_MAX_MAP_THREADS ? PPI_MAX_MAP_THREADS
+                                                   : out->threads;
   int32_t *order = NULL, *first_of = NULL, i, *near_off = NULL, *near = NULL;
   int32_t *bfs_from = NULL;
   size_t nbytes = 0, SS = (size_t)q->S * q->S;
@@ -749,7 +751,7 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
     probe(q, &jobs[0], lo, &hi, p, out, deadline);
   while (!done) {
     int32_t k = T, ia = 0, ib = 0, from_i = 0;
-    double target[16], from = lo > wlo ? lo : wlo, slice;
+    double target[PPI_MAX_MAP_THREADS], from = lo > wlo ? lo : wlo, slice;
     double t_now = ppi_now_s();
     bool proof, unknown = false;
     if (vals) { /* the achievable values still open: vals[ia:ib] */

@@ -55,11 +55,6 @@
 #include <string.h>
 
 #define EPS 1e-9
-/* The most labels kept at one (l, p): beyond it the front is cut (the
-** labels are sorted, the least loaded special processor first), so the
-** DP may miss an allocation but never claims one that is not there.  Real
-** fronts stay far below it (tens). */
-#define MAX_FRONT 1024
 
 static double ceil_t(double x, double T)
 {
@@ -137,7 +132,7 @@ struct mrun {
   struct ppi_vec *bucket; /* [(L+1) * P] candidate labels */
   struct ppi_vec pool;    /* kept labels */
   int64_t kept;
-  bool truncated; /* a front was cut at MAX_FRONT */
+  bool truncated; /* a front was cut at PPI_MADPIPE_MAX_FRONT */
 };
 
 static pp_status put(struct mrun *r, int32_t l, int32_t p,
@@ -171,7 +166,7 @@ static pp_status feasible(struct mrun *r, double T, struct mlabel *term,
       if (n == 0)
         continue;
       qsort(cand, (size_t)n, sizeof *cand, cmp_ml);
-      for (a = 0; a < n && kept < MAX_FRONT; a++) {
+      for (a = 0; a < n && kept < PPI_MADPIPE_MAX_FRONT; a++) {
         bool dom = false;
         for (q = base; q < base + kept && !dom; q++) {
           const struct mlabel *y = &PPI_VEC_AT(&r->pool, struct mlabel, q);

@@ -63,13 +63,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_THREADS 64
-#define ROUND 8          /* points per thread per round */
-#define SHORT_CHAIN 2000 /* partitions tried one by one below this */
-#define MAP_MAX_DEVICES 512
+#define ROUND 8            /* points per thread per round */
+#define SHORT_CHAIN 2000   /* partitions tried one by one below this */
 #define MAX_DIVISORS 16384 /* two halves: the large divisors from 8,192 */
 #define MADPIPE_SHARE 0.9  /* memory share above which memory binds */
-#define MADPIPE_MAX_L 512  /* part.c's limit on MadPipe's chains */
 #define MADPIPE_ILP_S 120  /* a safety net: the node limit binds first */
 #define MADPIPE_NODES 50
 #define MADPIPE_TRIES 3 /* points tried per plan asked for */
@@ -97,7 +94,7 @@ void pp_search_params_init(pp_search_params *p)
 
 static pp_status check_params(pp_ctx *ctx, const pp_search_params *p)
 {
-  if (p->global_batch < 1 || p->global_batch > ((int64_t)1 << 40))
+  if (p->global_batch < 1 || p->global_batch > PPI_MAX_GLOBAL_BATCH)
     return ppi_fail(ctx, PP_EINPUT,
                     "plan: global batch %lld; it must be at least 1",
                     (long long)p->global_batch);
@@ -105,9 +102,9 @@ static pp_status check_params(pp_ctx *ctx, const pp_search_params *p)
     return ppi_fail(ctx, PP_EINPUT, "plan: top %d; 1 to 1000", (int)p->top_k);
   if (!(p->time_limit_s > 0) || !isfinite(p->time_limit_s))
     return ppi_fail(ctx, PP_EINPUT, "plan: the time limit must be positive");
-  if (p->threads < 1 || p->threads > MAX_THREADS)
+  if (p->threads < 1 || p->threads > PPI_MAX_THREADS)
     return ppi_fail(ctx, PP_EINPUT, "plan: %d threads; 1 to %d",
-                    (int)p->threads, MAX_THREADS);
+                    (int)p->threads, PPI_MAX_THREADS);
   if (!pp_optimizer_name(p->optimizer))
     return ppi_fail(ctx, PP_EINVAL, "plan: unknown optimizer %d",
                     (int)p->optimizer);
@@ -995,8 +992,8 @@ static pp_status eval_point(struct worker *w, const struct point *pt)
     }
   }
   if (rc == PP_OK && pt->sched == PP_SCHED_1F1B_STAR && pt->tp == 1 &&
-      !pt->rec && !set->mixed && pt->pp >= 2 && sp->L <= MADPIPE_MAX_L &&
-      (!have || best.peak >= MADPIPE_SHARE))
+      !pt->rec && !set->mixed && pt->pp >= 2 &&
+      sp->L <= PPI_MADPIPE_MAX_LAYERS && (!have || best.peak >= MADPIPE_SHARE))
     rc = ppi_vec_push(&w->ctx, &w->bound, pt);
   if (rc) {
     if (have)
@@ -1094,7 +1091,7 @@ static pp_status remap(pp_ctx *ctx, const struct space *sp, struct cand *x,
   pp_status rc;
 
   if (!x->part || x->pt.tp != 1 || p->map_time_s <= 0 ||
-      pp_cluster_ndev(sp->c) > MAP_MAX_DEVICES || S * R < 2)
+      pp_cluster_ndev(sp->c) > PPI_PLAN_MAP_MAX_DEVICES || S * R < 2)
     return PP_OK;
   if (!(devs = ppi_alloc(ctx, (size_t)S * R * sizeof *devs)))
     return PP_ENOMEM;
@@ -1103,7 +1100,8 @@ static pp_status remap(pp_ctx *ctx, const struct space *sp, struct cand *x,
   pp_map_params_init(&mpp);
   mpp.replicas = R;
   mpp.time_limit_s = p->map_time_s;
-  mpp.threads = p->threads < 16 ? p->threads : 16;
+  mpp.threads =
+      p->threads < PPI_MAX_MAP_THREADS ? p->threads : PPI_MAX_MAP_THREADS;
   if ((rc = pp_map(ctx, g, sp->c, &mpp, &mp)))
     goto done;
   for (s = 0; s < S; s++) {

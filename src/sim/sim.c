@@ -856,7 +856,7 @@ static pp_status build_allreduce(struct run *r, int32_t s, int32_t t)
         idx[a * kk + f++] = i;
   }
   for (a = 0; a < nn; a++) { /* phase 1 and 3: inside node a */
-    int32_t d[64 * 64], qq[64 * 64];
+    int32_t d[PPI_HIER_MAX_PER_NODE], qq[PPI_HIER_MAX_PER_NODE];
     for (j = 0; j < kk; j++) {
       d[j] = devs[idx[a * kk + j]];
       qq[j] = qs[idx[a * kk + j]];
@@ -867,7 +867,7 @@ static pp_status build_allreduce(struct run *r, int32_t s, int32_t t)
       p1[idx[a * kk + j]] = slots[j];
   }
   for (j = 0; j < kk; j++) { /* phase 2: the j-th member of every node */
-    int32_t d[64 * 64], qq[64 * 64];
+    int32_t d[PPI_HIER_MAX_NODES], qq[PPI_HIER_MAX_NODES];
     for (a = 0; a < nn; a++) {
       d[a] = devs[idx[a * kk + j]];
       qq[a] = qs[idx[a * kk + j]];
@@ -878,7 +878,7 @@ static pp_status build_allreduce(struct run *r, int32_t s, int32_t t)
       p2[idx[a * kk + j]] = slots[a];
   }
   for (a = 0; a < nn; a++) {
-    int32_t d[64 * 64], qq[64 * 64];
+    int32_t d[PPI_HIER_MAX_PER_NODE], qq[PPI_HIER_MAX_PER_NODE];
     for (j = 0; j < kk; j++) {
       d[j] = devs[idx[a * kk + j]];
       qq[j] = qs[idx[a * kk + j]];

@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GANTT_MAX_DEVICES 64
-
 static void json_summary(FILE *f, const struct pp_sim *s)
 {
   int32_t d;
@@ -97,7 +95,7 @@ static pp_status gantt(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
 
   for (d = 0; d < s->ndev; d++)
     nused += s->dev[d].used;
-  if (nused > GANTT_MAX_DEVICES || T <= 0 || cols < 10)
+  if (nused > PPI_TEXT_GANTT_MAX_DEVICES || T <= 0 || cols < 10)
     return PP_OK;
   occ = ppi_calloc(ctx, (size_t)cols * 8, sizeof *occ);
   line = ppi_calloc(ctx, (size_t)cols + 1, 1);
