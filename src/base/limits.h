@@ -132,6 +132,11 @@
 #define PPI_HIER_MAX_NODES 64
 #define PPI_HIER_MAX_PER_NODE 64
 
+/* Links on one route of the simulator's link sharing (PP_NET_LINKS): a
+** longer route fails ("too long").  A route is kept on the stack; real
+** fabrics route in a handful of hops, a 16x16x16 torus in 24. */
+#define PPI_MAX_ROUTE_HOPS 4096
+
 /* ---- clusters ---------------------------------------------------------- */
 
 /* Distinct bandwidths pp_cluster_bw_classes tells apart: beyond it

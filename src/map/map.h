@@ -107,7 +107,10 @@ PP_INTERNAL double ppi_map_matching_bound(const pp_ctx *ctx,
 
 /* The group bound (map_bound.c): grp[d] in 0..G-1 a partition of the
 ** devices; labelling steps stop after `budget' nodes (the bound stays
-** valid).  0 under the allreduce objective. */
+** valid).  0 under the allreduce objective.
+** TUNING: MAP_GROUP_BUDGET nodes per labelling step: the step runs on
+** every lower bound the search asks for, so it must stay at milliseconds;
+** cut short, the bound is only weaker (387d41b; no sweep recorded). */
 enum { MAP_GROUP_BUDGET = 200000 };
 PP_INTERNAL double ppi_map_group_bound(const pp_ctx *ctx,
                                        const struct ppi_map *q,
@@ -165,6 +168,17 @@ PP_INTERNAL pp_status ppi_map_random(pp_ctx *ctx, const struct ppi_map *q,
 PP_INTERNAL pp_status ppi_map_anneal(pp_ctx *ctx, const struct ppi_map *q,
                                      int64_t steps, uint64_t seed,
                                      const int32_t *start, int32_t *p);
+/* TUNING: the steps of an annealed start for n stage replicas (the exact
+** search's upper end, and each part's in part and solve): 200 random
+** moves per replica plus 2000 for the smallest problems, linear so the
+** start costs little next to the search; set with the annealed start and
+** bench_map's grid of paper 001 Table 2 (0618c49), no sweep of the value
+** recorded.  One value for both callers (map.c and map_parts.c wrote it
+** twice). */
+static inline int64_t ppi_map_anneal_steps(int32_t n)
+{
+  return 200 * (int64_t)n + 2000;
+}
 PP_INTERNAL pp_status ppi_map_scotch(pp_ctx *ctx, const struct ppi_map *q,
                                      int32_t *p);
 

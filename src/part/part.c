@@ -68,6 +68,11 @@ void pp_part_params_init(pp_part_params *p)
   p->method = PP_PART_OPTIMAL;
   p->replicas = 1;
   p->tp = 1;
+  /* TUNING: the defaults (docs/PARTITION.md): a 10 GB/s flat network,
+  ** MadPipe's 10 bisection iterations, a minute and 20,000 branch-and-bound
+  ** nodes for its ILP, 1,000 refinement steps (refinement strictly
+  ** lowers its potential each step, so the cap only bounds the time); set
+  ** with the partitioners (ffad48c, 46c8c19), no sweep recorded */
   p->bandwidth_gbps = 10;
   p->gas = 1;
   p->schedule = PP_SCHED_1F1B;
@@ -537,6 +542,9 @@ static pp_status simulate(pp_ctx *ctx, struct pp_partition *pt,
   pp_device_type_desc td;
   const char *ref = pp_model_reference_type(m);
   int32_t P = r->P, N = r->N, s, d;
+  /* TUNING: the confirmation simulates 16 micro-batches per stage, at
+  ** least 96, so that the middle half of the run is steady state past the
+  ** fill and before the drain (25d7df7) */
   int64_t G = 16 * (int64_t)N > 96 ? 16 * (int64_t)N : 96, i, n;
   double *bend = NULL, *bw = NULL;
   pp_status rc;
@@ -939,6 +947,9 @@ static pp_status dagflow(pp_ctx *ctx, struct pp_partition *pt,
     return rc;
   for (s = 0; s < S; s++)
     mem = mem || isfinite(c->mem[s]);
+  /* TUNING: clustering stops at 16 hyper-operators per stage, at least
+  ** 256: few enough for the down-set DP, enough for each stage's boundary
+  ** to move (46c8c19; docs/PARTITION.md) */
   K = p->clusters > 0 ? p->clusters : (16 * S > 256 ? 16 * S : 256);
   if (K < S)
     K = S;

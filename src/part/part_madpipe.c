@@ -54,6 +54,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* TUNING: the slack of ceilings of time ratios, so that a ratio off an
+** integer by rounding is not counted one group higher. */
 #define EPS 1e-9
 
 static double ceil_t(double x, double T)
@@ -368,6 +370,9 @@ static pp_status phase2(pp_ctx *ctx, struct ppi_arena *ar,
       out->fits = 0;
       goto done;
     }
+    /* TUNING: the period rises 5% per try until a pattern fits, then the
+    ** bisection below narrows it: fewer ILPs than bisecting from the
+    ** latency, and a result within 5% before the bisection (ffad48c) */
     T = T * 1.05 < lat ? T * 1.05 : lat;
     if (period_cap > 0 && T > period_cap) { /* the caller's cap */
       rc = ppi_fail(ctx, PP_ELIMIT,
@@ -384,6 +389,8 @@ static pp_status phase2(pp_ctx *ctx, struct ppi_arena *ar,
     goto done;
   }
   memcpy(out->sig, sig, 4 * (size_t)N * sizeof *sig);
+  /* TUNING: at most 6 bisection steps on the period, stopping at 0.01%:
+  ** each is an ILP, and 6 halve the 5% step to under 0.1% (ffad48c) */
   for (it = 0; it < 6 && hi > lo * (1 + 1e-4); it++) {
     double mid = (lo + hi) / 2;
     if ((rc = ilp_at(ctx, &in, mid, n, sig, &st)))
@@ -441,6 +448,8 @@ static pp_status attempt(struct mrun *r, struct ppi_arena *ar,
       return PP_EINPUT; /* nothing fits; the caller explains */
     hi *= 1e6;
   }
+  /* TUNING: the caller's iterations (default 10), stopping early once the
+  ** ends are within 1e-9: closer periods differ by rounding only */
   for (it = 0; it < iterations && hi > lo * (1 + 1e-9); it++) {
     double mid = (lo + hi) / 2;
     if ((rc = feasible(r, mid, &term, &ok)))

@@ -30,6 +30,8 @@
 #include <math.h>
 #include <string.h>
 
+/* TUNING: a move must lower t_max or a sum by more than this relative
+** amount to count, so rounding cannot make the loop cycle. */
 #define REL 1e-12
 
 struct phi {

@@ -63,13 +63,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ROUND 8            /* points per thread per round */
-#define SHORT_CHAIN 2000   /* partitions tried one by one below this */
+/* TUNING: points per thread per round: threads prune against the list
+** of the round's start, so short rounds prune as a single thread would,
+** long ones share the merge; 8 (298aa13, no sweep recorded). */
+#define ROUND 8
+/* TUNING: chains with at most this many partitions into pp runs are
+** partitioned by pricing every one with the estimate (exact under it);
+** 2,000 estimates cost about one label DP (docs/PLANNER.md). */
+#define SHORT_CHAIN 2000
 #define MAX_DIVISORS 16384 /* two halves: the large divisors from 8,192 */
-#define MADPIPE_SHARE 0.9  /* memory share above which memory binds */
-#define MADPIPE_ILP_S 120  /* a safety net: the node limit binds first */
+/* TUNING: MadPipe runs where memory binds: where the best plan fills a
+** device past this share (docs/PLANNER.md: 90%). */
+#define MADPIPE_SHARE 0.9
+/* TUNING: MadPipe's ILP is bounded by branch-and-bound nodes, not time,
+** so the result is deterministic: 50 nodes per ILP, and 120 s as a safety
+** net the node limit reaches first (8a30765: the determinism test under
+** ASan). */
+#define MADPIPE_ILP_S 120
 #define MADPIPE_NODES 50
-#define MADPIPE_TRIES 3 /* points tried per plan asked for */
+/* TUNING: points MadPipe tries per plan asked for (--madpipe N: at most
+** 3N tried), so a memory-bound space does not spend the run on it. */
+#define MADPIPE_TRIES 3
 
 /* ---- parameters --------------------------------------------------------- */
 
@@ -78,6 +92,9 @@ void pp_search_params_init(pp_search_params *p)
   if (!p)
     return;
   memset(p, 0, sizeof *p);
+  /* TUNING: the defaults of parplan plan (docs/PLANNER.md): 5 plans
+  ** simulated, a minute, a second of exact mapping each, 4 MadPipe plans
+  ** (298aa13, 2766d50; no sweep recorded) */
   p->top_k = 5;
   p->time_limit_s = 60;
   p->threads = 2;
@@ -255,6 +272,8 @@ static pp_status make_sets(pp_ctx *ctx, struct space *sp)
         key[d] = speed[i];
   }
   sort_devices(order, D, key, node);
+  /* TUNING: every subset of device types up to 6 types (64 subsets, 3
+  ** device sets each); a cluster of more types keeps them all */
   nmask = sp->p->subsets && T <= 6 ? 1u << T : 0;
   cap = 3 * (int32_t)(nmask ? nmask : 2);
   if (!(sp->sets = ppi_calloc(ctx, (size_t)cap, sizeof *sp->sets)))
@@ -432,6 +451,8 @@ static pp_status make_points(pp_ctx *ctx, const struct space *sp,
   if (!(div = ppi_alloc(ctx, MAX_DIVISORS * sizeof *div)))
     return PP_ENOMEM;
 
+  /* TUNING: tensor parallelism up to 8 unless asked: the NVLink domain
+  ** of the nodes Megatron targets; beyond it tp crosses slow links */
   if (!p->max_tp && maxtp > 8)
     maxtp = 8;
   *space_lb = INFINITY;
@@ -910,6 +931,9 @@ static void point_net(struct worker *w, const struct point *pt,
   }
   if (!isfinite(arbw))
     arbw = 0;
+  /* TUNING: one stage has no link between stages: the allreduce's
+  ** bandwidth, or 100 GB/s, stands in (no transfer between stages uses
+  ** it, so the value changes nothing) */
   if (!isfinite(linkbw))
     linkbw = arbw > 0 ? arbw : 100;
   *arbw_out = arbw;

@@ -55,6 +55,12 @@
 enum { EV_COMP, EV_XFER, EV_FLOW, EV_FLOWSTART, EV_WAKE, EV_RELEASE };
 enum { X_ACT, X_GRAD, X_RING };
 
+/* TUNING: pattern times closer than this share of the period are equal
+** (rounding of j T + sigma): then the backward goes first, which frees
+** memory; MadPipe's patterns put a backward and a forward at one moment
+** (10569d3). */
+#define PAT_TIE 1e-9
+
 struct xfer {
   int32_t src, dst;
   double bytes;
@@ -340,10 +346,11 @@ static pp_status rates(struct run *r, int64_t changed)
 
 static pp_status route_of(struct run *r, struct xfer *x)
 {
-  int32_t buf[4096], n, i;
+  int32_t buf[PPI_MAX_ROUTE_HOPS], n, i;
   pp_status rc;
   x->res_off = (int32_t)r->res.n;
-  if ((rc = ppi_route_path(r->ctx, &r->rt, x->src, x->dst, buf, 4096, &n)))
+  if ((rc = ppi_route_path(r->ctx, &r->rt, x->src, x->dst, buf,
+                           PPI_MAX_ROUTE_HOPS, &n)))
     return rc;
   if (n == 0) { /* no link graph: the pair is its own link */
     int64_t key = (int64_t)x->src * r->k->ndev + x->dst;
@@ -539,7 +546,7 @@ static double next_key(const struct run *r, int32_t q)
 ** moment) go backward first, which frees memory, then lower replica. */
 static bool pat_before(const struct run *r, int32_t a, int32_t b)
 {
-  double ka = next_key(r, a), kb = next_key(r, b), eps = 1e-9 * r->T;
+  double ka = next_key(r, a), kb = next_key(r, b), eps = PAT_TIE * r->T;
   bool ba, bb;
   if (ka == INFINITY || kb == INFINITY)
     return ka < kb || (ka == kb && a < b);
@@ -953,9 +960,10 @@ static pp_status setup(struct run *r)
       int64_t jf = 0, jb = 0, n = 0;
       while (n < r->len[s]) {
         /* equal times up to rounding: the backward first (pat_before) */
-        bool fwd = jf < k->gas[s] && (jb >= k->gas[s] || jf <= jb ||
-                                      (double)jf * r->T + sf <
-                                          (double)jb * r->T + sb - 1e-9 * r->T);
+        bool fwd =
+            jf < k->gas[s] &&
+            (jb >= k->gas[s] || jf <= jb ||
+             (double)jf * r->T + sf < (double)jb * r->T + sb - PAT_TIE * r->T);
         if (jf <= jb && jf < k->gas[s])
           fwd = true; /* a backward never before its own forward */
         r->order[s][n].kind = fwd ? PP_TASK_FWD : PP_TASK_BWD;
