@@ -87,6 +87,14 @@ PP_INTERNAL const char *ppi_name_problem(const char *s);
 ** the terminating NUL). */
 PP_INTERNAL size_t ppi_utf8_seq(const unsigned char *p);
 
+/* TUNING: the relative slack of comparisons between sums of the same
+** terms formed in other orders (a value against its bound, a load against
+** a period): 1e-12 is thousands of ulps of a double, above the rounding
+** of the sums the library forms, and far below any difference that
+** matters.  One value everywhere, so that every layer calls the same
+** pairs equal. */
+#define PPI_REL_ROUNDING 1e-12
+
 /* qsort order of doubles, ascending. */
 static inline int ppi_cmp_double(const void *x, const void *y)
 {

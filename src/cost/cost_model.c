@@ -431,7 +431,7 @@ pp_status ppi_cost_plan_schedule(pp_ctx *ctx, struct ppi_cost *k)
       argworst = i;
     }
   T = k->p->p.period_ms > 0 ? k->p->p.period_ms : worst;
-  if (T < worst * (1 - 1e-12)) {
+  if (T < worst * (1 - PPI_REL_ROUNDING)) {
     rc = ppi_fail(ctx, PP_EINPUT,
                   "%s: the 1f1b-star period %.6g ms is shorter than the load "
                   "%.6g ms of %s %d; no periodic schedule is that fast",

@@ -71,7 +71,7 @@ static inline double ppi_map_pair(const struct ppi_map *q, int32_t s, int32_t a,
 ** terms summed in another order (relative 1e-12). */
 static inline bool ppi_map_meets(double v, double lower)
 {
-  return v <= lower * (1 + 1e-12);
+  return v <= lower * (1 + PPI_REL_ROUNDING);
 }
 
 /* The problem of R replicas of g on c under objective obj (MAP_*), its

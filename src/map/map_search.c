@@ -812,7 +812,7 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
       slice = deadline - t_now;
     if (proof) { /* prove the incumbent: nothing below it */
       k = 1;
-      target[0] = vals ? vals[ib - 1] : hi * (1 - 1e-12);
+      target[0] = vals ? vals[ib - 1] : hi * (1 - PPI_REL_ROUNDING);
       slice = deadline - t_now;
     } else if (vals) { /* the k-quantiles of the open values */
       int32_t m = ib - from_i;

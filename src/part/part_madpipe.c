@@ -366,7 +366,8 @@ static pp_status phase2(pp_ctx *ctx, struct ppi_arena *ar,
     if (st > 0)
       break;
     lo = T;
-    if (T >= lat * (1 - 1e-12)) { /* nothing fits even one at a time */
+    if (T >=
+        lat * (1 - PPI_REL_ROUNDING)) { /* nothing fits even one at a time */
       out->fits = 0;
       goto done;
     }

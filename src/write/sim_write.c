@@ -141,7 +141,7 @@ static pp_status gantt(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
       int k, best = -1;
       double bv = 0;
       for (k = 0; k < 8; k++) /* compute wins over transfers at equal time */
-        if (occ[c * 8 + k] > bv + 1e-12 * w ||
+        if (occ[c * 8 + k] > bv + PPI_REL_ROUNDING * w ||
             (k != 3 && best == 3 && occ[c * 8 + k] >= bv)) {
           bv = occ[c * 8 + k];
           best = k;
