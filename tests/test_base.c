@@ -10,7 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
 
-#include "base/pp_int.h"
+#include "base/heap.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -26,17 +26,19 @@
 ** users' orders are an operator index, (cost, u, v) and (time,
 ** sequence), all of which one (double, uint64) order expresses, and
 ** their payloads fit in 16 bytes.  The comparison then compiles inline
-** and a record moves as four words.  Measured on the simulator's run in
-** bench/bench_sim (1,024 devices, 16 x 64, gas 64; callgrind, instructions
-** in pp_simulate): a generic heap with a comparator through a pointer and
-** memcpy of elsize bytes cost 17% more than the simulator's own inlined
-** heap, an inlined comparison with elsize copies 8% more, these fixed
-** records 1% more (the call into this file), which bench_sim's figures do
-** not tell from noise.  An index heap would make every comparison read
-** two key slots scattered over the callers' arrays, and the callers keep
-** and recycle those slots.
+** and a record moves as four words.  Measured on bench/bench_sim's first
+** plan (1,024 devices, 16 x 64, gas 64), instructions in pp_simulate
+** (callgrind) against the simulator's own inlined heap: a comparator
+** through a pointer with memcpy of elsize bytes, +17%; an inlined
+** comparison with elsize copies, +8%; these records with push and pop in
+** this file, +1% but 5 to 10% slower on the clock (a call per event);
+** with push and pop inline in heap.h and only the growth here, -3%, and
+** bench_sim's figures the same as before within run-to-run noise (57 ms
+** against 57 ms, three interleaved runs).  An index heap would make every
+** comparison read two key slots scattered over the callers' arrays, and
+** the callers keep and recycle those slots.
 */
-#include "base/pp_int.h"
+#include "base/heap.h"
 
 #include <string.h>
 
@@ -44,12 +46,6 @@
 ** records at once; starting here skips the first doublings (it is where
 ** both of the heaps this one replaced started). */
 #define PPI_HEAP_FIRST_CAP 1024
-
-static inline bool less(const struct ppi_heap_el *a,
-                        const struct ppi_heap_el *b)
-{
-  return a->key < b->key || (a->key == b->key && a->tie < b->tie);
-}
 
 void ppi_heap_init(struct ppi_heap *h)
 {
@@ -62,43 +58,14 @@ void ppi_heap_free(pp_ctx *ctx, struct ppi_heap *h)
   ppi_heap_init(h);
 }
 
-pp_status ppi_heap_push(pp_ctx *ctx, struct ppi_heap *h, struct ppi_heap_el e)
+pp_status ppi_heap_grow(pp_ctx *ctx, struct ppi_heap *h)
 {
-  size_t i;
-  if (h->n == h->cap) {
-    size_t cap = h->cap ? 2 * h->cap : PPI_HEAP_FIRST_CAP;
-    struct ppi_heap_el *el = ppi_raw_realloc(
-        ppi_ctx_alloc(ctx), h->el, h->cap * sizeof *el, cap * sizeof *el);
-    if (!el)
-      return ppi_nomem(ctx);
-    h->el = el;
-    h->cap = cap;
-  }
-  i = h->n++;
-  while (i > 0 && less(&e, &h->el[(i - 1) / 2])) {
-    h->el[i] = h->el[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  h->el[i] = e;
+  size_t cap = h->cap ? 2 * h->cap : PPI_HEAP_FIRST_CAP;
+  struct ppi_heap_el *el = ppi_raw_realloc(
+      ppi_ctx_alloc(ctx), h->el, h->cap * sizeof *el, cap * sizeof *el);
+  if (!el)
+    return ppi_nomem(ctx);
+  h->el = el;
+  h->cap = cap;
   return PP_OK;
-}
-
-struct ppi_heap_el ppi_heap_pop(struct ppi_heap *h)
-{
-  struct ppi_heap_el top = h->el[0], last = h->el[--h->n];
-  size_t i = 0, n = h->n;
-  for (;;) {
-    size_t c = 2 * i + 1;
-    if (c >= n)
-      break;
-    if (c + 1 < n && less(&h->el[c + 1], &h->el[c]))
-      c++;
-    if (!less(&h->el[c], &last))
-      break;
-    h->el[i] = h->el[c];
-    i = c;
-  }
-  if (n > 0)
-    h->el[i] = last;
-  return top;
 }

@@ -11,6 +11,11 @@
 ** relies on another file's limit (the simulator on the cost model's
 ** hierarchical allreduce) uses the same name.  Two limits with the same
 ** value but different meanings keep two names.
+**
+** Why one header: the limits were local defines, some written twice
+** with different values (MAX_STAGES) or relied on silently by another
+** layer (64 nodes in the cost model and the simulator); here a reader
+** sees every limit a run can meet, and docs/ can cite one place.
 */
 #ifndef PP_LIMITS_H
 #define PP_LIMITS_H

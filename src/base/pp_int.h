@@ -142,28 +142,6 @@ PP_INTERNAL void ppi_quote(const char *s, enum ppi_quote_style style,
 /* ppi_quote, PPI_QUOTE_PORTABLE, into b (the exporters' scripts). */
 PP_INTERNAL void ppi_sb_quote(struct ppi_sbuf *b, const char *s);
 
-/* ---- binary min-heap (heap.c) ---------------------------------------- */
-
-/* A record: least (key, tie) leaves first; id, a and b are the caller's
-** payload. */
-struct ppi_heap_el {
-  double key;
-  uint64_t tie;
-  int64_t id;
-  int32_t a, b;
-};
-struct ppi_heap {
-  struct ppi_heap_el *el; /* cap records, the first n the heap */
-  size_t n, cap;
-};
-PP_INTERNAL void ppi_heap_init(struct ppi_heap *h);
-/* PP_ENOMEM when the array cannot grow. */
-PP_INTERNAL pp_status ppi_heap_push(pp_ctx *ctx, struct ppi_heap *h,
-                                    struct ppi_heap_el e);
-/* Remove and return the least record; h->n > 0. */
-PP_INTERNAL struct ppi_heap_el ppi_heap_pop(struct ppi_heap *h);
-PP_INTERNAL void ppi_heap_free(pp_ctx *ctx, struct ppi_heap *h);
-
 /* ---- fan-out (fanout.c) ---------------------------------------------- */
 
 /* One job, on its own copy of the caller's context. */

@@ -31,6 +31,7 @@
 ** network graphs, O(V E) in the worst case as the paper states.
 */
 #include "part/part.h"
+#include "base/heap.h"
 
 #include <math.h>
 #include <stdlib.h>

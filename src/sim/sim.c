@@ -47,6 +47,7 @@
 ** event.
 */
 #include "sim/sim.h"
+#include "base/heap.h"
 
 #include <math.h>
 #include <stdlib.h>
