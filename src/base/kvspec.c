@@ -144,19 +144,19 @@ static pp_status set_enum(const struct ppi_spec *s, const struct ppi_kv *e,
 static pp_status set_ints(const struct ppi_spec *s, const struct ppi_kv *e,
                           const char *v, char *field)
 {
-  int32_t x[PPI_KV_MAX_INTS];
   const char *q = v;
   int k;
   for (k = 0; k < e->n; k++) {
     char *end;
     long y = strtol(q, &end, 10);
+    int32_t x;
     if (end == q || y < e->lo || y > e->hi || (k < e->n - 1 && *end != '-') ||
         (k == e->n - 1 && *end))
       return ppi_spec_fail(s, "%s is %s, not '%s'", e->key, e->help, v);
-    x[k] = (int32_t)y;
+    x = (int32_t)y;
+    memcpy(field + (size_t)k * sizeof x, &x, sizeof x);
     q = end + 1;
   }
-  memcpy(field, x, (size_t)e->n * sizeof *x);
   return PP_OK;
 }
 

@@ -187,7 +187,6 @@ enum ppi_kv_kind {
   PPI_KV_INTS      /* int32_t[n]: n integers in [lo, hi], '-' between;
                       else "KEY is HELP" */
 };
-#define PPI_KV_MAX_INTS 4 /* the longest list: Swin's four stages */
 struct ppi_kv {
   const char *key;
   enum ppi_kv_kind kind;
