@@ -13,6 +13,7 @@
 #define PP_INT_H
 
 #include "parplan.h"
+#include "base/limits.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -86,6 +87,14 @@ PP_INTERNAL const char *ppi_name_problem(const char *s);
 ** the terminating NUL). */
 PP_INTERNAL size_t ppi_utf8_seq(const unsigned char *p);
 
+/* TUNING: the relative slack of comparisons between sums of the same
+** terms formed in other orders (a value against its bound, a load against
+** a period): 1e-12 is thousands of ulps of a double, above the rounding
+** of the sums the library forms, and far below any difference that
+** matters.  One value everywhere, so that every layer calls the same
+** pairs equal. */
+#define PPI_REL_ROUNDING 1e-12
+
 /* qsort order of doubles, ascending. */
 static inline int ppi_cmp_double(const void *x, const void *y)
 {
@@ -117,10 +126,88 @@ PP_INTERNAL void ppi_sb_put(struct ppi_sbuf *b, const char *s, size_t len);
 PP_INTERNAL void ppi_sb_puts(struct ppi_sbuf *b, const char *s);
 PP_INTERNAL void ppi_sb_printf(struct ppi_sbuf *b, const char *fmt, ...)
     PP_PRINTF(2, 3);
-/* A double-quoted string literal that JSON, Python 3 and TOML all read
-** back as s: '"' and '\\' escaped, control characters as \u00XX, other
-** UTF-8 bytes as they are. */
+
+/* The one string quoter: s as a double-quoted literal, '"' and '\\'
+** escaped, passed to put in pieces.  Two styles, kept apart because
+** their outputs are recorded (tests/golden):
+**   PPI_QUOTE_JSON: \n \r \t, other control bytes as \u00XX, valid
+**     UTF-8 as it is, a stray byte (a file name's) as \ufffd, so the
+**     document stays JSON;
+**   PPI_QUOTE_PORTABLE: what JSON, Python 3 and TOML all read back as s:
+**     every control byte and DEL as \u00XX, other bytes as they are. */
+enum ppi_quote_style { PPI_QUOTE_JSON, PPI_QUOTE_PORTABLE };
+typedef void (*ppi_put_fn)(void *ud, const char *s, size_t n);
+PP_INTERNAL void ppi_quote(const char *s, enum ppi_quote_style style,
+                           ppi_put_fn put, void *ud);
+/* ppi_quote, PPI_QUOTE_PORTABLE, into b (the exporters' scripts). */
 PP_INTERNAL void ppi_sb_quote(struct ppi_sbuf *b, const char *s);
+
+/* ---- fan-out (fanout.c) ---------------------------------------------- */
+
+/* One job, on its own copy of the caller's context. */
+typedef pp_status (*ppi_job_fn)(pp_ctx *ctx, void *job);
+/* Run fn on the n <= PPI_MAX_THREADS jobs at jobs + i stride, each on its
+** own thread (on this one when n is 1), with the copy of ctx at ctx_off
+** in the job (error cleared, allocator shared); join them; return the
+** status of the first job in order that failed, its message put in ctx
+** unless ctx has one.  PP_EINTERNAL "WHO: could not start a thread" when
+** a thread cannot start. */
+PP_INTERNAL pp_status ppi_fanout(pp_ctx *ctx, const char *who, ppi_job_fn fn,
+                                 void *jobs, size_t stride, size_t ctx_off,
+                                 int32_t n);
+
+/* ---- key=value options of one-line specs (kvspec.c) ----------------- */
+
+/* A spec being parsed: errors read "WHAT 'TEXT': reason". */
+struct ppi_spec {
+  pp_ctx *ctx;
+  const char *text; /* the whole spec (a long one is quoted by its head) */
+  const char *what; /* "cluster spec", "model spec" */
+};
+/* PP_EPARSE with the spec quoted, as every spec error is. */
+PP_INTERNAL pp_status ppi_spec_fail(const struct ppi_spec *s, const char *fmt,
+                                    ...) PP_PRINTF(2, 3);
+/* An integer in [lo, hi]: "NAME needs an integer from LO to HI". */
+PP_INTERNAL pp_status ppi_spec_int(const struct ppi_spec *s, const char *name,
+                                   const char *v, int64_t lo, int64_t hi,
+                                   int64_t *out);
+
+/* What an option's value is, the type of its field, and what a bad value
+** is told. */
+enum ppi_kv_kind {
+  PPI_KV_INT,      /* int32_t in [lo, hi]: "KEY needs an integer from..." */
+  PPI_KV_U64,      /* uint64_t: "KEY needs a non-negative integer" */
+  PPI_KV_POSITIVE, /* double > 0: "option 'KEY' needs a positive number";
+                      above hi: "KEY must be at most HI" */
+  PPI_KV_NONNEG,   /* double >= 0, likewise ("non-negative") */
+  PPI_KV_STRING,   /* const char *, pointing into the parsed text */
+  PPI_KV_ENUM,     /* int: the index of the value in choices; else
+                      "KEY is HELP" */
+  PPI_KV_BOOL,     /* bool: 0 or 1 */
+  PPI_KV_INTS      /* int32_t[n]: n integers in [lo, hi], '-' between;
+                      else "KEY is HELP" */
+};
+struct ppi_kv {
+  const char *key;
+  enum ppi_kv_kind kind;
+  size_t off;          /* the field's offset in the target struct */
+  double lo, hi;       /* INT, INTS: the range; doubles: hi */
+  int n;               /* INTS: how many */
+  const char *choices; /* ENUM: the values, '|' between */
+  const char *help;    /* ENUM, INTS: what the value must be */
+};
+/* The first argument without '=' (a spec's sizes), or NULL: none taken. */
+typedef pp_status (*ppi_spec_pos_fn)(const struct ppi_spec *s, void *ud,
+                                     const char *v);
+/* Parse "arg,arg,..." (args is cut up in place; string fields point into
+** it): key=value into target's fields as kv[0..nkv-1] say, keys outside
+** accept (',' between; NULL: all of kv) refused, "unknown option 'KEY'
+** (options: ...)" listing accept or kv's keys; one argument without '='
+** to pos. */
+PP_INTERNAL pp_status ppi_spec_parse(const struct ppi_spec *s, char *args,
+                                     const struct ppi_kv *kv, int nkv,
+                                     const char *accept, void *target,
+                                     ppi_spec_pos_fn pos, void *pos_ud);
 
 /* ---- arena ------------------------------------------------------------ */
 
@@ -355,7 +442,7 @@ PP_INTERNAL pp_status ppi_write_bytes(pp_ctx *ctx, const char *path, FILE *f,
                                       const void *data, size_t n);
 PP_INTERNAL void ppi_path_stem(const char *path, char *buf, size_t n);
 
-/* Write a JSON string literal (quotes and escapes) / the shortest
+/* Write a JSON string literal (ppi_quote, PPI_QUOTE_JSON) / the shortest
 ** decimal that reads back as exactly x (null when x is not finite). */
 PP_INTERNAL void ppi_json_str(FILE *f, const char *s);
 PP_INTERNAL void ppi_json_num(FILE *f, double x);

@@ -3,7 +3,9 @@
 ** A growable string in the context's allocator (struct ppi_sbuf): what
 ** the exporters and the HTML and SVG writers build their text in.  The
 ** first failure sticks in the buffer, so a writer appends without
-** checking and looks once at the end.
+** checking and looks once at the end.  Also the one string quoter
+** (ppi_quote), which the buffer's ppi_sb_quote and textio.c's
+** ppi_json_str both format through: one escaping loop, two styles.
 **
 ** Complexity: amortised O(1) per byte (the capacity doubles).
 */
@@ -90,19 +92,52 @@ void ppi_sb_printf(struct ppi_sbuf *b, const char *fmt, ...)
   }
 }
 
+/* ---- the one string quoter ------------------------------------------- */
+
+void ppi_quote(const char *s, enum ppi_quote_style style, ppi_put_fn put,
+               void *ud)
+{
+  const unsigned char *p = (const unsigned char *)s, *run = p;
+  bool json = style == PPI_QUOTE_JSON;
+  put(ud, "\"", 1);
+  while (*p) {
+    char u[8];
+    const char *esc = NULL;
+    size_t len = 1;
+    if (*p == '"')
+      esc = "\\\"";
+    else if (*p == '\\')
+      esc = "\\\\";
+    else if (json && *p == '\n')
+      esc = "\\n";
+    else if (json && *p == '\r')
+      esc = "\\r";
+    else if (json && *p == '\t')
+      esc = "\\t";
+    else if (*p < 0x20 || (!json && *p == 0x7f)) {
+      snprintf(u, sizeof u, "\\u%04x", (unsigned)*p);
+      esc = u;
+    } else if (json && *p >= 0x80 && !(len = ppi_utf8_seq(p))) {
+      len = 1;
+      esc = "\\ufffd";
+    }
+    if (esc) {
+      put(ud, (const char *)run, (size_t)(p - run));
+      put(ud, esc, strlen(esc));
+      run = p + len;
+    }
+    p += len;
+  }
+  put(ud, (const char *)run, (size_t)(p - run));
+  put(ud, "\"", 1);
+}
+
+static void sb_put(void *ud, const char *s, size_t n)
+{
+  ppi_sb_put(ud, s, n);
+}
+
 void ppi_sb_quote(struct ppi_sbuf *b, const char *s)
 {
-  ppi_sb_put(b, "\"", 1);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\') {
-      char e[2] = {'\\', (char)ch};
-      ppi_sb_put(b, e, 2);
-    } else if (ch < 0x20 || ch == 0x7f) {
-      ppi_sb_printf(b, "\\u%04x", (unsigned)ch);
-    } else {
-      ppi_sb_put(b, s, 1);
-    }
-  }
-  ppi_sb_put(b, "\"", 1);
+  ppi_quote(s, PPI_QUOTE_PORTABLE, sb_put, b);
 }

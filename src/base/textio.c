@@ -231,35 +231,15 @@ void ppi_json_num(FILE *f, double x)
   fputs(buf, f);
 }
 
+static void file_put(void *ud, const char *s, size_t n)
+{
+  if (n)
+    fwrite(s, 1, n, ud);
+}
+
 void ppi_json_str(FILE *f, const char *s)
 {
-  const unsigned char *p = (const unsigned char *)s;
-  fputc('"', f);
-  for (; *p; p++) {
-    switch (*p) {
-    case '"': fputs("\\\"", f); break;
-    case '\\': fputs("\\\\", f); break;
-    case '\n': fputs("\\n", f); break;
-    case '\r': fputs("\\r", f); break;
-    case '\t': fputs("\\t", f); break;
-    default:
-      if (*p < 0x20)
-        fprintf(f, "\\u%04x", *p);
-      else if (*p < 0x80)
-        fputc(*p, f);
-      else {
-        /* Valid UTF-8 as is; a stray byte (a file name's) as U+FFFD, so
-        ** the document stays JSON. */
-        size_t len = ppi_utf8_seq(p);
-        if (len) {
-          fwrite(p, 1, len, f);
-          p += len - 1;
-        } else
-          fputs("\\ufffd", f);
-      }
-    }
-  }
-  fputc('"', f);
+  ppi_quote(s, PPI_QUOTE_JSON, file_put, f);
 }
 
 void ppi_fmt_bytes(char *buf, size_t n, double bytes)

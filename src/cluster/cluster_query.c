@@ -172,10 +172,6 @@ pp_routing pp_cluster_routing(const pp_cluster *c)
 
 /* ---- bandwidth classes ------------------------------------------------ */
 
-/* TUNING: beyond this many distinct values (random clusters) a class
-** list says nothing; we report the count as -1 instead. */
-#define MAX_CLASSES 65536
-
 static uint64_t dbits(double x)
 {
   uint64_t u;
@@ -192,7 +188,7 @@ static int cmp_class(const void *x, const void *y)
 pp_status pp_cluster_bw_classes(pp_ctx *ctx, const pp_cluster *c,
                                 pp_bw_class *classes, int32_t cap, int32_t *n)
 {
-  const uint32_t slots = 2 * MAX_CLASSES;
+  const uint32_t slots = 2 * PPI_MAX_BW_CLASSES;
   pp_bw_class *tab;
   uint8_t *used;
   int32_t i, j, k, nc = 0;
@@ -220,7 +216,7 @@ pp_status pp_cluster_bw_classes(pp_ctx *ctx, const pp_cluster *c,
       while (used[s] && tab[s].gbps != x)
         s = (s + 1) & (slots - 1);
       if (!used[s]) {
-        if (nc == MAX_CLASSES) {
+        if (nc == PPI_MAX_BW_CLASSES) {
           over = true;
           break;
         }

@@ -290,7 +290,8 @@ double ppi_ring_ms(const struct ppi_cost *k, int32_t s)
 double ppi_hier_ms(const struct ppi_cost *k, int32_t s)
 {
   int32_t R = ppi_cost_nrep(k, s), r, t, nn = 0, kk, j, a;
-  int32_t nodes[64], cnt[64], idx[64 * 64];
+  int32_t nodes[PPI_HIER_MAX_NODES], cnt[PPI_HIER_MAX_NODES];
+  int32_t idx[PPI_HIER_MAX_NODES * PPI_HIER_MAX_PER_NODE];
   double P = k->param[s], bin = INFINITY, bx = INFINITY, lat;
   if (R < 4 || P <= 0)
     return -1;
@@ -301,14 +302,14 @@ double ppi_hier_ms(const struct ppi_cost *k, int32_t s)
       for (a = 0; a < nn && nodes[a] != node; a++)
         ;
       if (a == nn) {
-        if (nn == 64)
+        if (nn == PPI_HIER_MAX_NODES)
           return -1;
         nodes[nn] = node;
         cnt[nn++] = 0;
       }
-      if (cnt[a] == 64)
+      if (cnt[a] == PPI_HIER_MAX_PER_NODE)
         return -1;
-      idx[a * 64 + cnt[a]++] = r;
+      idx[a * PPI_HIER_MAX_PER_NODE + cnt[a]++] = r;
     }
     if (nn < 2)
       return -1;
@@ -321,16 +322,18 @@ double ppi_hier_ms(const struct ppi_cost *k, int32_t s)
     for (a = 0; a < nn; a++)
       for (j = 0; j < kk; j++) {
         double bw = pp_cluster_bandwidth(
-            k->c, ppi_cost_dev(k, s, idx[a * 64 + j], t),
-            ppi_cost_dev(k, s, idx[a * 64 + (j + 1) % kk], t));
+            k->c, ppi_cost_dev(k, s, idx[a * PPI_HIER_MAX_PER_NODE + j], t),
+            ppi_cost_dev(k, s, idx[a * PPI_HIER_MAX_PER_NODE + (j + 1) % kk],
+                         t));
         if (bw < bin)
           bin = bw;
       }
     for (j = 0; j < kk; j++)
       for (a = 0; a < nn; a++) {
         double bw = pp_cluster_bandwidth(
-            k->c, ppi_cost_dev(k, s, idx[a * 64 + j], t),
-            ppi_cost_dev(k, s, idx[((a + 1) % nn) * 64 + j], t));
+            k->c, ppi_cost_dev(k, s, idx[a * PPI_HIER_MAX_PER_NODE + j], t),
+            ppi_cost_dev(k, s, idx[((a + 1) % nn) * PPI_HIER_MAX_PER_NODE + j],
+                         t));
         if (bw < bx)
           bx = bw;
       }
@@ -448,7 +451,7 @@ pp_status ppi_cost_plan_schedule(pp_ctx *ctx, struct ppi_cost *k)
       argworst = i;
     }
   T = k->p->p.period_ms > 0 ? k->p->p.period_ms : worst;
-  if (T < worst * (1 - 1e-12)) {
+  if (T < worst * (1 - PPI_REL_ROUNDING)) {
     rc = ppi_fail(ctx, PP_EINPUT,
                   "%s: the 1f1b-star period %.6g ms is shorter than the load "
                   "%.6g ms of %s %d; no periodic schedule is that fast",

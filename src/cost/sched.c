@@ -47,7 +47,7 @@
 void ppi_sched_groups(const double *load, int32_t n, double T, int32_t *group)
 {
   int32_t i, g = 1;
-  double sum = 0, tol = T * 1e-12;
+  double sum = 0, tol = T * PPI_REL_ROUNDING;
   for (i = n - 1; i >= 0; i--) {
     if (sum + load[i] <= T + tol || sum == 0) {
       sum += load[i];

@@ -10,7 +10,6 @@
 
 #include "base/pp_int.h"
 
-#define PPI_EXPORT_MAX_WARN 64
 #define PPI_EXPORT_MAX_FILES 8
 
 struct pp_export {

@@ -31,8 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LAYOUT_MAX_DEPTH 16
-
 /* The Megatron symbol of an operator kind; 0: none. */
 static char symbol_of(const char *kind)
 {
@@ -180,7 +178,7 @@ static pp_status lp_seq(struct lp *p, size_t a, size_t b, int depth)
       i++;
     } else if (c == 'E' || c == 't' || c == 'm' || c == 'L') {
       int k = c == 'E' ? 0 : c == 't' ? 1 : c == 'm' ? 2 : 3;
-      if (++p->emitted > (int64_t)1 << 24)
+      if (++p->emitted > PPI_LAYOUT_MAX_SYMBOLS)
         return lp_fail(p, "more than 16 million symbols");
       p->counts[(size_t)p->n * 4 + (size_t)k]++;
       i++;
@@ -203,7 +201,7 @@ static pp_status lp_seq(struct lp *p, size_t a, size_t b, int depth)
       j++;
       while (j < b && isdigit((unsigned char)p->s[j])) {
         k = k * 10 + (p->s[j] - '0');
-        if (k > 1000000)
+        if (k > PPI_LAYOUT_MAX_REPEAT)
           return lp_fail(p, "repeat count too large");
         j++;
       }
@@ -222,7 +220,7 @@ static pp_status lp_run(struct lp *p, size_t a, size_t b, int64_t times,
 {
   int64_t r;
   pp_status rc;
-  if (depth > LAYOUT_MAX_DEPTH)
+  if (depth > PPI_LAYOUT_MAX_DEPTH)
     return lp_fail(p, "groups nested too deep");
   for (r = 0; r < times; r++)
     if ((rc = lp_seq(p, a, b, depth)))

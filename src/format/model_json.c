@@ -14,9 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_BYTES ((int64_t)1 << 62)
-#define MAX_MBS ((int64_t)1 << 30)
-
 struct mread {
   pp_ctx *ctx;
   const char *src;
@@ -70,7 +67,7 @@ static pp_status read_times(struct mread *r, const char *where, int32_t id,
         (rc =
              ppi_jint(r->ctx, r->src, w, t, "tp", false, 1, 1, 1 << 20, &tp)) ||
         (rc = ppi_jint(r->ctx, r->src, w, t, "micro_batch", false, mbs_ref, 1,
-                       MAX_MBS, &mbs)) ||
+                       PPI_MAX_MICRO_BATCH, &mbs)) ||
         (rc = ppi_jnum(r->ctx, r->src, w, t, "fwd_ms", true, 0, 0, HUGE_VAL,
                        &f)) ||
         (rc = ppi_jnum(r->ctx, r->src, w, t, "bwd_ms", true, 0, 0, HUGE_VAL,
@@ -100,11 +97,11 @@ static pp_status read_tp_sizes(struct mread *r, const char *where, int32_t id,
     if ((rc = ppi_jobj_at(r->ctx, r->src, w, arr, i, &t)) ||
         (rc = ppi_jint(r->ctx, r->src, w, t, "tp", true, 0, 2, 1 << 20, &tp)) ||
         (rc = ppi_jint(r->ctx, r->src, w, t, "param_bytes", true, 0, 0,
-                       MAX_BYTES, &pb)) ||
-        (rc = ppi_jint(r->ctx, r->src, w, t, "out_bytes", true, 0, 0, MAX_BYTES,
-                       &ob)) ||
+                       PPI_MAX_BYTES, &pb)) ||
+        (rc = ppi_jint(r->ctx, r->src, w, t, "out_bytes", true, 0, 0,
+                       PPI_MAX_BYTES, &ob)) ||
         (rc = ppi_jint(r->ctx, r->src, w, t, "saved_bytes", true, 0, 0,
-                       MAX_BYTES, &sb)))
+                       PPI_MAX_BYTES, &sb)))
       return rc;
     if ((rc = pp_model_builder_add_tp_sizes(r->b, id, (int32_t)tp, pb, ob, sb)))
       return rc;
@@ -138,12 +135,12 @@ static pp_status read_op(struct mread *r, const json_t *ops, size_t i,
                      &d.fwd_flops)) ||
       (rc = ppi_jnum(r->ctx, r->src, w, o, "bwd_flops", false, 0, 0, HUGE_VAL,
                      &d.bwd_flops)) ||
-      (rc = ppi_jint(r->ctx, r->src, w, o, "param_bytes", true, 0, 0, MAX_BYTES,
-                     &d.param_bytes)) ||
-      (rc = ppi_jint(r->ctx, r->src, w, o, "out_bytes", true, 0, 0, MAX_BYTES,
-                     &d.out_bytes)) ||
-      (rc = ppi_jint(r->ctx, r->src, w, o, "saved_bytes", true, 0, 0, MAX_BYTES,
-                     &d.saved_bytes)) ||
+      (rc = ppi_jint(r->ctx, r->src, w, o, "param_bytes", true, 0, 0,
+                     PPI_MAX_BYTES, &d.param_bytes)) ||
+      (rc = ppi_jint(r->ctx, r->src, w, o, "out_bytes", true, 0, 0,
+                     PPI_MAX_BYTES, &d.out_bytes)) ||
+      (rc = ppi_jint(r->ctx, r->src, w, o, "saved_bytes", true, 0, 0,
+                     PPI_MAX_BYTES, &d.saved_bytes)) ||
       (rc = ppi_jarr(r->ctx, r->src, w, o, "times", false, &times)) ||
       (rc = ppi_jarr(r->ctx, r->src, w, o, "tp_sizes", false, &tps)))
     return rc;
@@ -169,8 +166,8 @@ static pp_status read_edges(struct mread *r, const json_t *edges, int32_t nop)
     if ((rc = ppi_jobj_at(r->ctx, r->src, "edge", edges, i, &e)) ||
         (rc = op_ref(r, w, "from", json_object_get(e, "from"), nop, &from)) ||
         (rc = op_ref(r, w, "to", json_object_get(e, "to"), nop, &to)) ||
-        (rc = ppi_jint(r->ctx, r->src, w, e, "bytes", false, -1, 0, MAX_BYTES,
-                       &bytes)) ||
+        (rc = ppi_jint(r->ctx, r->src, w, e, "bytes", false, -1, 0,
+                       PPI_MAX_BYTES, &bytes)) ||
         (rc = pp_model_builder_add_edge(r->b, from, to, bytes)))
       return rc;
   }
@@ -200,7 +197,7 @@ pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
     return ctx->err;
   if ((rc = ppi_jstr(ctx, r.src, "model", root, "name", false, &name)) ||
       (rc = ppi_jint(ctx, r.src, "model", root, "micro_batch", false, 1, 1,
-                     MAX_MBS, &mbs)) ||
+                     PPI_MAX_MICRO_BATCH, &mbs)) ||
       (rc = ppi_jstr(ctx, r.src, "model", root, "reference_type", false,
                      &reftype)) ||
       (rc = ppi_jnum(ctx, r.src, "model", root, "efficiency", false, 0.5, 0, 1,

@@ -36,9 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXV 4096
-#define MAXDEPTH 256
-
 enum vkind { V_CPU, V_PCI }; /* the merged NVSwitch is vertex nv, added later */
 
 struct vert {
@@ -66,7 +63,7 @@ struct xrun {
   XML_Parser xp;
   struct ppi_vec verts; /* struct vert */
   struct ppi_vec links; /* struct nvl */
-  int32_t stack[MAXDEPTH];
+  int32_t stack[PPI_NCCL_MAX_DEPTH];
   int depth;       /* open elements */
   int32_t cur;     /* innermost cpu/pci vertex, -1 */
   int32_t cur_gpu; /* vertex of the open <gpu>, -1 */
@@ -139,8 +136,9 @@ static bool att_int(struct xrun *r, const char **a, const char *name, long dv,
 static int32_t add_vert(struct xrun *r, int kind, const char *busid)
 {
   struct vert v;
-  if (r->verts.n >= MAXV) {
-    xfail(r, PP_ELIMIT, "more than %d CPUs, PCI devices and switches", MAXV);
+  if (r->verts.n >= PPI_NCCL_MAX_VERTICES) {
+    xfail(r, PP_ELIMIT, "more than %d CPUs, PCI devices and switches",
+          PPI_NCCL_MAX_VERTICES);
     return -1;
   }
   memset(&v, 0, sizeof v);
@@ -203,8 +201,8 @@ static void XMLCALL on_start(void *ud, const char *el, const char **a)
   int32_t v = -2; /* -2: not a vertex */
   if (r->rc)
     return;
-  if (r->depth >= MAXDEPTH) {
-    xfail(r, PP_ELIMIT, "elements nested deeper than %d", MAXDEPTH);
+  if (r->depth >= PPI_NCCL_MAX_DEPTH) {
+    xfail(r, PP_ELIMIT, "elements nested deeper than %d", PPI_NCCL_MAX_DEPTH);
     return;
   }
   if (r->depth == 0) {

@@ -20,8 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXCOL 1024
-
 struct tok {
   const char *s;
   size_t n;
@@ -96,7 +94,7 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
   nvl = p->nvlink_gbps > 0 ? p->nvlink_gbps : 25;
   pcie = p->pcie_gbps > 0 ? p->pcie_gbps : 12;
   sys = p->sys_gbps > 0 ? p->sys_gbps : 10;
-  tk = ppi_calloc(ctx, MAXCOL + 1, sizeof *tk);
+  tk = ppi_calloc(ctx, PPI_NVSMI_MAX_COLUMNS + 1, sizeof *tk);
   if (!tk)
     return ctx->err;
 
@@ -111,10 +109,10 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
                        "a NUL byte: not nvidia-smi text output");
       goto done;
     }
-    n = split(q, e, tk, MAXCOL);
-    if (n > MAXCOL) {
+    n = split(q, e, tk, PPI_NVSMI_MAX_COLUMNS);
+    if (n > PPI_NVSMI_MAX_COLUMNS) {
       rc = ppi_fail_at(ctx, PP_ELIMIT, source, line, 0, "more than %d columns",
-                       MAXCOL);
+                       PPI_NVSMI_MAX_COLUMNS);
       goto done;
     }
     if (!header) {
@@ -223,7 +221,7 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
                       : "V100";
   rc = ppi_cluster_box(ctx, "nvidia-smi", source, gpu, g, bw, p, out);
 done:
-  ppi_free(ctx, tk, (MAXCOL + 1) * sizeof *tk);
+  ppi_free(ctx, tk, (PPI_NVSMI_MAX_COLUMNS + 1) * sizeof *tk);
   if (bw)
     ppi_free(ctx, bw, (size_t)g * (size_t)g * sizeof *bw);
   return rc;

@@ -38,7 +38,6 @@
 
 #include "onnx.pb-c.h"
 
-#define MAXDIM 8
 #define V100_PEAK_TFLOPS 125.0
 
 void pp_onnx_params_init(pp_onnx_params *p)
@@ -77,7 +76,7 @@ struct tinfo {
   int32_t elem;  /* bytes per element; 0: unknown */
   int32_t ndim;  /* -1: no static shape */
   int64_t elems; /* product of the dims */
-  int64_t dims[MAXDIM];
+  int64_t dims[PPI_ONNX_MAX_DIMS];
   int32_t producer; /* node index, -1: a graph input or initializer */
   int32_t init;     /* initializer index, -1: none */
   bool read;        /* some node reads it */
@@ -185,7 +184,7 @@ static pp_status set_dims(struct onnx_run *r, const char *name, int32_t k,
       return ofail(r, "%s '%s': dimension %zu is negative (%lld)", where, name,
                    i, (long long)d);
     prod *= (double)d;
-    if (i < MAXDIM)
+    if (i < PPI_ONNX_MAX_DIMS)
       t->dims[i] = d;
   }
   if (prod * (elem > 0 ? elem : 1) > 9.0e18)
@@ -283,14 +282,15 @@ static double node_flops(struct onnx_run *r, const Onnx__NodeProto *n,
   const struct tinfo *a = input(r, n, 0), *w = input(r, n, 1);
   double oe = out ? (double)out->elems : 0;
   int32_t i;
-  if (!strcmp(op, "Conv") && w && w->ndim >= 2 && w->ndim <= MAXDIM) {
+  if (!strcmp(op, "Conv") && w && w->ndim >= 2 &&
+      w->ndim <= PPI_ONNX_MAX_DIMS) {
     double per = 1; /* Cin/group x kernel: dims 1.. of the weight */
     for (i = 1; i < w->ndim; i++)
       per *= (double)w->dims[i];
     return 2 * oe * per + (input(r, n, 2) ? oe : 0);
   }
   if (!strcmp(op, "ConvTranspose") && a && w && w->ndim >= 2 &&
-      w->ndim <= MAXDIM) {
+      w->ndim <= PPI_ONNX_MAX_DIMS) {
     double per = 1; /* Cout/group x kernel per input element */
     for (i = 1; i < w->ndim; i++)
       per *= (double)w->dims[i];
@@ -300,7 +300,8 @@ static double node_flops(struct onnx_run *r, const Onnx__NodeProto *n,
     double k = (double)(attr_int(n, "transA", 0) ? a->dims[0] : a->dims[1]);
     return 2 * oe * k + (input(r, n, 2) ? oe : 0);
   }
-  if (!strcmp(op, "MatMul") && a && a->ndim >= 1 && a->ndim <= MAXDIM)
+  if (!strcmp(op, "MatMul") && a && a->ndim >= 1 &&
+      a->ndim <= PPI_ONNX_MAX_DIMS)
     return 2 * oe * (double)a->dims[a->ndim - 1];
   if ((!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool") ||
        !strcmp(op, "LpPool"))) {

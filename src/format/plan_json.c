@@ -13,10 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_BATCH ((int64_t)1 << 40)
-#define MAX_MBS ((int64_t)1 << 30) /* samples per micro-batch */
-#define MAX_NMB ((int64_t)1 << 30) /* micro_batches */
-
 struct pread {
   pp_ctx *ctx;
   const char *src;
@@ -122,7 +118,7 @@ static pp_status read_stage(struct pread *r, pp_plan_builder *b, size_t si,
   if (!rc && json_object_get(st, "in_flight")) {
     int64_t n;
     if (!(rc = ppi_jint(r->ctx, r->src, w, st, "in_flight", false, 0, 1,
-                        MAX_NMB, &n)))
+                        PPI_MAX_MICRO_BATCHES, &n)))
       rc = pp_plan_builder_set_in_flight(b, id, (int32_t)n);
   }
   for (i = 0; i < json_array_size(reps) && !rc; i++) {
@@ -175,11 +171,11 @@ pp_status pp_plan_read_json(pp_ctx *ctx, const char *text, size_t len,
     return PP_EPARSE; /* not ctx->err: an older error may be kept there */
   pp_plan_params_init(&p);
   if ((rc = ppi_jint(ctx, r.src, "plan", root, "global_batch", true, 0, 1,
-                     MAX_BATCH, &gbs)) ||
+                     PPI_MAX_GLOBAL_BATCH, &gbs)) ||
       (rc = ppi_jint(ctx, r.src, "plan", root, "micro_batch", false, 1, 1,
-                     MAX_MBS, &mbs)) ||
+                     PPI_MAX_MICRO_BATCH, &mbs)) ||
       (rc = ppi_jint(ctx, r.src, "plan", root, "micro_batches", false, 0, 1,
-                     MAX_NMB, &nmb)) ||
+                     PPI_MAX_MICRO_BATCHES, &nmb)) ||
       (rc = ppi_jint(ctx, r.src, "plan", root, "tp", false, 1, 1,
                      PP_MAX_DEVICES, &tp)) ||
       (rc = ppi_jstr(ctx, r.src, "plan", root, "schedule", false, &sched)) ||
@@ -267,8 +263,9 @@ static void emit_plan(FILE *f, const void *obj)
   fprintf(f, "{\"global_batch\": %lld, \"micro_batch\": %d, ",
           (long long)p->p.global_batch, (int)p->p.micro_batch);
   /* micro_batches repeats what the batch implies; it is left out when
-  ** stages differ, or when it is beyond what a reader takes (MAX_NMB). */
-  if (same && pp_plan_stage_micro_batches(p, 0) <= MAX_NMB)
+  ** stages differ, or when it is beyond what a reader takes
+  *(PPI_MAX_MICRO_BATCHES). */
+  if (same && pp_plan_stage_micro_batches(p, 0) <= PPI_MAX_MICRO_BATCHES)
     fprintf(f, "\"micro_batches\": %lld, ",
             (long long)pp_plan_stage_micro_batches(p, 0));
   fprintf(f,

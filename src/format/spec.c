@@ -10,14 +10,15 @@
 **   transformer:layers=24,hidden=1024,heads=16,seq=1024
 **
 ** The grammar and every option are in docs/FORMATS.md; this file only
-** turns text into the typed params of cluster_gen.c and
-** model_transformer.c, with errors that quote the spec.
+** turns text into the typed params of cluster_gen.c, model_transformer.c,
+** model_opnet.c and the file readers, with errors that quote the spec.
+** The key=value options are tables (gen_opts, topo_opts, ...) that the
+** one parser, ppi_spec_parse (base/kvspec.c), reads.
 */
 #include "cluster/cluster_gen.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 struct gen_info {
@@ -69,6 +70,7 @@ static const struct gen_info gens[] = {
 };
 
 #define NGENS ((int)(sizeof gens / sizeof gens[0]))
+#define NOPTS(t) ((int)(sizeof t / sizeof t[0]))
 
 const char *pp_cluster_generator_name(int i)
 {
@@ -80,80 +82,16 @@ const char *pp_cluster_generator_about(int i)
   return i >= 0 && i < NGENS ? gens[i].about : NULL;
 }
 
-/* ---- tokens ----------------------------------------------------------- */
-
-struct spec_run {
-  pp_ctx *ctx;
-  const char *spec; /* the whole text, quoted in errors */
-  const char *what; /* "cluster spec" or "model spec" */
-};
-
-static pp_status sfail(struct spec_run *s, const char *fmt, ...)
-    PP_PRINTF(2, 3);
-static pp_status sfail(struct spec_run *s, const char *fmt, ...)
-{
-  char msg[600];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  /* A long spec is quoted by its head, so the reason always fits. */
-  if (strlen(s->spec) > 120)
-    return ppi_fail(s->ctx, PP_EPARSE, "%s '%.100s...': %s", s->what, s->spec,
-                    msg);
-  return ppi_fail(s->ctx, PP_EPARSE, "%s '%s': %s", s->what, s->spec, msg);
-}
-
-static bool in_list(const char *list, const char *key)
-{
-  size_t n = strlen(key);
-  const char *p = list;
-  while ((p = strstr(p, key)) != NULL) {
-    if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
-      return true;
-    p += n;
-  }
-  return false;
-}
-
-static pp_status parse_double(struct spec_run *s, const char *key,
-                              const char *v, double lo, double *out)
-{
-  char *end;
-  double x;
-  errno = 0;
-  x = strtod(v, &end);
-  if (end == v || *end || errno == ERANGE || !isfinite(x) || x < lo ||
-      (lo == 0 && x == 0 && strcmp(key, "latency") != 0))
-    return sfail(
-        s, "option '%s' needs a %s number, not '%s'", key,
-        lo > 0 || strcmp(key, "latency") != 0 ? "positive" : "non-negative", v);
-  *out = x;
-  return PP_OK;
-}
-
-static pp_status parse_int(struct spec_run *s, const char *key, const char *v,
-                           int64_t lo, int64_t hi, int64_t *out)
-{
-  char *end;
-  long long x;
-  errno = 0;
-  x = strtoll(v, &end, 10);
-  if (end == v || *end || errno == ERANGE || x < lo || x > hi)
-    return sfail(s, "%s needs an integer from %lld to %lld, not '%s'", key,
-                 (long long)lo, (long long)hi, v);
-  *out = x;
-  return PP_OK;
-}
+/* ---- sizes ------------------------------------------------------------ */
 
 /* Sizes "AxBxC" into dims; returns the count in *nd. */
-static pp_status parse_dims(struct spec_run *s, const char *v, int32_t *dims,
-                            int *nd)
+static pp_status parse_dims(const struct ppi_spec *s, const char *v,
+                            int32_t *dims, int *nd)
 {
   char buf[64], *p, *x;
   int n = 0;
   if (strlen(v) >= sizeof buf)
-    return sfail(s, "sizes '%s' are too long", v);
+    return ppi_spec_fail(s, "sizes '%s' are too long", v);
   strcpy(buf, v);
   p = buf;
   for (;;) {
@@ -163,8 +101,8 @@ static pp_status parse_dims(struct spec_run *s, const char *v, int32_t *dims,
     if (x)
       *x = '\0';
     if (n == 3)
-      return sfail(s, "at most 3 sizes, as in 4x4x4");
-    if ((rc = parse_int(s, "each size", p, 1, PP_MAX_DEVICES, &k)))
+      return ppi_spec_fail(s, "at most 3 sizes, as in 4x4x4");
+    if ((rc = ppi_spec_int(s, "each size", p, 1, PP_MAX_DEVICES, &k)))
       return rc;
     dims[n++] = (int32_t)k;
     if (!x)
@@ -175,35 +113,36 @@ static pp_status parse_dims(struct spec_run *s, const char *v, int32_t *dims,
   return PP_OK;
 }
 
-/* Split "name:a,b,c" in place; calls back for each argument.  The buffer
-** is the caller's copy of the spec. */
-typedef pp_status (*arg_fn)(struct spec_run *s, void *ud, int pos,
-                            const char *key, const char *val);
-
-static pp_status each_arg(struct spec_run *s, char *args, arg_fn fn, void *ud)
+/* A spec of the given kind ("cluster spec", "model spec"), for errors. */
+static struct ppi_spec spec_of(pp_ctx *ctx, const char *spec, const char *what)
 {
-  char *p = args;
-  int pos = 0;
-  pp_status rc;
-  while (p) {
-    char *comma = strchr(p, ','), *eq;
-    if (comma)
-      *comma = '\0';
-    if (!*p)
-      return sfail(s, "empty argument");
-    eq = strchr(p, '=');
-    if (eq) {
-      *eq = '\0';
-      if (!*p || !eq[1])
-        return sfail(s, "'%s=%s' needs a key and a value", p, eq + 1);
-      rc = fn(s, ud, -1, p, eq + 1);
-    } else
-      rc = fn(s, ud, pos++, NULL, p);
-    if (rc)
-      return rc;
-    p = comma ? comma + 1 : NULL;
-  }
+  struct ppi_spec s;
+  s.ctx = ctx;
+  s.text = spec;
+  s.what = what;
+  return s;
+}
+
+/* The spec into buf, a PPI_SPEC_MAX-byte buffer to cut up. */
+static pp_status spec_copy(const struct ppi_spec *s, char *buf)
+{
+  if (strlen(s->text) >= PPI_SPEC_MAX)
+    return ppi_spec_fail(s, "longer than %d bytes", PPI_SPEC_MAX - 1);
+  strcpy(buf, s->text);
   return PP_OK;
+}
+
+/* The options of a generator spec NAME[:ARG,...], NAME the first kl
+** bytes, parsed from buf (spec_copy's) into target. */
+static pp_status gen_args(const struct ppi_spec *s, char *buf, size_t kl,
+                          const struct ppi_kv *kv, int nkv, const char *accept,
+                          void *target, ppi_spec_pos_fn pos, void *pos_ud)
+{
+  if (s->text[kl] != ':')
+    return PP_OK;
+  if (!s->text[kl + 1])
+    return ppi_spec_fail(s, "nothing after ':'");
+  return ppi_spec_parse(s, buf + kl + 1, kv, nkv, accept, target, pos, pos_ud);
 }
 
 /* A SPEC that names no file but looks like a path gets "cannot open"
@@ -216,100 +155,87 @@ static bool looks_like_path(const char *spec)
 
 /* ---- clusters --------------------------------------------------------- */
 
+/* Every generator option; a generator takes those its gens[] entry lists. */
+#define GEN_D(k, f)                                                            \
+  {                                                                            \
+    k, PPI_KV_POSITIVE, offsetof(struct ppi_gen_params, f), 0, INFINITY, 0,    \
+        NULL, NULL                                                             \
+  }
+#define GEN_I(k, f)                                                            \
+  {                                                                            \
+    k, PPI_KV_INT, offsetof(struct ppi_gen_params, f), 1, PP_MAX_DEVICES, 0,   \
+        NULL, NULL                                                             \
+  }
+static const struct ppi_kv gen_opts[] = {
+    GEN_D("intra", intra),
+    GEN_D("inter", inter),
+    GEN_D("link", link),
+    GEN_D("pcie", pcie),
+    GEN_D("lo", lo),
+    GEN_D("hi", hi),
+    GEN_D("mem", mem),
+    GEN_D("speed", speed),
+    GEN_D("peak", peak),
+    {"latency", PPI_KV_NONNEG, offsetof(struct ppi_gen_params, latency), 0,
+     INFINITY, 0, NULL, NULL},
+    {"gpu", PPI_KV_STRING, offsetof(struct ppi_gen_params, gpu), 0, 0, 0, NULL,
+     NULL},
+    {"routing", PPI_KV_ENUM, offsetof(struct ppi_gen_params, routing), 0, 0, 0,
+     "widest|hops", "'hops' or 'widest'"},
+    {"seed", PPI_KV_U64, offsetof(struct ppi_gen_params, seed), 0, 0, 0, NULL,
+     NULL},
+    GEN_I("block", block),
+    GEN_I("super", super),
+};
+/* ENUM writes the index of the choice into an int. */
+_Static_assert(PP_ROUTE_WIDEST == 0 && PP_ROUTE_HOPS == 1 &&
+                   sizeof(pp_routing) == sizeof(int),
+               "routing's choices are in value order");
+
 struct cl_ud {
   const struct gen_info *g;
   struct ppi_gen_params *p;
 };
 
-static pp_status cluster_arg(struct spec_run *s, void *ud, int pos,
-                             const char *key, const char *v)
+/* The generator's sizes. */
+static pp_status cluster_sizes(const struct ppi_spec *s, void *ud,
+                               const char *v)
 {
   struct cl_ud *c = ud;
   struct ppi_gen_params *p = c->p;
-  int64_t k = 0;
+  int32_t dims[3];
+  int nd = 0, i;
   pp_status rc;
-  if (key == NULL) {
-    int32_t dims[3];
-    int nd = 0, i;
-    if (pos > 0)
-      return sfail(s, "unexpected argument '%s' (options are key=value)", v);
-    if (c->g->dmax == 0)
-      return sfail(s, "takes no sizes");
-    if ((rc = parse_dims(s, v, dims, &nd)))
-      return rc;
-    if (nd > c->g->dmax || (p->kind != PPI_GEN_NVSWITCH &&
-                            p->kind != PPI_GEN_DGX1 && nd != p->ndims))
-      return sfail(s, "%s needs %d size%s, as in %s", c->g->name, p->ndims,
-                   p->ndims > 1 ? "s" : "",
-                   p->ndims == 3   ? "4x4x4"
-                   : p->ndims == 2 ? "4x8"
-                                   : "64");
-    for (i = 0; i < nd; i++)
-      p->dims[i] = dims[i];
-    return PP_OK;
-  }
-  if (!in_list(c->g->opts, key))
-    return sfail(s, "unknown option '%s' (options: %s)", key, c->g->opts);
-  if (!strcmp(key, "gpu")) {
-    p->gpu = v; /* points into the caller's buffer, alive for the run */
-    return PP_OK;
-  }
-  if (!strcmp(key, "routing")) {
-    if (!strcmp(v, "hops"))
-      p->routing = PP_ROUTE_HOPS;
-    else if (!strcmp(v, "widest"))
-      p->routing = PP_ROUTE_WIDEST;
-    else
-      return sfail(s, "routing is 'hops' or 'widest', not '%s'", v);
-    return PP_OK;
-  }
-  if (!strcmp(key, "seed")) {
-    char *end;
-    errno = 0;
-    p->seed = strtoull(v, &end, 10);
-    if (end == v || *end || errno == ERANGE || *v == '-')
-      return sfail(s, "seed needs a non-negative integer, not '%s'", v);
-    return PP_OK;
-  }
-  if (!strcmp(key, "block") || !strcmp(key, "super")) {
-    if ((rc = parse_int(s, key, v, 1, PP_MAX_DEVICES, &k)))
-      return rc;
-    *(!strcmp(key, "block") ? &p->block : &p->super) = (int32_t)k;
-    return PP_OK;
-  }
-  {
-    double *dst = !strcmp(key, "intra")   ? &p->intra
-                  : !strcmp(key, "inter") ? &p->inter
-                  : !strcmp(key, "link")  ? &p->link
-                  : !strcmp(key, "pcie")  ? &p->pcie
-                  : !strcmp(key, "lo")    ? &p->lo
-                  : !strcmp(key, "hi")    ? &p->hi
-                  : !strcmp(key, "mem")   ? &p->mem
-                  : !strcmp(key, "speed") ? &p->speed
-                  : !strcmp(key, "peak")  ? &p->peak
-                                          : &p->latency;
-    return parse_double(s, key, v, 0, dst);
-  }
+  if (c->g->dmax == 0)
+    return ppi_spec_fail(s, "takes no sizes");
+  if ((rc = parse_dims(s, v, dims, &nd)))
+    return rc;
+  if (nd > c->g->dmax || (p->kind != PPI_GEN_NVSWITCH &&
+                          p->kind != PPI_GEN_DGX1 && nd != p->ndims))
+    return ppi_spec_fail(s, "%s needs %d size%s, as in %s", c->g->name,
+                         p->ndims, p->ndims > 1 ? "s" : "",
+                         p->ndims == 3   ? "4x4x4"
+                         : p->ndims == 2 ? "4x8"
+                                         : "64");
+  for (i = 0; i < nd; i++)
+    p->dims[i] = dims[i];
+  return PP_OK;
 }
 
 static pp_status cluster_spec(pp_ctx *ctx, const char *spec, pp_cluster **out)
 {
-  struct spec_run s;
+  struct ppi_spec s = spec_of(ctx, spec, "cluster spec");
   struct ppi_gen_params p;
   struct cl_ud ud;
-  char buf[1024], *colon;
+  char buf[PPI_SPEC_MAX];
+  size_t kl;
   int i;
   pp_status rc;
 
-  s.ctx = ctx;
-  s.spec = spec;
-  s.what = "cluster spec";
-  if (strlen(spec) >= sizeof buf)
-    return sfail(&s, "longer than %zu bytes", sizeof buf - 1);
-  strcpy(buf, spec);
-  colon = strchr(buf, ':');
-  if (colon)
-    *colon = '\0';
+  if ((rc = spec_copy(&s, buf)))
+    return rc;
+  kl = strcspn(buf, ":");
+  buf[kl] = '\0';
   for (i = 0; i < NGENS && strcmp(gens[i].name, buf) != 0; i++)
     ;
   if (i == NGENS)
@@ -318,14 +244,13 @@ static pp_status cluster_spec(pp_ctx *ctx, const char *spec, pp_cluster **out)
   p.name = spec;
   ud.g = &gens[i];
   ud.p = &p;
-  if (colon && !colon[1])
-    return sfail(&s, "nothing after ':'");
-  if (colon && (rc = each_arg(&s, colon + 1, cluster_arg, &ud)))
+  if ((rc = gen_args(&s, buf, kl, gen_opts, NOPTS(gen_opts), gens[i].opts, &p,
+                     cluster_sizes, &ud)))
     return rc;
   if (p.kind == PPI_GEN_NVSWITCH && p.dims[1] == 0)
     p.dims[1] = 8;
   if (p.kind == PPI_GEN_UNIFORM_DIST && !(p.lo <= p.hi))
-    return sfail(&s, "lo %g is above hi %g", p.lo, p.hi);
+    return ppi_spec_fail(&s, "lo %g is above hi %g", p.lo, p.hi);
   {
     double n = 1;
     int k;
@@ -372,40 +297,23 @@ static char first_char(const char *text, size_t len)
   return i < len ? text[i] : 0;
 }
 
-static pp_status topo_arg(struct spec_run *s, void *ud, int pos,
-                          const char *key, const char *v)
-{
-  pp_topo_params *p = ud;
-  int64_t k = 0;
-  pp_status rc;
-  (void)pos;
-  if (!key)
-    return sfail(s, "unexpected argument '%s' (options are key=value)", v);
-  if (!strcmp(key, "gpu")) {
-    p->gpu = v;
-    return PP_OK;
+/* The options of a topology file (FILE:OPTIONS). */
+#define TOPO_D(k, f)                                                           \
+  {                                                                            \
+    k, PPI_KV_POSITIVE, offsetof(pp_topo_params, f), 0, INFINITY, 0, NULL,     \
+        NULL                                                                   \
   }
-  if (!strcmp(key, "nodes")) {
-    if ((rc = parse_int(s, key, v, 1, PP_MAX_DEVICES, &k)))
-      return rc;
-    p->nodes = (int32_t)k;
-    return PP_OK;
-  }
-  {
-    double *dst = !strcmp(key, "inter")     ? &p->inter_gbps
-                  : !strcmp(key, "nvlink")  ? &p->nvlink_gbps
-                  : !strcmp(key, "pcie")    ? &p->pcie_gbps
-                  : !strcmp(key, "sys")     ? &p->sys_gbps
-                  : !strcmp(key, "latency") ? &p->latency_us
-                                            : NULL;
-    if (!dst)
-      return sfail(s,
-                   "unknown option '%s' (options: gpu, nodes, inter, nvlink, "
-                   "pcie, sys, latency)",
-                   key);
-    return parse_double(s, key, v, 0, dst);
-  }
-}
+static const struct ppi_kv topo_opts[] = {
+    {"gpu", PPI_KV_STRING, offsetof(pp_topo_params, gpu), 0, 0, 0, NULL, NULL},
+    {"nodes", PPI_KV_INT, offsetof(pp_topo_params, nodes), 1, PP_MAX_DEVICES, 0,
+     NULL, NULL},
+    TOPO_D("inter", inter_gbps),
+    TOPO_D("nvlink", nvlink_gbps),
+    TOPO_D("pcie", pcie_gbps),
+    TOPO_D("sys", sys_gbps),
+    {"latency", PPI_KV_NONNEG, offsetof(pp_topo_params, latency_us), 0,
+     INFINITY, 0, NULL, NULL},
+};
 
 /* A cluster file: JSON, NCCL XML or nvidia-smi text, told apart by
 ** their first character; opts (may be NULL) are topology options. */
@@ -417,12 +325,10 @@ static pp_status cluster_file(pp_ctx *ctx, const char *spec, const char *path,
   char c;
   pp_topo_params tp;
   pp_status rc;
-  struct spec_run s;
-  s.ctx = ctx;
-  s.spec = spec;
-  s.what = "cluster spec";
+  struct ppi_spec s = spec_of(ctx, spec, "cluster spec");
   pp_topo_params_init(&tp);
-  if (opts && (rc = each_arg(&s, opts, topo_arg, &tp)))
+  if (opts && (rc = ppi_spec_parse(&s, opts, topo_opts, NOPTS(topo_opts), NULL,
+                                   &tp, NULL, NULL)))
     return rc;
   if ((rc = ppi_read_file(ctx, path, &text, &len)))
     return rc;
@@ -431,8 +337,9 @@ static pp_status cluster_file(pp_ctx *ctx, const char *spec, const char *path,
     rc = pp_cluster_read_nccl_xml(ctx, text, len, path, &tp, out);
   else if (c == '{' || c == '[' || !strstr(text, "GPU0")) {
     if (opts)
-      rc = sfail(&s, "options follow a cluster JSON file; they apply to "
-                     "nvidia-smi and NCCL topology files");
+      rc =
+          ppi_spec_fail(&s, "options follow a cluster JSON file; they apply to "
+                            "nvidia-smi and NCCL topology files");
     else
       rc = pp_cluster_read_json(ctx, text, len, path, out);
   } else
@@ -443,7 +350,7 @@ static pp_status cluster_file(pp_ctx *ctx, const char *spec, const char *path,
 
 pp_status pp_cluster_load(pp_ctx *ctx, const char *spec, pp_cluster **out)
 {
-  char buf[1024];
+  char buf[PPI_SPEC_MAX];
   size_t opts;
   pp_status rc;
   if (!ctx || !spec || !out)
@@ -453,7 +360,7 @@ pp_status pp_cluster_load(pp_ctx *ctx, const char *spec, pp_cluster **out)
     return cluster_file(ctx, spec, spec, NULL, out);
   if (strlen(spec) < sizeof buf &&
       file_with_options(spec, buf, sizeof buf, &opts)) {
-    char copy[1024];
+    char copy[PPI_SPEC_MAX];
     strcpy(copy, spec);
     return cluster_file(ctx, spec, buf, copy + opts, out);
   }
@@ -471,118 +378,55 @@ pp_status pp_cluster_load(pp_ctx *ctx, const char *spec, pp_cluster **out)
 
 /* ---- models ----------------------------------------------------------- */
 
-/* gpu=TYPE and eff=E, which every model generator takes: true when key
-** is one of them (*rc the outcome). */
-static bool common_arg(struct spec_run *s, const char *key, const char *v,
-                       const char **type, double *eff, pp_status *rc)
-{
-  *rc = PP_OK;
-  if (!strcmp(key, "gpu")) {
-    *type = v;
-    return true;
+/* The options of the model generators; gpu=TYPE and eff=E every one
+** takes. */
+#define TF_I(k, f)                                                             \
+  {                                                                            \
+    k, PPI_KV_INT, offsetof(struct ppi_transformer_params, f), 1,              \
+        PPI_SPEC_MAX_INT, 0, NULL, NULL                                        \
   }
-  if (!strcmp(key, "eff")) {
-    if ((*rc = parse_double(s, key, v, 0, eff)))
-      return true;
-    if (*eff > 1)
-      *rc = sfail(s, "eff must be at most 1, not '%s'", v);
-    return true;
-  }
-  return false;
-}
+static const struct ppi_kv transformer_opts[] = {
+    TF_I("layers", layers),
+    TF_I("hidden", hidden),
+    TF_I("heads", heads),
+    TF_I("seq", seq),
+    TF_I("vocab", vocab),
+    TF_I("ffn", ffn),
+    TF_I("mbs", micro_batch),
+    TF_I("bytes", bytes_per_elem),
+    {"gpu", PPI_KV_STRING, offsetof(struct ppi_transformer_params, type), 0, 0,
+     0, NULL, NULL},
+    {"eff", PPI_KV_POSITIVE,
+     offsetof(struct ppi_transformer_params, efficiency), 0, 1, 0, NULL, NULL},
+    {"tie", PPI_KV_BOOL,
+     offsetof(struct ppi_transformer_params, tie_embeddings), 0, 0, 0, NULL,
+     NULL},
+};
 
-static pp_status model_arg(struct spec_run *s, void *ud, int pos,
-                           const char *key, const char *v)
-{
-  struct ppi_transformer_params *p = ud;
-  int64_t k = 0;
-  pp_status rc;
-  if (!key)
-    return sfail(s, "unexpected argument '%s' (options are key=value)", v);
-  if (common_arg(s, key, v, &p->type, &p->efficiency, &rc))
-    return rc;
-  if (!strcmp(key, "tie")) {
-    if (strcmp(v, "0") && strcmp(v, "1"))
-      return sfail(s, "tie is 0 or 1, not '%s'", v);
-    p->tie_embeddings = v[0] == '1';
-    return PP_OK;
+#define OP_I(k, f)                                                             \
+  {                                                                            \
+    k, PPI_KV_INT, offsetof(struct ppi_opnet_params, f), 1, PPI_SPEC_MAX_INT,  \
+        0, NULL, NULL                                                          \
   }
-  {
-    int32_t *dst = !strcmp(key, "layers")   ? &p->layers
-                   : !strcmp(key, "hidden") ? &p->hidden
-                   : !strcmp(key, "heads")  ? &p->heads
-                   : !strcmp(key, "seq")    ? &p->seq
-                   : !strcmp(key, "vocab")  ? &p->vocab
-                   : !strcmp(key, "ffn")    ? &p->ffn
-                   : !strcmp(key, "mbs")    ? &p->micro_batch
-                   : !strcmp(key, "bytes")  ? &p->bytes_per_elem
-                                            : NULL;
-    (void)pos;
-    if (!dst)
-      return sfail(s,
-                   "unknown option '%s' (options: layers, hidden, heads, "
-                   "seq, vocab, ffn, mbs, bytes, gpu, eff, tie)",
-                   key);
-    if ((rc = parse_int(s, key, v, 1, 1 << 30, &k)))
-      return rc;
-    *dst = (int32_t)k;
-    return PP_OK;
-  }
-}
-
-static pp_status opnet_arg(struct spec_run *s, void *ud, int pos,
-                           const char *key, const char *v)
-{
-  struct ppi_opnet_params *p = ud;
-  int64_t k = 0;
-  pp_status rc;
-  (void)pos;
-  if (!key)
-    return sfail(s, "unexpected argument '%s' (options are key=value)", v);
-  if (common_arg(s, key, v, &p->type, &p->efficiency, &rc))
-    return rc;
-  if (!strcmp(key, "stages")) { /* a-b-c-d blocks per Swin stage */
-    int st;
-    const char *q = v;
-    for (st = 0; st < 4; st++) {
-      char *end;
-      long x = strtol(q, &end, 10);
-      if (end == q || x < 1 || x > 500 || (st < 3 && *end != '-') ||
-          (st == 3 && *end))
-        return sfail(s,
-                     "stages is four block counts a-b-c-d (1..500), not "
-                     "'%s'",
-                     v);
-      p->stages[st] = (int32_t)x;
-      q = end + 1;
-    }
-    return PP_OK;
-  }
-  {
-    int32_t *dst = !strcmp(key, "batch")      ? &p->batch
-                   : !strcmp(key, "image")    ? &p->image
-                   : !strcmp(key, "depth")    ? &p->depth
-                   : !strcmp(key, "layers")   ? &p->layers
-                   : !strcmp(key, "hidden")   ? &p->hidden
-                   : !strcmp(key, "heads")    ? &p->heads
-                   : !strcmp(key, "seq")      ? &p->seq
-                   : !strcmp(key, "vocab")    ? &p->vocab
-                   : !strcmp(key, "embed")    ? &p->embed
-                   : !strcmp(key, "window")   ? &p->window
-                   : !strcmp(key, "channels") ? &p->channels
-                                              : NULL;
-    if (!dst)
-      return sfail(s,
-                   "unknown option '%s' (options: batch, image, depth, "
-                   "layers, hidden, heads, seq, vocab, embed, window, "
-                   "stages, channels, gpu, eff)",
-                   key);
-    if ((rc = parse_int(s, key, v, 1, 1 << 30, &k)))
-      return rc;
-    *dst = (int32_t)k;
-    return PP_OK;
-  }
-}
+static const struct ppi_kv opnet_opts[] = {
+    OP_I("batch", batch),
+    OP_I("image", image),
+    OP_I("depth", depth),
+    OP_I("layers", layers),
+    OP_I("hidden", hidden),
+    OP_I("heads", heads),
+    OP_I("seq", seq),
+    OP_I("vocab", vocab),
+    OP_I("embed", embed),
+    OP_I("window", window),
+    {"stages", PPI_KV_INTS, offsetof(struct ppi_opnet_params, stages), 1, 500,
+     4, NULL, "four block counts a-b-c-d (1..500)"},
+    OP_I("channels", channels),
+    {"gpu", PPI_KV_STRING, offsetof(struct ppi_opnet_params, type), 0, 0, 0,
+     NULL, NULL},
+    {"eff", PPI_KV_POSITIVE, offsetof(struct ppi_opnet_params, efficiency), 0,
+     1, 0, NULL, NULL},
+};
 
 static bool is_pipedream(const char *text, size_t len)
 {
@@ -593,33 +437,15 @@ static bool is_pipedream(const char *text, size_t len)
   return i < len && text[i] != '{' && text[i] != '[';
 }
 
-static pp_status onnx_arg(struct spec_run *s, void *ud, int pos,
-                          const char *key, const char *v)
-{
-  pp_onnx_params *p = ud;
-  int64_t k = 0;
-  pp_status rc;
-  (void)pos;
-  if (!key)
-    return sfail(s, "unexpected argument '%s' (options are key=value)", v);
-  if (!strcmp(key, "batch")) {
-    if ((rc = parse_int(s, key, v, 1, 1 << 30, &k)))
-      return rc;
-    p->batch = (int32_t)k;
-    return PP_OK;
-  }
-  if (!strcmp(key, "eff")) {
-    if ((rc = parse_double(s, key, v, 0, &p->efficiency)))
-      return rc;
-    return p->efficiency > 1 ? sfail(s, "eff must be at most 1, not '%s'", v)
-                             : PP_OK;
-  }
-  if (!strcmp(key, "name")) {
-    p->name = v;
-    return PP_OK;
-  }
-  return sfail(s, "unknown option '%s' (options: batch, eff, name)", key);
-}
+/* The options of an ONNX file (FILE.onnx:OPTIONS). */
+static const struct ppi_kv onnx_opts[] = {
+    {"batch", PPI_KV_INT, offsetof(pp_onnx_params, batch), 1, PPI_SPEC_MAX_INT,
+     0, NULL, NULL},
+    {"eff", PPI_KV_POSITIVE, offsetof(pp_onnx_params, efficiency), 0, 1, 0,
+     NULL, NULL},
+    {"name", PPI_KV_STRING, offsetof(pp_onnx_params, name), 0, 0, 0, NULL,
+     NULL},
+};
 
 /* ONNX is binary: a .onnx name, or a NUL in the first bytes. */
 static bool is_onnx(const char *path, const char *text, size_t len)
@@ -631,7 +457,7 @@ static bool is_onnx(const char *path, const char *text, size_t len)
 
 pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out)
 {
-  char *text, buf[1024];
+  char *text, buf[PPI_SPEC_MAX];
   size_t len, opts;
   bool found;
   pp_status rc;
@@ -641,15 +467,13 @@ pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out)
   *out = NULL;
   if (!ppi_file_exists(spec) && strlen(spec) < sizeof buf &&
       file_with_options(spec, buf, sizeof buf, &opts)) {
-    struct spec_run s;
+    struct ppi_spec s = spec_of(ctx, spec, "model spec");
     pp_onnx_params op;
-    char copy[1024];
-    s.ctx = ctx;
-    s.spec = spec;
-    s.what = "model spec";
+    char copy[PPI_SPEC_MAX];
     strcpy(copy, spec);
     pp_onnx_params_init(&op);
-    if ((rc = each_arg(&s, copy + opts, onnx_arg, &op)))
+    if ((rc = ppi_spec_parse(&s, copy + opts, onnx_opts, NOPTS(onnx_opts), NULL,
+                             &op, NULL, NULL)))
       return rc;
     return pp_model_load_onnx(ctx, buf, &op, out);
   }
@@ -669,21 +493,13 @@ pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out)
     return rc;
   if (strncmp(spec, "transformer", 11) == 0 &&
       (spec[11] == ':' || spec[11] == '\0')) {
-    struct spec_run s;
+    struct ppi_spec s = spec_of(ctx, spec, "model spec");
     struct ppi_transformer_params p;
-    s.ctx = ctx;
-    s.spec = spec;
-    s.what = "model spec";
-    if (strlen(spec) >= sizeof buf)
-      return sfail(&s, "longer than %zu bytes", sizeof buf - 1);
-    strcpy(buf, spec);
     ppi_transformer_params_init(&p);
-    if (spec[11] == ':') {
-      if (!spec[12])
-        return sfail(&s, "nothing after ':'");
-      if ((rc = each_arg(&s, buf + 12, model_arg, &p)))
-        return rc;
-    }
+    if ((rc = spec_copy(&s, buf)) ||
+        (rc = gen_args(&s, buf, 11, transformer_opts, NOPTS(transformer_opts),
+                       NULL, &p, NULL, NULL)))
+      return rc;
     return ppi_model_transformer(ctx, &p, spec, out);
   }
   {
@@ -693,21 +509,13 @@ pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out)
       size_t kl = strlen(kinds[i]);
       if (strncmp(spec, kinds[i], kl) == 0 &&
           (spec[kl] == ':' || spec[kl] == '\0')) {
-        struct spec_run s;
+        struct ppi_spec s = spec_of(ctx, spec, "model spec");
         struct ppi_opnet_params p;
-        s.ctx = ctx;
-        s.spec = spec;
-        s.what = "model spec";
-        if (strlen(spec) >= sizeof buf)
-          return sfail(&s, "longer than %zu bytes", sizeof buf - 1);
-        strcpy(buf, spec);
         ppi_opnet_params_init(&p, kinds[i]);
-        if (spec[kl] == ':') {
-          if (!spec[kl + 1])
-            return sfail(&s, "nothing after ':'");
-          if ((rc = each_arg(&s, buf + kl + 1, opnet_arg, &p)))
-            return rc;
-        }
+        if ((rc = spec_copy(&s, buf)) ||
+            (rc = gen_args(&s, buf, kl, opnet_opts, NOPTS(opnet_opts), NULL, &p,
+                           NULL, NULL)))
+          return rc;
         return ppi_model_opnet(ctx, &p, spec, out);
       }
     }

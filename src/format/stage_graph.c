@@ -17,8 +17,6 @@
 #include <math.h>
 #include <string.h>
 
-#define MAX_STAGES 65536
-
 static pp_status stage_ref(pp_ctx *ctx, const char *src, const char *where,
                            const struct pp_stage_graph *g, const json_t *v,
                            int32_t *out)
@@ -75,11 +73,13 @@ pp_status pp_stage_graph_read_json(pp_ctx *ctx, const char *text, size_t len,
                      "stage graph: \"stages\" is empty");
     goto done;
   }
-  if (json_array_size(st) > MAX_STAGES ||
-      (ed && json_array_size(ed) > (size_t)MAX_STAGES * 64)) {
+  if (json_array_size(st) > PPI_MAX_GRAPH_STAGES ||
+      (ed && json_array_size(ed) >
+                 (size_t)PPI_MAX_GRAPH_STAGES * PPI_GRAPH_EDGES_PER_STAGE)) {
     rc = ppi_fail_at(ctx, PP_ELIMIT, src, 0, 0,
-                     "stage graph: more than %d stages or %d edges", MAX_STAGES,
-                     MAX_STAGES * 64);
+                     "stage graph: more than %d stages or %d edges",
+                     PPI_MAX_GRAPH_STAGES,
+                     PPI_MAX_GRAPH_STAGES * PPI_GRAPH_EDGES_PER_STAGE);
     goto done;
   }
   g->S = (int32_t)json_array_size(st);

@@ -61,6 +61,10 @@ void pp_map_params_init(pp_map_params *p)
   p->objective = PP_MAP_AUTO;
   p->algorithm = PP_MAP_EXACT;
   p->replicas = 1;
+  /* TUNING: the defaults of parplan map.  With 10 s and 2 threads every
+  ** cell of bench_map's grid up to 256 devices is proven optimal or within
+  ** 1% of the bound on a 2-core machine (docs/MAPPING.md); 10,000 samples
+  ** for the random and annealing baselines, no measurement recorded */
   p->time_limit_s = 10;
   p->threads = 2;
   p->samples = 10000;
@@ -370,22 +374,29 @@ pp_status pp_map(pp_ctx *ctx, const pp_stage_graph *g, const pp_cluster *c,
       ppi_map_megatron(&q, alt);
       if (ppi_map_value(&q, alt, NULL) < ppi_map_value(&q, start, NULL))
         memcpy(start, alt, (size_t)n * sizeof *alt);
+      /* TUNING: 64 random mappings, a cheap extra candidate; the
+      ** annealing below does the real work */
       if ((rc = ppi_map_random(ctx, &q, 64, seed, alt)))
         break;
       if (ppi_map_value(&q, alt, NULL) < ppi_map_value(&q, start, NULL))
         memcpy(start, alt, (size_t)n * sizeof *alt);
       /* and annealed from there: a close upper end prunes most */
-      if ((rc = ppi_map_anneal(ctx, &q, 200 * (int64_t)n + 2000, seed, start,
+      if ((rc = ppi_map_anneal(ctx, &q, ppi_map_anneal_steps(n), seed, start,
                                alt)))
         break;
       if (ppi_map_value(&q, alt, NULL) < ppi_map_value(&q, start, NULL))
         memcpy(start, alt, (size_t)n * sizeof *alt);
       memset(&sr, 0, sizeof sr);
+      /* TUNING: the search keeps at least a hundredth of the limit when
+      ** the starts took it all, enough to try the lower bound's proof on
+      ** small problems; part and solve (map_parts.c) may take three
+      ** quarters: random_blk_1:512 16x32 ends 0.12% above the bound with
+      ** it (c6044b8) */
       sr.time_limit = p->time_limit_s - (ppi_now_s() - t0);
       if (sr.time_limit < p->time_limit_s / 100)
         sr.time_limit = p->time_limit_s / 100;
       sr.threads = p->threads;
-      sr.parts_s = p->time_limit_s * 3 / 4; /* map_parts.c */
+      sr.parts_s = p->time_limit_s * 3 / 4;
       if ((rc = ppi_map_exact(ctx, &q, start, m->dev, &sr)))
         break;
       m->sum.optimal = sr.optimal;

@@ -72,7 +72,7 @@ static inline double ppi_map_pair(const struct ppi_map *q, int32_t s, int32_t a,
 ** terms summed in another order (relative 1e-12). */
 static inline bool ppi_map_meets(double v, double lower)
 {
-  return v <= lower * (1 + 1e-12);
+  return v <= lower * (1 + PPI_REL_ROUNDING);
 }
 
 /* The problem of R replicas of g on c under objective obj (MAP_*), its
@@ -108,7 +108,10 @@ PP_INTERNAL double ppi_map_matching_bound(const pp_ctx *ctx,
 
 /* The group bound (map_bound.c): grp[d] in 0..G-1 a partition of the
 ** devices; labelling steps stop after `budget' nodes (the bound stays
-** valid).  0 under the allreduce objective. */
+** valid).  0 under the allreduce objective.
+** TUNING: MAP_GROUP_BUDGET nodes per labelling step: the step runs on
+** every lower bound the search asks for, so it must stay at milliseconds;
+** cut short, the bound is only weaker (387d41b; no sweep recorded). */
 enum { MAP_GROUP_BUDGET = 200000 };
 PP_INTERNAL double ppi_map_group_bound(const pp_ctx *ctx,
                                        const struct ppi_map *q,
@@ -150,9 +153,8 @@ typedef pp_status (*ppi_map_solver)(pp_ctx *ctx, const struct ppi_map *q,
 ** threads), within budget_s seconds, stopping early once the value
 ** reaches `goal' (a lower bound); *found is false when it does not apply
 ** (the allreduce and full objectives, one replica, more than
-** MAP_PARTS_MAX_D devices) or Scotch fails.  Each part is solved by
-** solve. */
-enum { MAP_PARTS_MAX_D = 1024, MAP_PARTS_MAX_THREADS = 16 };
+** PPI_MAP_PARTS_MAX_DEVICES devices) or Scotch fails.  Each part is solved
+** by solve. */
 PP_INTERNAL pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q,
                                     double budget_s, double goal,
                                     int32_t threads, ppi_map_solver solve,
@@ -167,6 +169,17 @@ PP_INTERNAL pp_status ppi_map_random(pp_ctx *ctx, const struct ppi_map *q,
 PP_INTERNAL pp_status ppi_map_anneal(pp_ctx *ctx, const struct ppi_map *q,
                                      int64_t steps, uint64_t seed,
                                      const int32_t *start, int32_t *p);
+/* TUNING: the steps of an annealed start for n stage replicas (the exact
+** search's upper end, and each part's in part and solve): 200 random
+** moves per replica plus 2000 for the smallest problems, linear so the
+** start costs little next to the search; set with the annealed start and
+** bench_map's grid of [Parmesan] Table 2 (0618c49), no sweep of the value
+** recorded.  One value for both callers (map.c and map_parts.c wrote it
+** twice). */
+static inline int64_t ppi_map_anneal_steps(int32_t n)
+{
+  return 200 * (int64_t)n + 2000;
+}
 PP_INTERNAL pp_status ppi_map_scotch(pp_ctx *ctx, const struct ppi_map *q,
                                      int32_t *p);
 

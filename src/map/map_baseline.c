@@ -175,6 +175,9 @@ pp_status ppi_map_anneal(pp_ctx *ctx, const struct ppi_map *q, int64_t steps,
   for (i = 0; i < S; i++)
     z.ring[i] = ppi_map_ring(q, z.cur, i);
   vcur = vbest = ppi_map_value(q, z.cur, z.t);
+  /* TUNING: the starting temperature, a tenth of the start's value,
+  ** cooled linearly to 0: early moves may lose about that much (6e55043;
+  ** no sweep recorded) */
   T0 = vcur / 10;
   for (k = 0; k < steps; k++) {
     double T = T0 * (1 - (double)k / steps), vnew;

@@ -65,6 +65,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* TUNING: a stage with more than MAXDEG neighbours gets Eq. 8's constant
+** term instead of tables of 3^deg entries (6561 at 8: the tables stay
+** small per stage); NPART partitions are tried, the largest bound kept
+** (blocks at up to three levels, and a mesh's colours).  387d41b. */
 enum { MAXDEG = 8, NPART = 4 };
 
 /* A few buffers from the context's allocator, freed together. */
@@ -480,6 +484,9 @@ int32_t ppi_map_groups(const pp_ctx *ctx, const struct ppi_map *q, int32_t *grp,
       maxsz = sz[x] > maxsz ? sz[x] : maxsz;
       ncomp--;
     }
+    /* TUNING: a level is a partition when the next bandwidth is at most
+    ** 2/3 of the last one joined: a clear step between the blocks of a
+    ** clustered machine (NVLink, PCIe, network differ by more) */
     if (k + 1 < npair && pr[k + 1].bw <= pr[k].bw * (2.0 / 3) && ncomp >= 2 &&
         maxsz >= 2 && (int64_t)maxsz * ncomp == D) {
       int32_t *g = grp + (size_t)np * D, n = 0;

@@ -89,11 +89,13 @@ static double p2p_bound(const struct ppi_map *q, int32_t d, const double *m,
 static void device_bounds(const struct ppi_map *q, double *lb)
 {
   int32_t s, d, k, i, j;
+  /* TUNING: at most 256 of a stage's neighbours count (a stack buffer;
+  ** fewer terms still give a bound, and stage graphs have a handful) */
   double m[256];
   for (s = 0; s < q->S; s++) {
     int32_t deg = q->adj_off[s + 1] - q->adj_off[s];
     if (deg > 256)
-      deg = 256; /* fewer terms: still a bound */
+      deg = 256;
     for (k = 0; k < deg; k++)
       m[k] = q->adj_m[q->adj_off[s] + k];
     for (i = 1; i < deg; i++) /* largest first */

@@ -125,6 +125,9 @@ pp_status ppi_map_scotch(pp_ctx *ctx, const struct ppi_map *q, int32_t *p)
       if (j != i) {
         double w = bmax / q->B[(size_t)i * D + j];
         te[k] = j;
+        /* TUNING: Scotch's integer link costs: the slowdown against the
+        ** fastest link, at least 1, at most a million (a pair a million
+        ** times slower is as good as unconnected) */
         tl[k++] = (SCOTCH_Num)(w < 1e6 ? (w > 1 ? llround(w) : 1) : 1000000);
       }
   }
@@ -138,6 +141,9 @@ pp_status ppi_map_scotch(pp_ctx *ctx, const struct ppi_map *q, int32_t *p)
   }
   if (!(mmax > 0))
     mmax = 1;
+  /* TUNING: Scotch's integer edge weights: bytes scaled so the heaviest
+  ** edge weighs 2^20, fine enough that no two stage edges that differ by
+  ** more than a millionth tie, and +1 so none weighs 0 */
   for (i = 0; i < n; i++) {
     s = i % S;
     r = i / S;

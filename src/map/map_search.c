@@ -74,10 +74,37 @@
 #include "map/map.h"
 
 #include <math.h>
-#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* TUNING: the search reads the clock once every CLOCK_EVERY nodes (a
+** power of two): reading it at every node would cost more than the node,
+** and a deadline is then overrun by a few thousand nodes at most. */
+#define CLOCK_EVERY 4096
+/* TUNING: a device's fast partners, for the greedy probes' value order,
+** are the devices within 3/4 of its best bandwidth: NVLink against PCIe,
+** a block against the network (6184c5c; no sweep recorded). */
+#define FAST_PARTNER 0.75
+/* TUNING: the greedy probes take a twentieth of the time limit in all,
+** shared by their targets, placed at these fractions of the way from the
+** lower bound to the incumbent (close to the bound first, where a
+** success improves most); 6184c5c, no sweep recorded. */
+#define PROBE_DIV 20
+static const double probe_at[] = {0.001, 0.005, 0.02, 0.05, 0.1, 0.2, 0.4};
+#define NPROBE ((int)(sizeof probe_at / sizeof probe_at[0]))
+/* TUNING: a bisection round gets a tenth of the time limit (the last one
+** all that is left): a target it cannot settle moves the next round's
+** up, towards the incumbent, where feasible targets settle fast
+** (0618c49). */
+#define ROUND_DIV 10
+/* TUNING: the interval counts as closed when its ends are within this
+** relative gap: targets closer than that settle nothing useful. */
+#define CLOSED 1e-9
+/* TUNING: the allreduce bisection lists its achievable values up to this
+** many (16 MiB of doubles); beyond it, it bisects on reals. */
+#define MAX_AR_VALUES ((size_t)1 << 21)
 
 struct cand {
   double key;
@@ -319,7 +346,7 @@ static int dfs(struct srch *x, int32_t k)
     memcpy(x->best, x->p, (size_t)q->n * sizeof *x->p);
     return 1;
   }
-  if ((++x->nodes & 4095) == 0 && ppi_now_s() > x->deadline)
+  if ((++x->nodes & (CLOCK_EVERY - 1)) == 0 && ppi_now_s() > x->deadline)
     return -1;
   cd = x->cands + (size_t)k * D;
   tried = x->tried + (size_t)k * D;
@@ -372,14 +399,16 @@ static int dfs(struct srch *x, int32_t k)
 
 /* ---- the outer level ---------------------------------------------------- */
 
+/* A target's search; the context copy is ppi_fanout's (a search does not
+** fail). */
 struct job {
+  pp_ctx ctx;
   struct srch x;
-  pthread_t th;
 };
 
-static void *run_job(void *arg)
+/* Search j's target from an empty mapping. */
+static void search(struct job *j)
 {
-  struct job *j = arg;
   int32_t i;
   for (i = 0; i < j->x.q->n; i++)
     j->x.p[i] = -1;
@@ -388,7 +417,13 @@ static void *run_job(void *arg)
     j->x.maxcu[i] = j->x.maxpair[i] = 0;
   j->x.nodes = 0;
   j->x.result = dfs(&j->x, 0);
-  return NULL;
+}
+
+static pp_status run_job(pp_ctx *ctx, void *arg)
+{
+  (void)ctx;
+  search(arg);
+  return PP_OK;
 }
 
 /* bfs_from[s S ..]: the stages in breadth-first order from s, then from
@@ -447,19 +482,18 @@ static bool stage_major_of(const struct ppi_map *q)
 static void probe(const struct ppi_map *q, struct job *j, double lo, double *hi,
                   int32_t *p, struct ppi_map_search *out, double deadline)
 {
-  static const double frac[] = {0.001, 0.005, 0.02, 0.05, 0.1, 0.2, 0.4};
-  double t0 = ppi_now_s(), each = out->time_limit / 20 / 7;
-  size_t i;
+  double t0 = ppi_now_s(), each = out->time_limit / PROBE_DIV / NPROBE;
+  int i;
   if (q->R < 2 || !(lo > 0) || !(*hi > lo))
     return;
-  for (i = 0; i < sizeof frac / sizeof *frac; i++) {
-    double t = lo + (*hi - lo) * frac[i], now = ppi_now_s();
-    if (now > deadline || now - t0 > out->time_limit / 20)
+  for (i = 0; i < NPROBE; i++) {
+    double t = lo + (*hi - lo) * probe_at[i], now = ppi_now_s();
+    if (now > deadline || now - t0 > out->time_limit / PROBE_DIV)
       break;
     j->x.t = t;
     j->x.greedy = true;
     j->x.deadline = now + each < deadline ? now + each : deadline;
-    run_job(j);
+    search(j);
     j->x.greedy = false;
     out->nodes += j->x.nodes;
     if (j->x.result == 1) {
@@ -514,7 +548,8 @@ static int32_t *make_near(pp_ctx *ctx, const struct ppi_map *q, int32_t *off,
   for (d = 0; d < D; d++)
     for (e = 0; e < D; e++)
       n += e != d && D > 1 &&
-           q->B[(size_t)d * D + e] >= 0.75 * q->bw_sorted[(size_t)d * (D - 1)];
+           q->B[(size_t)d * D + e] >=
+               FAST_PARTNER * q->bw_sorted[(size_t)d * (D - 1)];
   *bytes = (size_t)(n ? n : 1) * sizeof *near;
   if (!(near = ppi_alloc(ctx, *bytes)))
     return NULL;
@@ -522,7 +557,8 @@ static int32_t *make_near(pp_ctx *ctx, const struct ppi_map *q, int32_t *off,
     off[d] = n;
     for (e = 0; e < D; e++)
       if (e != d && D > 1 &&
-          q->B[(size_t)d * D + e] >= 0.75 * q->bw_sorted[(size_t)d * (D - 1)])
+          q->B[(size_t)d * D + e] >=
+              FAST_PARTNER * q->bw_sorted[(size_t)d * (D - 1)])
         near[n++] = e;
   }
   off[D] = n;
@@ -579,7 +615,7 @@ static void job_free(pp_ctx *ctx, struct job *j, const struct ppi_map *q)
 static pp_status ar_values(pp_ctx *ctx, const struct ppi_map *q, double lo,
                            double hi, double **vals, int32_t *nv, size_t *bytes)
 {
-  const size_t cap = (size_t)1 << 21;
+  const size_t cap = MAX_AR_VALUES;
   size_t DD = (size_t)q->D * q->D, nb = 0, ncu, k, n = 0, i, j;
   int32_t s, d;
   double *bw, *cu, *out;
@@ -667,7 +703,9 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
                         const int32_t *start, int32_t *p,
                         struct ppi_map_search *out)
 {
-  int32_t T = out->threads < 1 ? 1 : out->threads > 16 ? 16 : out->threads;
+  int32_t T = out->threads < 1                     ? 1
+              : out->threads > PPI_MAX_MAP_THREADS ? PPI_MAX_MAP_THREADS
+                                                   : out->threads;
   int32_t *order = NULL, *first_of = NULL, i, *near_off = NULL, *near = NULL;
   int32_t *bfs_from = NULL;
   size_t nbytes = 0, SS = (size_t)q->S * q->S;
@@ -735,13 +773,13 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
     }
   }
   if (q->obj == MAP_AR &&
-      (rc = ar_values(ctx, q, lo * (1 - 1e-9), hi, &vals, &nv, &vbytes)))
+      (rc = ar_values(ctx, q, lo * (1 - CLOSED), hi, &vals, &nv, &vbytes)))
     goto out;
   if (!vals && !stage_major_of(q))
     probe(q, &jobs[0], lo, &hi, p, out, deadline);
   while (!done) {
-    int32_t k = T, started = 0, ia = 0, ib = 0, from_i = 0;
-    double target[16], from = lo > wlo ? lo : wlo, slice;
+    int32_t k = T, ia = 0, ib = 0, from_i = 0;
+    double target[PPI_MAX_MAP_THREADS], from = lo > wlo ? lo : wlo, slice;
     double t_now = ppi_now_s();
     bool proof, unknown = false;
     if (vals) { /* the achievable values still open: vals[ia:ib] */
@@ -764,20 +802,17 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
         done = true;
         break;
       }
-      proof =
-          hi <= lo * (1 + 1e-9) || hi - lo < 1e-12 || from >= hi * (1 - 1e-9);
+      proof = hi <= lo * (1 + CLOSED) || hi - lo < 1e-12 ||
+              from >= hi * (1 - CLOSED);
     }
     if (t_now > deadline)
       break;
-    /* a round gets a tenth of the limit (the rest, at the end): a target
-    ** that cannot be settled in it moves the next round's targets up
-    ** towards the incumbent, where better mappings are found */
-    slice = out->time_limit / 10;
+    slice = out->time_limit / ROUND_DIV;
     if (slice < deadline - t_now && deadline - t_now < 2 * slice)
       slice = deadline - t_now;
     if (proof) { /* prove the incumbent: nothing below it */
       k = 1;
-      target[0] = vals ? vals[ib - 1] : hi * (1 - 1e-12);
+      target[0] = vals ? vals[ib - 1] : hi * (1 - PPI_REL_ROUNDING);
       slice = deadline - t_now;
     } else if (vals) { /* the k-quantiles of the open values */
       int32_t m = ib - from_i;
@@ -791,19 +826,10 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
     for (i = 0; i < k; i++) {
       jobs[i].x.t = target[i];
       jobs[i].x.deadline = t_now + slice < deadline ? t_now + slice : deadline;
-      if (k > 1 && pthread_create(&jobs[i].th, NULL, run_job, &jobs[i]) != 0)
-        break;
-      if (k == 1)
-        run_job(&jobs[i]);
-      started++;
     }
-    if (k > 1)
-      for (i = 0; i < started; i++)
-        pthread_join(jobs[i].th, NULL);
-    if (started < k) {
-      rc = ppi_fail(ctx, PP_EINTERNAL, "map: could not start a thread");
+    if ((rc = ppi_fanout(ctx, "map", run_job, jobs, sizeof *jobs,
+                         offsetof(struct job, ctx), k)))
       goto out;
-    }
     for (i = 0; i < k; i++) {
       out->nodes += jobs[i].x.nodes;
       if (jobs[i].x.result == 1) {

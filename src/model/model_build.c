@@ -664,16 +664,15 @@ static pp_status layout_tables(pp_model_builder *b)
   /* Size tables, one per distinct tp. */
   {
     int32_t ntp = 0, k;
-    int32_t tps[64];
+    int32_t tps[PPI_MAX_TP_SIZES];
     for (i = 0; i < b->tps.n; i++) {
       int32_t tp = PPI_VEC_AT(&b->tps, struct tps_rec, i).tp;
       for (k = 0; k < ntp && tps[k] != tp; k++)
         ;
       if (k == ntp) {
-        if (ntp == 64)
-          return bfail(b, PP_ELIMIT,
-                       "more than 64 distinct tp_sizes "
-                       "degrees");
+        if (ntp == PPI_MAX_TP_SIZES)
+          return bfail(b, PP_ELIMIT, "more than %d distinct tp_sizes degrees",
+                       PPI_MAX_TP_SIZES);
         tps[ntp++] = tp;
       }
     }

@@ -87,9 +87,8 @@ static void run_close(struct chain_run *r)
   ppi_free(r->ctx, r->cons, (size_t)r->maxdeg * sizeof *r->cons);
 }
 
-/* TUNING: not a tuning knob but the model's size ceiling: byte counts
-** are at most 2^62, so sums beyond it are refused rather than wrapped. */
-#define MAX_SUM 4611686018427387904.0
+/* The model's size ceiling, PPI_MAX_BYTES, as a double. */
+#define MAX_SUM ((double)PPI_MAX_BYTES)
 
 /* Fill cut_count, and cut_bytes when it is not NULL, with difference
 ** arrays: each tensor adds its suffix-maximum byte count over the ranges

@@ -14,40 +14,18 @@
 ** revisit one; the walk between the two visits is a cycle, which the
 ** error message lists.  O(n + e).
 */
-#include "base/pp_int.h"
+#include "base/heap.h"
 
 #include <string.h>
 
-static void heap_push(int32_t *h, int32_t *n, int32_t v)
+/* Operator v is ready: the heap orders by index alone, so the smallest
+** leaves first. */
+static pp_status ready(pp_ctx *ctx, struct ppi_heap *h, int32_t v)
 {
-  int32_t i = (*n)++;
-  while (i > 0) {
-    int32_t p = (i - 1) / 2;
-    if (h[p] <= v)
-      break;
-    h[i] = h[p];
-    i = p;
-  }
-  h[i] = v;
-}
-
-static int32_t heap_pop(int32_t *h, int32_t *n)
-{
-  int32_t top = h[0], v = h[--(*n)], i = 0;
-  for (;;) {
-    int32_t c = 2 * i + 1;
-    if (c >= *n)
-      break;
-    if (c + 1 < *n && h[c + 1] < h[c])
-      c++;
-    if (v <= h[c])
-      break;
-    h[i] = h[c];
-    i = c;
-  }
-  if (*n > 0)
-    h[i] = v;
-  return top;
+  struct ppi_heap_el e;
+  memset(&e, 0, sizeof e);
+  e.tie = (uint64_t)v;
+  return ppi_heap_push(ctx, h, e);
 }
 
 /* Describe one cycle among the operators Kahn could not order. */
@@ -112,34 +90,35 @@ done:
 
 pp_status ppi_model_index(pp_ctx *ctx, struct pp_model *m)
 {
-  int32_t n = m->nop, v, k, nheap = 0, done = 0, e;
-  int32_t *indeg, *heap;
+  int32_t n = m->nop, v, k, done = 0, e;
+  int32_t *indeg;
+  struct ppi_heap heap;
   bool unique = true;
   pp_status rc = PP_OK;
 
+  ppi_heap_init(&heap);
   m->topo = ppi_arena_alloc(&m->arena, ctx, (size_t)n, sizeof(int32_t));
   m->topo_pos = ppi_arena_alloc(&m->arena, ctx, (size_t)n, sizeof(int32_t));
   indeg = ppi_calloc(ctx, (size_t)n, sizeof *indeg);
-  heap = ppi_calloc(ctx, (size_t)n, sizeof *heap);
-  if (!m->topo || !m->topo_pos || !indeg || !heap) {
+  if (!m->topo || !m->topo_pos || !indeg) {
     rc = ctx->err;
     goto out;
   }
   for (v = 0; v < n; v++) {
     indeg[v] = m->in_off[v + 1] - m->in_off[v];
-    if (indeg[v] == 0)
-      heap_push(heap, &nheap, v);
+    if (indeg[v] == 0 && (rc = ready(ctx, &heap, v)))
+      goto out;
   }
-  while (nheap > 0) {
-    if (nheap > 1)
+  while (heap.n > 0) {
+    if (heap.n > 1)
       unique = false;
-    v = heap_pop(heap, &nheap);
+    v = (int32_t)ppi_heap_pop(&heap).tie;
     m->topo_pos[v] = done;
     m->topo[done++] = v;
     for (k = m->out_off[v]; k < m->out_off[v + 1]; k++) {
       int32_t w = m->edst[m->out_e[k]];
-      if (--indeg[w] == 0)
-        heap_push(heap, &nheap, w);
+      if (--indeg[w] == 0 && (rc = ready(ctx, &heap, w)))
+        goto out;
     }
   }
   if (done < n) {
@@ -153,7 +132,7 @@ pp_status ppi_model_index(pp_ctx *ctx, struct pp_model *m)
       m->is_chain = false;
 out:
   ppi_free(ctx, indeg, (size_t)n * sizeof *indeg);
-  ppi_free(ctx, heap, (size_t)n * sizeof *heap);
+  ppi_heap_free(ctx, &heap);
   return rc;
 }
 

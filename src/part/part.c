@@ -23,7 +23,6 @@
 
 static const char *const obj_names[] = {"minmax", "amp", "madpipe"};
 
-#define MADPIPE_MAX_LAYERS 512
 static const char *const meth_names[] = {"optimal",        "uniform-layers",
                                          "uniform-params", "pipedream",
                                          "pipedream-star", "amp-original"};
@@ -69,6 +68,11 @@ void pp_part_params_init(pp_part_params *p)
   p->method = PP_PART_OPTIMAL;
   p->replicas = 1;
   p->tp = 1;
+  /* TUNING: the defaults (docs/PARTITION.md): a 10 GB/s flat network,
+  ** MadPipe's 10 bisection iterations, a minute and 20,000 branch-and-bound
+  ** nodes for its ILP, 1,000 refinement steps (refinement strictly
+  ** lowers its potential each step, so the cap only bounds the time); set
+  ** with the partitioners (ffad48c, 46c8c19), no sweep recorded */
   p->bandwidth_gbps = 10;
   p->gas = 1;
   p->schedule = PP_SCHED_1F1B;
@@ -222,7 +226,7 @@ static pp_status check_params(pp_ctx *ctx, const pp_model *m, int32_t L,
     return ppi_fail(ctx, PP_EINPUT,
                     "partition: allreduce bandwidth %g GB/s must be >= 0",
                     p->allreduce_gbps);
-  if (p->gas < 1 || p->gas > ((int64_t)1 << 40))
+  if (p->gas < 1 || p->gas > PPI_MAX_GLOBAL_BATCH)
     return ppi_fail(ctx, PP_EINPUT,
                     "partition: %lld micro-batches per replica; at least 1",
                     (long long)p->gas);
@@ -538,6 +542,9 @@ static pp_status simulate(pp_ctx *ctx, struct pp_partition *pt,
   pp_device_type_desc td;
   const char *ref = pp_model_reference_type(m);
   int32_t P = r->P, N = r->N, s, d;
+  /* TUNING: the confirmation simulates 16 micro-batches per stage, at
+  ** least 96, so that the middle half of the run is steady state past the
+  ** fill and before the drain (25d7df7) */
   int64_t G = 16 * (int64_t)N > 96 ? 16 * (int64_t)N : 96, i, n;
   double *bend = NULL, *bw = NULL;
   pp_status rc;
@@ -841,9 +848,6 @@ static pp_status fill_dag(pp_ctx *ctx, struct pp_partition *pt,
   return PP_OK;
 }
 
-#define DOWNSET_AUTO 4096
-#define DOWNSET_EXACT ((int64_t)1 << 20)
-
 /* The operator graph of m for the DP (nodes = operators). */
 static pp_status build_dag(pp_ctx *ctx, struct ppi_arena *ar, const pp_model *m,
                            const pp_part_params *p, int32_t mbs,
@@ -943,6 +947,9 @@ static pp_status dagflow(pp_ctx *ctx, struct pp_partition *pt,
     return rc;
   for (s = 0; s < S; s++)
     mem = mem || isfinite(c->mem[s]);
+  /* TUNING: clustering stops at 16 hyper-operators per stage, at least
+  ** 256: few enough for the down-set DP, enough for each stage's boundary
+  ** to move (46c8c19; docs/PARTITION.md) */
   K = p->clusters > 0 ? p->clusters : (16 * S > 256 ? 16 * S : 256);
   if (K < S)
     K = S;
@@ -973,11 +980,13 @@ static pp_status dagflow(pp_ctx *ctx, struct pp_partition *pt,
                     (int)S, (int)k, pp_model_name(m));
   if (!(hstage = ppi_arena_alloc(tmp, ctx, (size_t)k, sizeof *hstage)))
     return PP_ENOMEM;
-  rc = ppi_dag_dp_ideals(ctx, &h, p->exact ? DOWNSET_EXACT : DOWNSET_AUTO, mem,
+  rc = ppi_dag_dp_ideals(ctx, &h,
+                         p->exact ? PPI_DOWNSETS_EXACT : PPI_DOWNSETS_AUTO, mem,
                          hstage, &obj, &done);
   if (rc == PP_EINPUT && mem) { /* nothing fits: the best without limits */
     pt->sum.fits = 0;
-    rc = ppi_dag_dp_ideals(ctx, &h, p->exact ? DOWNSET_EXACT : DOWNSET_AUTO, 0,
+    rc = ppi_dag_dp_ideals(ctx, &h,
+                           p->exact ? PPI_DOWNSETS_EXACT : PPI_DOWNSETS_AUTO, 0,
                            hstage, &obj, &done);
     mem = false;
   }
@@ -991,7 +1000,7 @@ static pp_status dagflow(pp_ctx *ctx, struct pp_partition *pt,
                       "subgraphs (down-sets); the exact DP is out of reach, "
                       "drop --exact for clustering and the DP over one "
                       "topological order",
-                      pp_model_name(m), (long long)DOWNSET_EXACT);
+                      pp_model_name(m), (long long)PPI_DOWNSETS_EXACT);
     if (!(order = ppi_arena_alloc(tmp, ctx, (size_t)k, sizeof *order)))
       return PP_ENOMEM;
     if ((rc = ppi_dag_order(ctx, &h, order)))
@@ -1119,12 +1128,14 @@ pp_status pp_partition_chain(pp_ctx *ctx, const pp_model *m,
                   "--bandwidth and --memory-gb instead of --devices");
     goto done;
   }
-  if (p->objective == PP_OBJ_MADPIPE && pp_model_nop(v) > MADPIPE_MAX_LAYERS) {
+  if (p->objective == PP_OBJ_MADPIPE &&
+      pp_model_nop(v) > PPI_MADPIPE_MAX_LAYERS) {
     rc = ppi_fail(ctx, PP_ELIMIT,
                   "partition: MadPipe takes chains of at most %d layers; the "
                   "chain view of '%s' has %d (its DP and ILP grow with the "
                   "layers; MadPipe's paper used 40 to 80)",
-                  MADPIPE_MAX_LAYERS, pp_model_name(m), (int)pp_model_nop(v));
+                  PPI_MADPIPE_MAX_LAYERS, pp_model_name(m),
+                  (int)pp_model_nop(v));
     goto done;
   }
   if (p->objective == PP_OBJ_MADPIPE && p->method != PP_PART_OPTIMAL &&

@@ -173,7 +173,7 @@ pp_status ppi_part_amp(pp_ctx *ctx, const struct ppi_chain *c, int32_t *first,
       goto done;
     if (rc == PP_EINPUT) /* nothing fits: the DP below finds none either */
       goto done;
-    a.best = ppi_ch_amp_of(c, ub_first) * (1 + 1e-12);
+    a.best = ppi_ch_amp_of(c, ub_first) * (1 + PPI_REL_ROUNDING);
   }
   for (s = 0; s < S; s++) {
     for (j = 0; j < L; j++) {

@@ -39,8 +39,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ENTRIES ((size_t)1 << 26)
-
 /* Segment sums are always formed the same way, left to right, so that a
 ** value and its entry in "possible" are the same double. */
 static double seg_sum(const double *e, int32_t a, int32_t b)
@@ -102,11 +100,11 @@ pp_status ppi_part_amp_original(pp_ctx *ctx, const double *e, const double *cc,
     for (b = a; b < L; b++)
       segi[(size_t)a * L + b] = find(poss, (int32_t)P, segv[(size_t)a * L + b]);
   cells = (size_t)L * k * P;
-  if (cells > MAX_ENTRIES) {
+  if (cells > PPI_AMP_MAX_ENTRIES) {
     rc = ppi_fail(ctx, PP_ELIMIT,
                   "AMP's DP: %d layers in %d stages need %zu table entries "
                   "(O(k L^4)); at most %zu",
-                  (int)L, (int)k, cells, MAX_ENTRIES);
+                  (int)L, (int)k, cells, PPI_AMP_MAX_ENTRIES);
     goto done;
   }
   val = ppi_alloc(ctx, cells * sizeof *val);

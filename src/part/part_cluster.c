@@ -31,6 +31,7 @@
 ** network graphs, O(V E) in the worst case as the paper states.
 */
 #include "part/part.h"
+#include "base/heap.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -41,10 +42,11 @@ struct adj {
   double c, b; /* transfer time, bytes */
 };
 
+/* A candidate u -> v and the version stamps of its ends when pushed. */
 struct pair {
   double key;
-  int32_t u, v; /* u -> v */
-  uint32_t vu, vv;
+  int32_t u, v;
+  int32_t vu, vv;
 };
 
 struct crun {
@@ -52,12 +54,11 @@ struct crun {
   const struct ppi_dag *g;
   int32_t n;
   int32_t *parent; /* union-find */
-  uint32_t *ver;
+  int32_t *ver;    /* merges of each node (fewer than its operators) */
   double *w, *param, *saved;
   int32_t *pos;             /* topological position of a live representative */
   struct ppi_vec *out, *in; /* struct adj per node */
-  struct pair *heap;
-  int64_t nheap, capheap;
+  struct ppi_heap heap;
   int32_t *stack, *mark, markno;
   int32_t *fw, *bw; /* the window's forward and backward sets */
   double alpha, mlimit, nfmax;
@@ -72,55 +73,28 @@ static int32_t find(struct crun *r, int32_t x)
   return x;
 }
 
-static bool pless(const struct pair *a, const struct pair *b)
-{
-  if (a->key != b->key)
-    return a->key < b->key;
-  if (a->u != b->u)
-    return a->u < b->u;
-  return a->v < b->v;
-}
-
+/* The heap orders by (key, u, v): the tie u << 32 | v, both >= 0. */
 static pp_status hpush(struct crun *r, struct pair p)
 {
-  int64_t i;
-  if (r->nheap == r->capheap) {
-    int64_t cap = r->capheap ? 2 * r->capheap : 1024;
-    struct pair *h = ppi_raw_realloc(ppi_ctx_alloc(r->ctx), r->heap,
-                                     (size_t)r->capheap * sizeof *h,
-                                     (size_t)cap * sizeof *h);
-    if (!h)
-      return ppi_nomem(r->ctx);
-    r->heap = h;
-    r->capheap = cap;
-  }
-  i = r->nheap++;
-  while (i > 0 && pless(&p, &r->heap[(i - 1) / 2])) {
-    r->heap[i] = r->heap[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  r->heap[i] = p;
-  return PP_OK;
+  struct ppi_heap_el e;
+  e.key = p.key;
+  e.tie = (uint64_t)p.u << 32 | (uint32_t)p.v;
+  e.id = 0;
+  e.a = p.vu;
+  e.b = p.vv;
+  return ppi_heap_push(r->ctx, &r->heap, e);
 }
 
 static struct pair hpop(struct crun *r)
 {
-  struct pair top = r->heap[0], last = r->heap[--r->nheap];
-  int64_t i = 0;
-  for (;;) {
-    int64_t c = 2 * i + 1;
-    if (c >= r->nheap)
-      break;
-    if (c + 1 < r->nheap && pless(&r->heap[c + 1], &r->heap[c]))
-      c++;
-    if (!pless(&r->heap[c], &last))
-      break;
-    r->heap[i] = r->heap[c];
-    i = c;
-  }
-  if (r->nheap > 0)
-    r->heap[i] = last;
-  return top;
+  struct ppi_heap_el e = ppi_heap_pop(&r->heap);
+  struct pair p;
+  p.key = e.key;
+  p.u = (int32_t)(e.tie >> 32);
+  p.v = (int32_t)(e.tie & 0xffffffffu);
+  p.vu = e.a;
+  p.vv = e.b;
+  return p;
 }
 
 static int cmp_adj(const void *x, const void *y)
@@ -334,6 +308,7 @@ pp_status ppi_dag_cluster(pp_ctx *ctx, const struct ppi_dag *g, int32_t K,
 
   memset(&r, 0, sizeof r);
   r.ctx = ctx;
+  ppi_heap_init(&r.heap);
   r.g = g;
   r.n = n;
   r.alpha = alpha;
@@ -389,7 +364,7 @@ pp_status ppi_dag_cluster(pp_ctx *ctx, const struct ppi_dag *g, int32_t K,
         goto done;
     }
   }
-  while (alive > K && r.nheap > 0) {
+  while (alive > K && r.heap.n > 0) {
     struct pair p = hpop(&r);
     int32_t nf, nb;
     if (r.parent[p.u] != p.u || r.parent[p.v] != p.v || r.ver[p.u] != p.vu ||
@@ -440,7 +415,7 @@ done:
   ppi_free(ctx, r.fw, (size_t)n * sizeof *r.fw);
   ppi_free(ctx, r.bw, (size_t)n * sizeof *r.bw);
   ppi_free(ctx, order, (size_t)n * sizeof *order);
-  ppi_raw_free(ppi_ctx_alloc(ctx), r.heap, (size_t)r.capheap * sizeof *r.heap);
+  ppi_heap_free(ctx, &r.heap);
   return rc;
 }
 

@@ -54,12 +54,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* TUNING: the slack of ceilings of time ratios, so that a ratio off an
+** integer by rounding is not counted one group higher. */
 #define EPS 1e-9
-/* The most labels kept at one (l, p): beyond it the front is cut (the
-** labels are sorted, the least loaded special processor first), so the
-** DP may miss an allocation but never claims one that is not there.  Real
-** fronts stay far below it (tens). */
-#define MAX_FRONT 1024
 
 static double ceil_t(double x, double T)
 {
@@ -137,7 +134,7 @@ struct mrun {
   struct ppi_vec *bucket; /* [(L+1) * P] candidate labels */
   struct ppi_vec pool;    /* kept labels */
   int64_t kept;
-  bool truncated; /* a front was cut at MAX_FRONT */
+  bool truncated; /* a front was cut at PPI_MADPIPE_MAX_FRONT */
 };
 
 static pp_status put(struct mrun *r, int32_t l, int32_t p,
@@ -171,7 +168,7 @@ static pp_status feasible(struct mrun *r, double T, struct mlabel *term,
       if (n == 0)
         continue;
       qsort(cand, (size_t)n, sizeof *cand, cmp_ml);
-      for (a = 0; a < n && kept < MAX_FRONT; a++) {
+      for (a = 0; a < n && kept < PPI_MADPIPE_MAX_FRONT; a++) {
         bool dom = false;
         for (q = base; q < base + kept && !dom; q++) {
           const struct mlabel *y = &PPI_VEC_AT(&r->pool, struct mlabel, q);
@@ -369,10 +366,14 @@ static pp_status phase2(pp_ctx *ctx, struct ppi_arena *ar,
     if (st > 0)
       break;
     lo = T;
-    if (T >= lat * (1 - 1e-12)) { /* nothing fits even one at a time */
+    if (T >=
+        lat * (1 - PPI_REL_ROUNDING)) { /* nothing fits even one at a time */
       out->fits = 0;
       goto done;
     }
+    /* TUNING: the period rises 5% per try until a pattern fits, then the
+    ** bisection below narrows it: fewer ILPs than bisecting from the
+    ** latency, and a result within 5% before the bisection (ffad48c) */
     T = T * 1.05 < lat ? T * 1.05 : lat;
     if (period_cap > 0 && T > period_cap) { /* the caller's cap */
       rc = ppi_fail(ctx, PP_ELIMIT,
@@ -389,6 +390,8 @@ static pp_status phase2(pp_ctx *ctx, struct ppi_arena *ar,
     goto done;
   }
   memcpy(out->sig, sig, 4 * (size_t)N * sizeof *sig);
+  /* TUNING: at most 6 bisection steps on the period, stopping at 0.01%:
+  ** each is an ILP, and 6 halve the 5% step to under 0.1% (ffad48c) */
   for (it = 0; it < 6 && hi > lo * (1 + 1e-4); it++) {
     double mid = (lo + hi) / 2;
     if ((rc = ilp_at(ctx, &in, mid, n, sig, &st)))
@@ -446,6 +449,8 @@ static pp_status attempt(struct mrun *r, struct ppi_arena *ar,
       return PP_EINPUT; /* nothing fits; the caller explains */
     hi *= 1e6;
   }
+  /* TUNING: the caller's iterations (default 10), stopping early once the
+  ** ends are within 1e-9: closer periods differ by rounding only */
   for (it = 0; it < iterations && hi > lo * (1 + 1e-9); it++) {
     double mid = (lo + hi) / 2;
     if ((rc = feasible(r, mid, &term, &ok)))

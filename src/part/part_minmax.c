@@ -76,7 +76,7 @@ static void balance(const struct ppi_chain *c, int mem, double T, double *f,
                     int32_t *from)
 {
   int32_t L = c->L, S = c->S, s, i, j;
-  double lim = T * (1 + 1e-12);
+  double lim = T * (1 + PPI_REL_ROUNDING);
   for (s = 0; s < S; s++)
     for (j = s; j <= L - S + s; j++) {
       double best = INFINITY;

@@ -30,8 +30,6 @@
 #include <math.h>
 #include <string.h>
 
-#define REL 1e-12
-
 struct phi {
   double tmax;
   int32_t nmax;
@@ -47,20 +45,20 @@ static struct phi phi_of(const double *t, int32_t S)
     p.sq += t[s] * t[s];
   }
   for (s = 0; s < S; s++)
-    p.nmax += t[s] >= p.tmax * (1 - REL);
+    p.nmax += t[s] >= p.tmax * (1 - PPI_REL_ROUNDING);
   return p;
 }
 
 /* a < b? */
 static bool phi_less(struct phi a, struct phi b)
 {
-  if (a.tmax < b.tmax * (1 - REL))
+  if (a.tmax < b.tmax * (1 - PPI_REL_ROUNDING))
     return true;
-  if (a.tmax > b.tmax * (1 + REL))
+  if (a.tmax > b.tmax * (1 + PPI_REL_ROUNDING))
     return false;
   if (a.nmax != b.nmax)
     return a.nmax < b.nmax;
-  return a.sq < b.sq * (1 - REL);
+  return a.sq < b.sq * (1 - PPI_REL_ROUNDING);
 }
 
 /* The change a move of one operator from stage `from' to `to' makes to

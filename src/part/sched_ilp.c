@@ -125,7 +125,7 @@ pp_status ppi_ilp_pattern(pp_ctx *ctx, const struct ppi_ilp_in *in,
       if (res[i] >= 0)
         load[res[i]] += dur[i];
     for (i = 0; i < P + P * P; i++)
-      over = over || load[i] > in->T * (1 + 1e-12);
+      over = over || load[i] > in->T * (1 + PPI_REL_ROUNDING);
     ppi_free(ctx, load, (size_t)(P + P * P) * sizeof *load);
     if (over)
       goto done;

@@ -14,9 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_STAGES 1000000
-#define MAX_REPLICAS 16777216
-
 struct pp_plan_builder {
   pp_ctx *ctx;
   struct pp_plan *p;
@@ -206,9 +203,9 @@ pp_status pp_plan_builder_add_stage(pp_plan_builder *b, const int32_t *ops,
   if (nops <= 0)
     return bfail(b, ppi_fail_at(b->ctx, PP_EINPUT, b->p->source, 0, 0,
                                 "stage %d has no operators", (int)s));
-  if (s >= MAX_STAGES)
+  if (s >= PPI_MAX_PLAN_STAGES)
     return bfail(b, ppi_fail_at(b->ctx, PP_ELIMIT, b->p->source, 0, 0,
-                                "more than %d stages", MAX_STAGES));
+                                "more than %d stages", PPI_MAX_PLAN_STAGES));
   for (i = 0; i < nops; i++) {
     if (ops[i] < 0 || ops[i] >= PP_MAX_OPS)
       return bfail(b, ppi_fail_at(b->ctx, PP_EINPUT, b->p->source, 0, 0,
@@ -289,9 +286,10 @@ pp_status pp_plan_builder_add_replica(pp_plan_builder *b, int32_t s,
   if (s < 0 || s >= (int32_t)b->op_end.n)
     return bfail(b, ppi_fail_at(b->ctx, PP_EINVAL, b->p->source, 0, 0,
                                 "replica added to unknown stage %d", (int)s));
-  if (b->reps.n >= MAX_REPLICAS)
-    return bfail(b, ppi_fail_at(b->ctx, PP_ELIMIT, b->p->source, 0, 0,
-                                "more than %d replicas", MAX_REPLICAS));
+  if (b->reps.n >= PPI_MAX_PLAN_REPLICAS)
+    return bfail(b,
+                 ppi_fail_at(b->ctx, PP_ELIMIT, b->p->source, 0, 0,
+                             "more than %d replicas", PPI_MAX_PLAN_REPLICAS));
   for (k = 0; k < tp; k++)
     if (devs[k] < 0 || devs[k] >= PP_MAX_DEVICES)
       return bfail(b, ppi_fail_at(b->ctx, PP_EINPUT, b->p->source, 0, 0,

@@ -139,10 +139,11 @@ static pp_status partition(struct ctxs *x, pp_part_objective obj,
   /* AMP's DP sees what AMP's code gives it, so that on AMP's own models
   ** and clusters the baseline is AMP's partition */
   pa.amp_inputs = meth == PP_PART_AMP_ORIGINAL;
-  if (sh->pp > 1)
-    pa.bandwidth_gbps = pp_cluster_bandwidth(x->c, x->reps[0], x->reps[1]);
-  if (!(pa.bandwidth_gbps > 0))
-    pa.bandwidth_gbps = 10;
+  if (sh->pp > 1) { /* else, or without a link, the partitioner's default */
+    double b = pp_cluster_bandwidth(x->c, x->reps[0], x->reps[1]);
+    if (b > 0)
+      pa.bandwidth_gbps = b;
+  }
   return pp_partition_chain(x->ctx, x->m, &pa, out);
 }
 

@@ -59,20 +59,31 @@
 #include "part/part.h"
 
 #include <math.h>
-#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_THREADS 64
-#define ROUND 8          /* points per thread per round */
-#define SHORT_CHAIN 2000 /* partitions tried one by one below this */
-#define MAP_MAX_DEVICES 512
+/* TUNING: points per thread per round: threads prune against the list
+** of the round's start, so short rounds prune as a single thread would,
+** long ones share the merge; 8 (298aa13, no sweep recorded). */
+#define ROUND 8
+/* TUNING: chains with at most this many partitions into pp runs are
+** partitioned by pricing every one with the estimate (exact under it);
+** 2,000 estimates cost about one label DP (docs/PLANNER.md). */
+#define SHORT_CHAIN 2000
 #define MAX_DIVISORS 16384 /* two halves: the large divisors from 8,192 */
-#define MADPIPE_SHARE 0.9  /* memory share above which memory binds */
-#define MADPIPE_MAX_L 512  /* part.c's limit on MadPipe's chains */
-#define MADPIPE_ILP_S 120  /* a safety net: the node limit binds first */
+/* TUNING: MadPipe runs where memory binds: where the best plan fills a
+** device past this share (docs/PLANNER.md: 90%). */
+#define MADPIPE_SHARE 0.9
+/* TUNING: MadPipe's ILP is bounded by branch-and-bound nodes, not time,
+** so the result is deterministic: 50 nodes per ILP, and 120 s as a safety
+** net the node limit reaches first (8a30765: the determinism test under
+** ASan). */
+#define MADPIPE_ILP_S 120
 #define MADPIPE_NODES 50
-#define MADPIPE_TRIES 3 /* points tried per plan asked for */
+/* TUNING: points MadPipe tries per plan asked for (--madpipe N: at most
+** 3N tried), so a memory-bound space does not spend the run on it. */
+#define MADPIPE_TRIES 3
 
 /* ---- parameters --------------------------------------------------------- */
 
@@ -81,6 +92,9 @@ void pp_search_params_init(pp_search_params *p)
   if (!p)
     return;
   memset(p, 0, sizeof *p);
+  /* TUNING: the defaults of parplan plan (docs/PLANNER.md): 5 plans
+  ** simulated, a minute, a second of exact mapping each, 4 MadPipe plans
+  ** (298aa13, 2766d50; no sweep recorded) */
   p->top_k = 5;
   p->time_limit_s = 60;
   p->threads = 2;
@@ -97,7 +111,7 @@ void pp_search_params_init(pp_search_params *p)
 
 static pp_status check_params(pp_ctx *ctx, const pp_search_params *p)
 {
-  if (p->global_batch < 1 || p->global_batch > ((int64_t)1 << 40))
+  if (p->global_batch < 1 || p->global_batch > PPI_MAX_GLOBAL_BATCH)
     return ppi_fail(ctx, PP_EINPUT,
                     "plan: global batch %lld; it must be at least 1",
                     (long long)p->global_batch);
@@ -105,9 +119,9 @@ static pp_status check_params(pp_ctx *ctx, const pp_search_params *p)
     return ppi_fail(ctx, PP_EINPUT, "plan: top %d; 1 to 1000", (int)p->top_k);
   if (!(p->time_limit_s > 0) || !isfinite(p->time_limit_s))
     return ppi_fail(ctx, PP_EINPUT, "plan: the time limit must be positive");
-  if (p->threads < 1 || p->threads > MAX_THREADS)
+  if (p->threads < 1 || p->threads > PPI_MAX_THREADS)
     return ppi_fail(ctx, PP_EINPUT, "plan: %d threads; 1 to %d",
-                    (int)p->threads, MAX_THREADS);
+                    (int)p->threads, PPI_MAX_THREADS);
   if (!pp_optimizer_name(p->optimizer))
     return ppi_fail(ctx, PP_EINVAL, "plan: unknown optimizer %d",
                     (int)p->optimizer);
@@ -258,6 +272,8 @@ static pp_status make_sets(pp_ctx *ctx, struct space *sp)
         key[d] = speed[i];
   }
   sort_devices(order, D, key, node);
+  /* TUNING: every subset of device types up to 6 types (64 subsets, 3
+  ** device sets each); a cluster of more types keeps them all */
   nmask = sp->p->subsets && T <= 6 ? 1u << T : 0;
   cap = 3 * (int32_t)(nmask ? nmask : 2);
   if (!(sp->sets = ppi_calloc(ctx, (size_t)cap, sizeof *sp->sets)))
@@ -435,6 +451,8 @@ static pp_status make_points(pp_ctx *ctx, const struct space *sp,
   if (!(div = ppi_alloc(ctx, MAX_DIVISORS * sizeof *div)))
     return PP_ENOMEM;
 
+  /* TUNING: tensor parallelism up to 8 unless asked: the NVLink domain
+  ** of the nodes Megatron targets; beyond it tp crosses slow links */
   if (!p->max_tp && maxtp > 8)
     maxtp = 8;
   *space_lb = INFINITY;
@@ -499,8 +517,7 @@ static pp_status make_points(pp_ctx *ctx, const struct space *sp,
 /* ---- one point ---------------------------------------------------------- */
 
 struct worker {
-  pthread_t th;
-  struct pp_ctx ctx; /* its own first error; the allocator hook shared */
+  struct pp_ctx ctx; /* its copy (ppi_fanout) */
   const struct space *sp;
   const struct point *pts;
   int64_t from, to, step; /* points from, from + step, ... below to */
@@ -914,6 +931,9 @@ static void point_net(struct worker *w, const struct point *pt,
   }
   if (!isfinite(arbw))
     arbw = 0;
+  /* TUNING: one stage has no link between stages: the allreduce's
+  ** bandwidth, or 100 GB/s, stands in (no transfer between stages uses
+  ** it, so the value changes nothing) */
   if (!isfinite(linkbw))
     linkbw = arbw > 0 ? arbw : 100;
   *arbw_out = arbw;
@@ -996,8 +1016,8 @@ static pp_status eval_point(struct worker *w, const struct point *pt)
     }
   }
   if (rc == PP_OK && pt->sched == PP_SCHED_1F1B_STAR && pt->tp == 1 &&
-      !pt->rec && !set->mixed && pt->pp >= 2 && sp->L <= MADPIPE_MAX_L &&
-      (!have || best.peak >= MADPIPE_SHARE))
+      !pt->rec && !set->mixed && pt->pp >= 2 &&
+      sp->L <= PPI_MADPIPE_MAX_LAYERS && (!have || best.peak >= MADPIPE_SHARE))
     rc = ppi_vec_push(&w->ctx, &w->bound, pt);
   if (rc) {
     if (have)
@@ -1038,10 +1058,11 @@ static pp_status madpipe_point(struct worker *w, const struct point *pt)
   return PP_OK;
 }
 
-static void *run_worker(void *arg)
+static pp_status run_worker(pp_ctx *ctx, void *arg)
 {
   struct worker *w = arg;
   int64_t i;
+  (void)ctx; /* w->ctx, where the point functions find it */
   for (i = w->from; i < w->to && !w->rc; i += w->step) {
     if (ppi_now_s() > w->deadline) {
       w->timed_out = true;
@@ -1050,7 +1071,7 @@ static void *run_worker(void *arg)
     w->rc = w->madpipe_pass ? madpipe_point(w, &w->pts[i])
                             : eval_point(w, &w->pts[i]);
   }
-  return NULL;
+  return w->rc;
 }
 
 /* ---- the search --------------------------------------------------------- */
@@ -1094,7 +1115,7 @@ static pp_status remap(pp_ctx *ctx, const struct space *sp, struct cand *x,
   pp_status rc;
 
   if (!x->part || x->pt.tp != 1 || p->map_time_s <= 0 ||
-      pp_cluster_ndev(sp->c) > MAP_MAX_DEVICES || S * R < 2)
+      pp_cluster_ndev(sp->c) > PPI_PLAN_MAP_MAX_DEVICES || S * R < 2)
     return PP_OK;
   if (!(devs = ppi_alloc(ctx, (size_t)S * R * sizeof *devs)))
     return PP_ENOMEM;
@@ -1103,7 +1124,8 @@ static pp_status remap(pp_ctx *ctx, const struct space *sp, struct cand *x,
   pp_map_params_init(&mpp);
   mpp.replicas = R;
   mpp.time_limit_s = p->map_time_s;
-  mpp.threads = p->threads < 16 ? p->threads : 16;
+  mpp.threads =
+      p->threads < PPI_MAX_MAP_THREADS ? p->threads : PPI_MAX_MAP_THREADS;
   if ((rc = pp_map(ctx, g, sp->c, &mpp, &mp)))
     goto done;
   for (s = 0; s < S; s++) {
@@ -1229,12 +1251,11 @@ static pp_status run_round(pp_ctx *ctx, struct worker *ws, int32_t T,
                            bool madpipe, struct cand *kept, int32_t *nkept,
                            struct cand *pool, bool *timed_out)
 {
-  int32_t i, started = 0, npool = 0, K = ws[0].K;
+  int32_t i, npool = 0, K = ws[0].K;
   double bar = *nkept == K ? kept[K - 1].est : INFINITY;
+  pp_status rc;
   for (i = 0; i < T; i++) {
     struct worker *w = &ws[i];
-    memcpy(&w->ctx, ctx, sizeof w->ctx);
-    pp_ctx_clear_error(&w->ctx);
     w->pts = pts;
     w->madpipe_pass = madpipe;
     w->from = start + i;
@@ -1242,26 +1263,10 @@ static pp_status run_round(pp_ctx *ctx, struct worker *ws, int32_t T,
     w->step = T;
     w->bar = bar;
     w->rc = PP_OK;
-    if (T == 1) {
-      run_worker(w);
-      started++;
-    } else if (pthread_create(&w->th, NULL, run_worker, w) == 0) {
-      started++;
-    } else {
-      break;
-    }
   }
-  if (T > 1)
-    for (i = 0; i < started; i++)
-      pthread_join(ws[i].th, NULL);
-  if (started < T)
-    return ppi_fail(ctx, PP_EINTERNAL, "plan: could not start a thread");
-  for (i = 0; i < T; i++) /* the first error, in thread order */
-    if (ws[i].rc) {
-      if (ctx->err == PP_OK) /* the first message since the last clear */
-        memcpy(ctx, &ws[i].ctx, sizeof ws[i].ctx);
-      return ws[i].rc;
-    }
+  if ((rc = ppi_fanout(ctx, "plan", run_worker, ws, sizeof *ws,
+                       offsetof(struct worker, ctx), T)))
+    return rc;
   /* merge: the kept list and every thread's finds, best first */
   for (i = 0; i < *nkept; i++)
     pool[npool++] = kept[i];

@@ -47,6 +47,7 @@
 ** event.
 */
 #include "sim/sim.h"
+#include "base/heap.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -55,11 +56,11 @@
 enum { EV_COMP, EV_XFER, EV_FLOW, EV_FLOWSTART, EV_WAKE, EV_RELEASE };
 enum { X_ACT, X_GRAD, X_RING };
 
-struct hev {
-  double t;
-  int64_t seq, id;
-  int32_t type, ver;
-};
+/* TUNING: pattern times closer than this share of the period are equal
+** (rounding of j T + sigma): then the backward goes first, which frees
+** memory; MadPipe's patterns put a backward and a forward at one moment
+** (10569d3). */
+#define PAT_TIE 1e-9
 
 struct xfer {
   int32_t src, dst;
@@ -92,9 +93,9 @@ struct run {
   double now;
   int64_t seq, ntask;
 
-  /* heap */
-  struct hev *heap;
-  int64_t nheap, capheap;
+  /* events: key the time, tie the sequence number (equal times leave in
+  ** the order they were pushed), payload (id, type, ver) */
+  struct ppi_heap heap;
 
   /* replicas */
   int32_t S, R, tp;
@@ -159,60 +160,18 @@ struct run {
   struct ppi_vec ev, pred, mem;
 };
 
-/* ---- heap ------------------------------------------------------------- */
-
-static bool hless(const struct hev *a, const struct hev *b)
-{
-  return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
+/* ---- events ----------------------------------------------------------- */
 
 static pp_status push(struct run *r, double t, int32_t type, int64_t id,
                       int32_t ver)
 {
-  struct hev e;
-  int64_t i;
-  if (r->nheap == r->capheap) {
-    int64_t cap = r->capheap ? 2 * r->capheap : 1024;
-    struct hev *h = ppi_raw_realloc(ppi_ctx_alloc(r->ctx), r->heap,
-                                    (size_t)r->capheap * sizeof *h,
-                                    (size_t)cap * sizeof *h);
-    if (!h)
-      return ppi_nomem(r->ctx);
-    r->heap = h;
-    r->capheap = cap;
-  }
-  e.t = t;
-  e.seq = r->seq++;
-  e.type = type;
+  struct ppi_heap_el e;
+  e.key = t;
+  e.tie = (uint64_t)r->seq++;
   e.id = id;
-  e.ver = ver;
-  i = r->nheap++;
-  while (i > 0 && hless(&e, &r->heap[(i - 1) / 2])) {
-    r->heap[i] = r->heap[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  r->heap[i] = e;
-  return PP_OK;
-}
-
-static struct hev pop(struct run *r)
-{
-  struct hev top = r->heap[0], last = r->heap[--r->nheap];
-  int64_t i = 0, n = r->nheap;
-  for (;;) {
-    int64_t c = 2 * i + 1;
-    if (c >= n)
-      break;
-    if (c + 1 < n && hless(&r->heap[c + 1], &r->heap[c]))
-      c++;
-    if (!hless(&r->heap[c], &last))
-      break;
-    r->heap[i] = r->heap[c];
-    i = c;
-  }
-  if (n > 0)
-    r->heap[i] = last;
-  return top;
+  e.a = type;
+  e.b = ver;
+  return ppi_heap_push(r->ctx, &r->heap, e);
 }
 
 /* ---- recording -------------------------------------------------------- */
@@ -388,10 +347,11 @@ static pp_status rates(struct run *r, int64_t changed)
 
 static pp_status route_of(struct run *r, struct xfer *x)
 {
-  int32_t buf[4096], n, i;
+  int32_t buf[PPI_MAX_ROUTE_HOPS], n, i;
   pp_status rc;
   x->res_off = (int32_t)r->res.n;
-  if ((rc = ppi_route_path(r->ctx, &r->rt, x->src, x->dst, buf, 4096, &n)))
+  if ((rc = ppi_route_path(r->ctx, &r->rt, x->src, x->dst, buf,
+                           PPI_MAX_ROUTE_HOPS, &n)))
     return rc;
   if (n == 0) { /* no link graph: the pair is its own link */
     int64_t key = (int64_t)x->src * r->k->ndev + x->dst;
@@ -587,7 +547,7 @@ static double next_key(const struct run *r, int32_t q)
 ** moment) go backward first, which frees memory, then lower replica. */
 static bool pat_before(const struct run *r, int32_t a, int32_t b)
 {
-  double ka = next_key(r, a), kb = next_key(r, b), eps = 1e-9 * r->T;
+  double ka = next_key(r, a), kb = next_key(r, b), eps = PAT_TIE * r->T;
   bool ba, bb;
   if (ka == INFINITY || kb == INFINITY)
     return ka < kb || (ka == kb && a < b);
@@ -904,7 +864,7 @@ static pp_status build_allreduce(struct run *r, int32_t s, int32_t t)
         idx[a * kk + f++] = i;
   }
   for (a = 0; a < nn; a++) { /* phase 1 and 3: inside node a */
-    int32_t d[64 * 64], qq[64 * 64];
+    int32_t d[PPI_HIER_MAX_PER_NODE], qq[PPI_HIER_MAX_PER_NODE];
     for (j = 0; j < kk; j++) {
       d[j] = devs[idx[a * kk + j]];
       qq[j] = qs[idx[a * kk + j]];
@@ -915,7 +875,7 @@ static pp_status build_allreduce(struct run *r, int32_t s, int32_t t)
       p1[idx[a * kk + j]] = slots[j];
   }
   for (j = 0; j < kk; j++) { /* phase 2: the j-th member of every node */
-    int32_t d[64 * 64], qq[64 * 64];
+    int32_t d[PPI_HIER_MAX_NODES], qq[PPI_HIER_MAX_NODES];
     for (a = 0; a < nn; a++) {
       d[a] = devs[idx[a * kk + j]];
       qq[a] = qs[idx[a * kk + j]];
@@ -926,7 +886,7 @@ static pp_status build_allreduce(struct run *r, int32_t s, int32_t t)
       p2[idx[a * kk + j]] = slots[a];
   }
   for (a = 0; a < nn; a++) {
-    int32_t d[64 * 64], qq[64 * 64];
+    int32_t d[PPI_HIER_MAX_PER_NODE], qq[PPI_HIER_MAX_PER_NODE];
     for (j = 0; j < kk; j++) {
       d[j] = devs[idx[a * kk + j]];
       qq[j] = qs[idx[a * kk + j]];
@@ -1001,9 +961,10 @@ static pp_status setup(struct run *r)
       int64_t jf = 0, jb = 0, n = 0;
       while (n < r->len[s]) {
         /* equal times up to rounding: the backward first (pat_before) */
-        bool fwd = jf < k->gas[s] && (jb >= k->gas[s] || jf <= jb ||
-                                      (double)jf * r->T + sf <
-                                          (double)jb * r->T + sb - 1e-9 * r->T);
+        bool fwd =
+            jf < k->gas[s] &&
+            (jb >= k->gas[s] || jf <= jb ||
+             (double)jf * r->T + sf < (double)jb * r->T + sb - PAT_TIE * r->T);
         if (jf <= jb && jf < k->gas[s])
           fwd = true; /* a backward never before its own forward */
         r->order[s][n].kind = fwd ? PP_TASK_FWD : PP_TASK_BWD;
@@ -1114,29 +1075,30 @@ static pp_status run_loop(struct run *r)
   for (q = 0; q < r->R; q++)
     if ((rc = try_start(r, q)))
       return rc;
-  while (r->nheap > 0) {
-    struct hev e = pop(r);
+  while (r->heap.n > 0) {
+    struct ppi_heap_el e = ppi_heap_pop(&r->heap);
+    int32_t type = e.a, ver = e.b;
     /* a flow rescheduled since: skip it before it moves the clock (a
     ** stale finish is later than the real one when the rate rose) */
-    if (e.type == EV_FLOW && PPI_VEC_AT(&r->xf, struct xfer, e.id).ver != e.ver)
+    if (type == EV_FLOW && PPI_VEC_AT(&r->xf, struct xfer, e.id).ver != ver)
       continue;
-    r->now = e.t;
-    if (e.type == EV_COMP) {
+    r->now = e.key;
+    if (type == EV_COMP) {
       if ((rc = comp_done(r, (int32_t)e.id)))
         return rc;
-    } else if (e.type == EV_XFER) {
-      struct chan *ch = &PPI_VEC_AT(&r->ch, struct chan, e.ver);
+    } else if (type == EV_XFER) {
+      struct chan *ch = &PPI_VEC_AT(&r->ch, struct chan, ver);
       ch->busy = false;
       ch->last_rec = PPI_VEC_AT(&r->xf, struct xfer, e.id).rec;
-      if ((rc = deliver(r, e.id)) || (rc = chan_start(r, e.ver)))
+      if ((rc = deliver(r, e.id)) || (rc = chan_start(r, ver)))
         return rc;
-    } else if (e.type == EV_WAKE) {
+    } else if (type == EV_WAKE) {
       if ((rc = try_start(r, (int32_t)e.id)))
         return rc;
-    } else if (e.type == EV_RELEASE) {
+    } else if (type == EV_RELEASE) {
       if ((rc = dispatch(r, e.id)))
         return rc;
-    } else if (e.type == EV_FLOWSTART) {
+    } else if (type == EV_FLOWSTART) {
       if ((rc = link_activate(r, e.id)))
         return rc;
     } else {
@@ -1292,8 +1254,7 @@ done:
 static void run_free(struct run *r)
 {
   pp_ctx *ctx = r->ctx;
-  ppi_raw_free(ppi_ctx_alloc(ctx), r->heap,
-               (size_t)r->capheap * sizeof *r->heap);
+  ppi_heap_free(ctx, &r->heap);
   ppi_raw_free(ppi_ctx_alloc(ctx), r->rescount,
                (size_t)r->rescap * sizeof *r->rescount);
   ppi_vec_free(ctx, &r->xf);
@@ -1346,6 +1307,7 @@ pp_status pp_simulate(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   r.k = &k;
   r.record = cpp.record != 0;
   ppi_arena_init(&r.ar, ppi_ctx_alloc(ctx));
+  ppi_heap_init(&r.heap);
   ppi_vec_init(&r.xf, sizeof(struct xfer));
   ppi_i64map_init(&r.chmap);
   ppi_vec_init(&r.ch, sizeof(struct chan));

@@ -336,9 +336,11 @@ pp_status pp_cluster_describe(pp_ctx *ctx, const pp_cluster *c, int json,
     if (ninter)
       fprintf(f, "  %-12s %g to %g GB/s over %lld pairs\n", "across nodes", xlo,
               xhi, (long long)ninter);
-    if (ncls < 0 || ncls > NCLASS)
-      fprintf(f, "  %-12s %s distinct values\n", "classes",
-              ncls < 0 ? "more than 65536" : "many");
+    if (ncls < 0)
+      fprintf(f, "  %-12s more than %d distinct values\n", "classes",
+              PPI_MAX_BW_CLASSES);
+    else if (ncls > NCLASS)
+      fprintf(f, "  %-12s many distinct values\n", "classes");
     for (i = 0; i >= 0 && i < ncls && ncls <= NCLASS; i++) {
       int64_t pairs = cls[i].npairs / 2, intra = cls[i].nintra / 2;
       fprintf(f, "  %-12s %g GB/s: %lld pair%s", i ? "" : "classes",

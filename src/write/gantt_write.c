@@ -30,7 +30,6 @@
 #define LANE 7.0
 #define GAP 5.0
 #define BOTTOM 62.0
-#define MAXROWS 4096
 
 struct grow {
   int32_t dev, stage, replica;
@@ -111,11 +110,11 @@ static pp_status gantt_rows(pp_ctx *ctx, struct gantt *g)
     return ppi_fail(ctx, PP_EINVAL,
                     "gantt: the simulation recorded no events (simulate "
                     "with cost params record = 1)");
-  if (g->nrows > MAXROWS)
+  if (g->nrows > PPI_GANTT_MAX_ROWS)
     return ppi_fail(ctx, PP_ELIMIT,
                     "gantt: %d devices exceed the %d rows a "
                     "chart can show",
-                    (int)g->nrows, MAXROWS);
+                    (int)g->nrows, PPI_GANTT_MAX_ROWS);
   qsort(g->rows, (size_t)g->nrows, sizeof *g->rows, cmp_row);
   for (d = 0; d < g->nrows; d++)
     g->row_of[g->rows[d].dev] = d;

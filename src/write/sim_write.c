@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GANTT_MAX_DEVICES 64
-
 static void json_summary(FILE *f, const struct pp_sim *s)
 {
   int32_t d;
@@ -98,7 +96,7 @@ static pp_status gantt(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
 
   for (d = 0; d < s->ndev; d++)
     nused += s->dev[d].used;
-  if (nused > GANTT_MAX_DEVICES || T <= 0 || cols < 10)
+  if (nused > PPI_TEXT_GANTT_MAX_DEVICES || T <= 0 || cols < 10)
     return PP_OK;
   occ = ppi_calloc(ctx, (size_t)cols * 8, sizeof *occ);
   line = ppi_calloc(ctx, (size_t)cols + 1, 1);
@@ -144,7 +142,7 @@ static pp_status gantt(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
       int k, best = -1;
       double bv = 0;
       for (k = 0; k < 8; k++) /* compute wins over transfers at equal time */
-        if (occ[c * 8 + k] > bv + 1e-12 * w ||
+        if (occ[c * 8 + k] > bv + PPI_REL_ROUNDING * w ||
             (k != 3 && best == 3 && occ[c * 8 + k] >= bv)) {
           bv = occ[c * 8 + k];
           best = k;
