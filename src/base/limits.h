@@ -100,7 +100,7 @@
 /* ---- partitioning ------------------------------------------------------ */
 
 /* Layers of a chain MadPipe partitions (the planner skips MadPipe above
-** it): its DP and ILP grow with the layers; paper 003 used 40 to 80. */
+** it): its DP and ILP grow with the layers; [MadPipe] used 40 to 80. */
 #define PPI_MADPIPE_MAX_LAYERS 512
 
 /* Labels kept at one (layer, processors) of MadPipe's DP: beyond it the
