@@ -35,7 +35,7 @@
 ** (notes/algorithms.md 2.4, variant A: the allocation fixed) with CBC for
 ** the least period >= the allocation's at which a periodic pattern fits
 ** memory, and its live counts n_s become the in-flight counts; the
-** simulator then runs them (part.c) and reports period and memory.
+** simulator then runs them (part_verify.c) and reports period and memory.
 **
 ** PipeDream + 1F1B*: PipeDream's contiguous allocation of least period
 ** (part_minmax.c, ppi_part_period), scheduled by 1F1B* at the least
