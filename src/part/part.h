@@ -128,9 +128,6 @@ PP_INTERNAL double ppi_ch_amp_of(const struct ppi_chain *c,
 ** stages: the work spread evenly, or the heaviest layer alone. */
 PP_INTERNAL double ppi_ch_lower_bound(const struct ppi_chain *c,
                                       pp_part_objective o);
-/* The largest memory / limit ratio over the stages, and which stage. */
-PP_INTERNAL double ppi_ch_mem_ratio(const struct ppi_chain *c,
-                                    const int32_t *first, int32_t *worst);
 
 /* Kernels.  Each fills first[0..S] and returns PP_OK, or PP_EINPUT when
 ** no partition fits in memory (nothing recorded: the caller explains). */

@@ -160,22 +160,6 @@ double ppi_ch_amp_of(const struct ppi_chain *c, const int32_t *first)
   return (double)(c->gas - 1) * m + sig + r;
 }
 
-double ppi_ch_mem_ratio(const struct ppi_chain *c, const int32_t *first,
-                        int32_t *worst)
-{
-  double best = -1;
-  int32_t s;
-  *worst = 0;
-  for (s = 0; s < c->S; s++) {
-    double x = ppi_ch_mem(c, s, first[s], first[s + 1] - 1) / c->mem[s];
-    if (x > best) {
-      best = x;
-      *worst = s;
-    }
-  }
-  return best;
-}
-
 double ppi_ch_lower_bound(const struct ppi_chain *c, pp_part_objective o)
 {
   double tot = 0, big = 0;

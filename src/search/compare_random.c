@@ -50,7 +50,7 @@ pp_status ppi_compare_random(pp_ctx *ctx, const pp_model *m,
     const struct point *pt =
         &PPI_VEC_AT(&pts, struct point, ppi_rng_below(&rng, pts.n));
     struct ppi_shape sh = ppi_shape_of(pt);
-    int32_t s, i, k = 0, chosen = 0;
+    int32_t i, chosen = 0;
     double est, share, need, cap;
     bool fits;
     int32_t worst;
@@ -62,16 +62,7 @@ pp_status ppi_compare_random(pp_ctx *ctx, const pp_model *m,
           (uint64_t)(pt->pp - 1 - chosen))
         first[++chosen] = i;
     first[pt->pp] = sp.L;
-    for (s = 0; s < pt->pp; s++) {
-      off[s] = k;
-      for (i = first[s]; i < first[s + 1]; i++) {
-        int32_t n;
-        const int32_t *mem = pp_model_layer_members(sp.view, i, &n);
-        memcpy(ops + k, mem, (size_t)n * sizeof *mem);
-        k += n;
-      }
-    }
-    off[pt->pp] = k;
+    ppi_chain_ops(sp.view, first, pt->pp, ops, off);
     if ((rc = ppi_search_build_plan(ctx, &sp, pt, ops, off,
                                     sp.sets[pt->set].dev, &pl)) ||
         (rc = ppi_search_price(ctx, &sp, pl, &est, &fits, &share, &worst, &need,

@@ -72,14 +72,7 @@ struct ctxs {
 static pp_status plan_of_part(struct ctxs *x, const pp_partition *pt,
                               const struct ppi_shape *sh, pp_plan **out)
 {
-  int32_t s, k = 0, n;
-  for (s = 0; s < sh->pp; s++) {
-    const int32_t *o = pp_partition_stage_ops(pt, s, &n);
-    x->off[s] = k;
-    memcpy(x->ops + k, o, (size_t)n * sizeof *o);
-    k += n;
-  }
-  x->off[sh->pp] = k;
+  ppi_partition_ops(pt, sh->pp, x->ops, x->off);
   return ppi_plan_of(x->ctx, x->p->global_batch, x->p->optimizer, sh, x->ops,
                      x->off, x->devs, out);
 }

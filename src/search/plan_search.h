@@ -24,6 +24,11 @@ PP_INTERNAL pp_status ppi_plan_of(pp_ctx *ctx, int64_t gbs, pp_optimizer opt,
                                   const int32_t *ops, const int32_t *off,
                                   const int32_t *devs, pp_plan **out);
 
+/* The operators of partition part's S stages in order: stage s holds
+** ops[off[s]:off[s+1]] (search_price.c). */
+PP_INTERNAL void ppi_partition_ops(const pp_partition *part, int32_t S,
+                                   int32_t *ops, int32_t *off);
+
 /* The most devices of one node listed together: the largest tp group
 ** that can stay inside a node (search_space.c). */
 PP_INTERNAL int32_t ppi_node_size(const pp_cluster *c);

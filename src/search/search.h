@@ -109,6 +109,10 @@ PP_INTERNAL void ppi_cand_free(struct cand *x);
 PP_INTERNAL void ppi_cand_keep(struct cand *l, int32_t *n, int32_t K,
                                struct cand *x);
 PP_INTERNAL struct ppi_shape ppi_shape_of(const struct point *pt);
+/* The operators of the chain view's layers first[0..S] as stages:
+** stage s holds ops[off[s]:off[s+1]]. */
+PP_INTERNAL void ppi_chain_ops(const pp_model *view, const int32_t *first,
+                               int32_t S, int32_t *ops, int32_t *off);
 /* The plan of point pt: stage s holds ops[off[s]:off[s+1]], on devs in
 ** rank order. */
 PP_INTERNAL pp_status ppi_search_build_plan(pp_ctx *ctx, const struct space *sp,
@@ -130,6 +134,18 @@ PP_INTERNAL pp_status ppi_search_price(pp_ctx *ctx, const struct space *sp,
 PP_INTERNAL pp_status ppi_search_offer(struct worker *w, const struct point *pt,
                                        pp_plan *pl, pp_partition *part,
                                        struct cand *best, bool *have);
+/* The point's partitioning parameters for objective o: its shape and
+** batch, the schedule's in-flight counts (1F1B* prices memory with
+** 1F1B's, which are never lower), the search's optimizer and reserve,
+** the slowest link between stages. */
+PP_INTERNAL void ppi_point_part_params(const struct space *sp,
+                                       const struct point *pt, int64_t gas,
+                                       double linkbw, pp_part_objective o,
+                                       pp_part_params *pa);
+/* A point's evaluation ends: its best plan (have: one was found) joins
+** the thread's kept list, or is dropped when rc is an error; rc. */
+PP_INTERNAL pp_status ppi_search_keep_best(struct worker *w, pp_status rc,
+                                           struct cand *best, bool have);
 /* Each stage at the pace of its slowest device (w->reps); the slowest
 ** ring link of the replicas' first ranks; the slowest link between
 ** stages. */

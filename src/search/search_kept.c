@@ -40,7 +40,7 @@ static pp_status remap(pp_ctx *ctx, const struct space *sp, struct cand *x,
   pp_mapping *mp = NULL;
   pp_map_params mpp;
   pp_plan *pl = NULL;
-  int32_t S = x->pt.pp, R = x->pt.dp, s, r, k = 0, n, *devs;
+  int32_t S = x->pt.pp, R = x->pt.dp, s, r, *devs;
   double est, share, need, cap;
   bool fits;
   int32_t worst;
@@ -59,15 +59,10 @@ static pp_status remap(pp_ctx *ctx, const struct space *sp, struct cand *x,
   mpp.threads = p->threads < 16 ? p->threads : 16;
   if ((rc = pp_map(ctx, g, sp->c, &mpp, &mp)))
     goto done;
-  for (s = 0; s < S; s++) {
-    const int32_t *ops = pp_partition_stage_ops(x->part, s, &n);
-    off[s] = k;
-    memcpy(opbuf + k, ops, (size_t)n * sizeof *ops);
-    k += n;
+  ppi_partition_ops(x->part, S, opbuf, off);
+  for (s = 0; s < S; s++)
     for (r = 0; r < R; r++)
       devs[(size_t)s * R + r] = pp_mapping_device(mp, s, r);
-  }
-  off[S] = k;
   if ((rc = ppi_search_build_plan(ctx, sp, &x->pt, opbuf, off, devs, &pl)) ||
       (rc = ppi_search_price(ctx, sp, pl, &est, &fits, &share, &worst, &need,
                              &cap)))

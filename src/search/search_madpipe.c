@@ -58,16 +58,8 @@ static pp_status try_madpipe(struct worker *w, const struct point *pt,
   double sig[4];
   pp_status rc;
 
-  pp_part_params_init(&pa);
-  pa.objective = PP_OBJ_MADPIPE;
-  pa.stages = pt->pp;
-  pa.replicas = pt->dp;
-  pa.bandwidth_gbps = linkbw;
+  ppi_point_part_params(sp, pt, gas, linkbw, PP_OBJ_MADPIPE, &pa);
   pa.latency_us = pp_cluster_latency(sp->c);
-  pa.micro_batch = pt->mbs;
-  pa.gas = gas;
-  pa.optimizer = p->optimizer;
-  pa.reserve_bytes = p->reserve_bytes;
   pa.cluster = sp->c;
   pa.flat_device = devs[0]; /* the set's one type: its times and memory */
   pa.time_limit_s = MADPIPE_ILP_S;
@@ -176,15 +168,7 @@ pp_status ppi_madpipe_point(struct worker *w, const struct point *pt)
   memset(&best, 0, sizeof best);
   ppi_point_net(w, pt, &arbw, &linkbw);
   rc = try_madpipe(w, pt, sp->sets[pt->set].dev, linkbw, gas, &best, &have);
-  if (rc) {
-    if (have)
-      ppi_cand_free(&best);
-    return rc;
-  }
-  if (have) {
-    w->fitting++;
+  if (rc == PP_OK && have)
     w->madpipe_fit++;
-    ppi_cand_keep(w->kept, &w->nkept, w->K, &best);
-  }
-  return PP_OK;
+  return ppi_search_keep_best(w, rc, &best, have);
 }

@@ -43,8 +43,6 @@ static pp_status from_partition(struct worker *w, const struct point *pt,
                                 pp_partition *part, const int32_t *devs,
                                 struct cand *best, bool *have)
 {
-  const struct space *sp = w->sp;
-  int32_t s, n, k = 0;
   pp_plan *pl = NULL;
   pp_status rc;
   pp_part_summary ps;
@@ -53,14 +51,8 @@ static pp_status from_partition(struct worker *w, const struct point *pt,
     pp_partition_destroy(part);
     return PP_OK;
   }
-  for (s = 0; s < pt->pp; s++) {
-    const int32_t *ops = pp_partition_stage_ops(part, s, &n);
-    w->off[s] = k;
-    memcpy(w->opbuf + k, ops, (size_t)n * sizeof *ops);
-    k += n;
-  }
-  w->off[pt->pp] = k;
-  rc = ppi_search_build_plan(&w->ctx, sp, pt, w->opbuf, w->off, devs, &pl);
+  ppi_partition_ops(part, pt->pp, w->opbuf, w->off);
+  rc = ppi_search_build_plan(&w->ctx, w->sp, pt, w->opbuf, w->off, devs, &pl);
   if (rc) {
     pp_partition_destroy(part);
     return rc;
@@ -119,18 +111,8 @@ static pp_status try_all(struct worker *w, const struct at_point *a,
     f[s] = s;
   f[S] = L;
   for (;;) {
-    int32_t k = 0;
     pp_plan *pl = NULL;
-    for (s = 0; s < S; s++) {
-      w->off[s] = k;
-      for (i = f[s]; i < f[s + 1]; i++) {
-        int32_t n;
-        const int32_t *mem = pp_model_layer_members(sp->view, i, &n);
-        memcpy(w->opbuf + k, mem, (size_t)n * sizeof *mem);
-        k += n;
-      }
-    }
-    w->off[S] = k;
+    ppi_chain_ops(sp->view, f, S, w->opbuf, w->off);
     if ((rc = ppi_search_build_plan(&w->ctx, sp, pt, w->opbuf, w->off, devs,
                                     &pl)) ||
         (rc = ppi_search_offer(w, pt, pl, NULL, best, have)))
@@ -159,24 +141,14 @@ static pp_status amp_chain(struct worker *w, const struct at_point *a,
                            struct cand *best, bool *have)
 {
   const struct point *pt = a->pt;
-  const pp_search_params *p = w->sp->p;
   pp_part_params pa;
-  pp_part_params_init(&pa);
-  pa.objective = PP_OBJ_AMP;
-  pa.stages = pt->pp;
-  pa.replicas = pt->dp;
+  ppi_point_part_params(w->sp, pt, a->gas, a->linkbw, PP_OBJ_AMP, &pa);
   pa.tp = pt->tp;
   pa.recompute = pt->rec;
   pa.cluster = w->sp->c;
   pa.devices = w->reps;
-  pa.micro_batch = pt->mbs;
-  pa.gas = a->gas;
-  pa.schedule = pt->sched == PP_SCHED_GPIPE ? PP_SCHED_GPIPE : PP_SCHED_1F1B;
-  pa.optimizer = p->optimizer;
-  pa.reserve_bytes = p->reserve_bytes;
   pa.allreduce = pt->dp > 1;
   pa.allreduce_gbps = a->arbw;
-  pa.bandwidth_gbps = a->linkbw;
   return partition_and_offer(w, a, &pa, best, have);
 }
 
@@ -191,21 +163,10 @@ static bool is_dag_one_type(const struct worker *w, const struct at_point *a)
 static pp_status operator_dag(struct worker *w, const struct at_point *a,
                               struct cand *best, bool *have)
 {
-  const struct point *pt = a->pt;
-  const pp_search_params *p = w->sp->p;
   const pp_cluster *c = w->sp->c;
   pp_part_params pa;
-  pp_part_params_init(&pa);
-  pa.objective = PP_OBJ_MINMAX;
-  pa.stages = pt->pp;
-  pa.replicas = pt->dp;
-  pa.bandwidth_gbps = a->linkbw;
+  ppi_point_part_params(w->sp, a->pt, a->gas, a->linkbw, PP_OBJ_MINMAX, &pa);
   pa.latency_us = pp_cluster_latency(c);
-  pa.micro_batch = pt->mbs;
-  pa.gas = a->gas;
-  pa.schedule = pt->sched == PP_SCHED_GPIPE ? PP_SCHED_GPIPE : PP_SCHED_1F1B;
-  pa.optimizer = p->optimizer;
-  pa.reserve_bytes = p->reserve_bytes;
   pa.memory_bytes = (double)pp_cluster_type_memory(
       c, pp_cluster_device_type(c, a->set->dev[0]));
   return partition_and_offer(w, a, &pa, best, have);
@@ -255,14 +216,5 @@ pp_status ppi_eval_point(struct worker *w, const struct point *pt)
       rc = strategies[k].run(w, &a, &best, &have);
   if (rc == PP_OK && ppi_madpipe_binds(sp, pt, have, best.peak))
     rc = ppi_vec_push(&w->ctx, &w->bound, pt);
-  if (rc) {
-    if (have)
-      ppi_cand_free(&best);
-    return rc;
-  }
-  if (have) {
-    w->fitting++;
-    ppi_cand_keep(w->kept, &w->nkept, w->K, &best);
-  }
-  return PP_OK;
+  return ppi_search_keep_best(w, rc, &best, have);
 }

@@ -84,6 +84,35 @@ fail:
   return rc;
 }
 
+void ppi_partition_ops(const pp_partition *part, int32_t S, int32_t *ops,
+                       int32_t *off)
+{
+  int32_t s, n, k = 0;
+  for (s = 0; s < S; s++) {
+    const int32_t *o = pp_partition_stage_ops(part, s, &n);
+    off[s] = k;
+    memcpy(ops + k, o, (size_t)n * sizeof *o);
+    k += n;
+  }
+  off[S] = k;
+}
+
+void ppi_chain_ops(const pp_model *view, const int32_t *first, int32_t S,
+                   int32_t *ops, int32_t *off)
+{
+  int32_t s, i, k = 0;
+  for (s = 0; s < S; s++) {
+    off[s] = k;
+    for (i = first[s]; i < first[s + 1]; i++) {
+      int32_t n;
+      const int32_t *mem = pp_model_layer_members(view, i, &n);
+      memcpy(ops + k, mem, (size_t)n * sizeof *mem);
+      k += n;
+    }
+  }
+  off[S] = k;
+}
+
 struct ppi_shape ppi_shape_of(const struct point *pt)
 {
   struct ppi_shape sh;
@@ -186,6 +215,38 @@ pp_status ppi_search_offer(struct worker *w, const struct point *pt,
   best->peak = share;
   best->madpipe = w->offer_madpipe;
   *have = true;
+  return PP_OK;
+}
+
+void ppi_point_part_params(const struct space *sp, const struct point *pt,
+                           int64_t gas, double linkbw, pp_part_objective o,
+                           pp_part_params *pa)
+{
+  const pp_search_params *p = sp->p;
+  pp_part_params_init(pa);
+  pa->objective = o;
+  pa->stages = pt->pp;
+  pa->replicas = pt->dp;
+  pa->micro_batch = pt->mbs;
+  pa->gas = gas;
+  pa->schedule = pt->sched == PP_SCHED_GPIPE ? PP_SCHED_GPIPE : PP_SCHED_1F1B;
+  pa->optimizer = p->optimizer;
+  pa->reserve_bytes = p->reserve_bytes;
+  pa->bandwidth_gbps = linkbw;
+}
+
+pp_status ppi_search_keep_best(struct worker *w, pp_status rc,
+                               struct cand *best, bool have)
+{
+  if (rc) {
+    if (have)
+      ppi_cand_free(best);
+    return rc;
+  }
+  if (have) {
+    w->fitting++;
+    ppi_cand_keep(w->kept, &w->nkept, w->K, best);
+  }
   return PP_OK;
 }
 
