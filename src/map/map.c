@@ -176,8 +176,7 @@ const struct ppi_map_view *ppi_map_view(const pp_mapping *m,
   return v;
 }
 
-/* ---- the problem ----------------------------------------------------------
- */
+/* ---- the problem --------------------------------------------------------- */
 
 struct adjx {
   int32_t s;
@@ -380,8 +379,7 @@ static const struct map_algorithm *find_algorithm(pp_map_algorithm a)
   return NULL;
 }
 
-/* ---- the mapping ----------------------------------------------------------
- */
+/* ---- the mapping --------------------------------------------------------- */
 
 /* The paper's rule: the allreduce when its bytes exceed the transfers'. */
 static int resolve(const pp_stage_graph *g, int32_t R, pp_map_objective o)

@@ -164,8 +164,7 @@ const int32_t *pp_partition_stage_ops(const pp_partition *pt, int32_t s,
   return pt->ops + pt->op_off[s];
 }
 
-/* ---- building it ----------------------------------------------------------
- */
+/* ---- building it --------------------------------------------------------- */
 
 pp_status ppi_partition_new(pp_ctx *ctx, const pp_model *m,
                             const pp_part_params *p, int32_t mbs,

@@ -564,8 +564,7 @@ pp_status ppi_madpipe_feasible(pp_ctx *ctx, const struct ppi_chain *c,
   return rc;
 }
 
-/* ---- PipeDream + 1F1B* ----------------------------------------------------
- */
+/* ---- PipeDream + 1F1B* --------------------------------------------------- */
 
 pp_status ppi_part_pipedream_star(pp_ctx *ctx, struct ppi_arena *ar,
                                   const struct ppi_chain *c0, int32_t P0,

@@ -15,6 +15,7 @@
 ** A pair without a row is refused: the madpipe objective prices periods
 ** of its own schedules, which only MadPipe and PipeDream + 1F1B* make.
 **
+** Objective: the one the parameters name, by the method they name.
 ** Invariant: every call ends with a filled partition or an error with a
 ** message, *out NULL; a chain kernel that finds nothing that fits the
 ** memory limits hands over the closest partition (min-max of memory /
@@ -162,8 +163,7 @@ static pp_status amp_original(const struct ppi_part_job *j, bool mem,
                           : amp_original_chain(j->ctx, j->tmp, j->c, first);
 }
 
-/* ---- periodic kernels (the periodic flow runs them) ------------------------
- */
+/* ---- periodic kernels (the periodic flow runs them) ---------------------- */
 
 static pp_status madpipe(const struct ppi_part_job *j, struct ppi_madpipe *r)
 {
@@ -178,8 +178,7 @@ static pp_status pipedream_star(const struct ppi_part_job *j,
   return ppi_part_pipedream_star(j->ctx, j->tmp, j->c, j->p->stages, r);
 }
 
-/* ---- the table --------------------------------------------------------------
- */
+/* ---- the table ----------------------------------------------------------- */
 
 static const struct part_method methods[] = {
     {PP_OBJ_MINMAX, PP_PART_OPTIMAL, minmax_optimal, NULL, true},
@@ -335,8 +334,7 @@ static pp_status check_method(pp_ctx *ctx, const pp_model *m, int32_t L,
   return PP_OK;
 }
 
-/* ---- the chain flow -------------------------------------------------------
- */
+/* ---- the chain flow ------------------------------------------------------ */
 
 /* Stage s on position s: the kernel's first[], priced by the objective's
 ** stage times, with the objective's lower bound. */

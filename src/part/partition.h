@@ -7,9 +7,12 @@
 ** Everything outside part/ sees a partition through parplan.h and
 ** part_view.h only.
 **
+** Objective: one definition of the partition for the files that fill
+** it, so that part.c's builders and the flows agree on it.
 ** Invariant: a partition handed to a caller has S stages, op_off[0..S]
 ** over ops (every operator of the model once), and a summary whose fits
 ** and worst_stage describe its stages' memory against their limits.
+** Source: docs/PARTITION.md.
 */
 #ifndef PP_PARTITION_H
 #define PP_PARTITION_H

@@ -2,6 +2,7 @@
 /*
 ** The comparison's own pieces (plan_compare.c runs them): the random
 ** search over the planner's space (compare_random.c).
+** Source: docs/PLANNER.md, "`parplan compare`".
 */
 #ifndef PP_COMPARE_H
 #define PP_COMPARE_H

@@ -8,9 +8,11 @@
 ** that fits by our estimate.  It shows what the planner's pruning,
 ** partitioning and placement add over luck in the same space.
 **
+** Objective: the random baseline's best estimate that fits.
 ** Invariant: the draws come from the context's seed only, so the same
 ** inputs and seed give the same plan.
 ** Complexity: O(evals x (L + estimate)).
+** Source: docs/PLANNER.md, "`parplan compare`".
 */
 #include "search/compare.h"
 #include "search/search.h"

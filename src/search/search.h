@@ -12,6 +12,10 @@
 **   plan_search.c     pp_plan_search: the threads and the phases.
 ** compare_random.c, the comparison's random search, uses the space and
 ** the pricing too.
+**
+** Invariant: a worker is touched by its own thread only while a round
+** runs; between rounds plan_search.c merges what the workers found.
+** Source: docs/PLANNER.md.
 */
 #ifndef PP_SEARCH_H
 #define PP_SEARCH_H
@@ -70,7 +74,7 @@ struct worker {
   int64_t pruned, evaluated, fitting, madpipe, madpipe_fit;
   struct ppi_vec bound; /* points where memory binds (MadPipe's pass) */
   bool madpipe_pass;    /* run MadPipe on pts, not the enumeration */
-  bool offer_madpipe;   /* offer(): the plan is MadPipe's */
+  bool offer_madpipe;   /* ppi_search_offer: the plan is MadPipe's */
   double mp_cap;        /* MadPipe's pass: the best estimate kept */
   bool timed_out;
   pp_status rc;

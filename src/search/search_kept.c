@@ -7,6 +7,7 @@
 ** result, so MadPipe never displaces a plan that simulates better.
 ** Without the simulator, each plan's bubble comes from the estimate.
 **
+** Objective: the K plans of least simulated time among the kept ones.
 ** Invariant: the simulator's peak memory is the truth: a plan it finds
 ** too big is dropped, whatever the estimate said.  Ties in simulated
 ** time go to the earlier point in the enumeration.

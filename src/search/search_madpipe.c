@@ -11,6 +11,8 @@
 ** in-flight counts below 1F1B's; the plan carries both, and the estimate
 ** and the simulator price it like any other.
 **
+** Objective: plans that fit where 1F1B's in-flight counts do not, or
+** barely do, at a lower estimate than the enumeration's.
 ** Invariant: which points are tried depends on the results only, not on
 ** timing: the ILP is bounded by nodes (MADPIPE_NODES), not time, and the
 ** points are taken in (bound, index) order.

@@ -16,12 +16,14 @@
 ** memory is never kept; (4) a point where memory binds is recorded for
 ** MadPipe's pass (search_madpipe.c).
 **
+** Objective: the point's plan of least estimate that fits.
 ** Invariant: a point is pruned only when its bound exceeds the K-th
 ** kept estimate (the round's start, or the thread's own finds since), so
 ** it could not have entered the list.
 ** Complexity: O(partition + estimate) per point; the partition is AMP's
 ** label DP (O(L^2 S) labels in practice), the estimate linear in the
 ** plan's devices and stages.
+** Source: docs/PLANNER.md, "Per point".
 */
 #include "search/search.h"
 
@@ -184,8 +186,7 @@ static const struct strategy {
     {is_dag_one_type, operator_dag},
 };
 
-/* ---- the point ------------------------------------------------------------
- */
+/* ---- the point ----------------------------------------------------------- */
 
 pp_status ppi_eval_point(struct worker *w, const struct point *pt)
 {

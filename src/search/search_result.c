@@ -5,10 +5,12 @@
 ** (pp_search_plan); the comparison takes plans out of it
 ** (ppi_search_take_plan).
 **
+** Objective: what the caller asks of a search, without its insides.
 ** Invariant: plans are ordered by simulated time (the estimate without
 ** the simulator), then by enumeration index; the candidate array keeps
 ** the capacity it was allocated with, which destroy gives back.
 ** Complexity: O(K) to build, O(1) per query.
+** Source: include/parplan.h (pp_search); docs/PLANNER.md.
 */
 #include "search/search.h"
 

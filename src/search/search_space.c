@@ -17,10 +17,13 @@
 ** the points are sorted by it, lowest first, so that a good K-th time is
 ** found early and prunes the rest.
 **
+** Objective: every point the planner may price, the most promising
+** first, with a bound that is never above any plan of the point.
 ** Invariant: a point's idx is its place in the enumeration order, which
 ** breaks every tie, so the order does not depend on qsort.
 ** Complexity: O(sets x tp x pp x divisors x 2 x 3) points, each O(1)
 ** after its bound; O(D^2) to order the devices.
+** Source: docs/PLANNER.md, "The search space".
 */
 #include "search/search.h"
 
