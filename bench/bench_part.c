@@ -19,7 +19,7 @@
 **     GB, bandwidth 12 and 24 GB/s, 2BW weights (3 x parameters).  For
 **     each memory size: the geometric mean of period(PipeDream + 1F1B*) /
 **     period(MadPipe) where both fit, and how often only one fits.  Every
-**     result that fits has been run in the simulator (part.c), whose
+**     result that fits has been run in the simulator (part_verify.c), whose
 **     period and peak memory are checked here too.
 **
 ** usage: bench_part [RUNS] [--quick]   (default 5; --quick: part (b) on

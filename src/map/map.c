@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** The mapping object: parameters, the problem on plain arrays built from
-** a stage graph and a cluster (map.h), dispatch to the exact search
-** (map_search.c) or a baseline (map_baseline.c, map_scotch.c), and the
-** result.
+** a stage graph and a cluster (map.h), a table of the algorithms that
+** dispatches to the exact search (map_search.c) or a baseline
+** (map_baseline.c, map_scotch.c), and the result.
 **
 ** The exact search starts from the best of the consecutive and Megatron
 ** mappings and a few random ones, annealed from there, so its upper end
@@ -180,8 +180,7 @@ const struct ppi_map_view *ppi_map_view(const pp_mapping *m,
   return v;
 }
 
-/* ---- the problem ----------------------------------------------------------
- */
+/* ---- the problem --------------------------------------------------------- */
 
 struct adjx {
   int32_t s;
@@ -260,6 +259,138 @@ pp_status ppi_map_build(pp_ctx *ctx, struct ppi_arena *ar,
   return ppi_map_finish(ctx, ar, q);
 }
 
+/* ---- the algorithms ------------------------------------------------------ */
+
+/* What an algorithm gets: the problem, the parameters, the context's
+** seed, and two scratch mappings of q->n entries. */
+struct map_job {
+  pp_ctx *ctx;
+  const struct ppi_map *q;
+  const pp_map_params *p;
+  uint64_t seed;
+  int32_t *start, *alt;
+};
+
+/* start becomes alt when alt is the better mapping. */
+static void keep_better(const struct ppi_map *q, int32_t *start,
+                        const int32_t *alt)
+{
+  if (ppi_map_value(q, alt, NULL) < ppi_map_value(q, start, NULL))
+    memcpy(start, alt, (size_t)q->n * sizeof *alt);
+}
+
+/* The better of what users get today: consecutive or Megatron's. */
+static void best_baseline(const struct ppi_map *q, int32_t *start, int32_t *alt)
+{
+  ppi_map_cs(q, start);
+  ppi_map_megatron(q, alt);
+  keep_better(q, start, alt);
+}
+
+static pp_status run_cs(const struct map_job *j, int32_t *dev,
+                        pp_map_summary *sum)
+{
+  (void)sum;
+  ppi_map_cs(j->q, dev);
+  return PP_OK;
+}
+
+static pp_status run_megatron(const struct map_job *j, int32_t *dev,
+                              pp_map_summary *sum)
+{
+  (void)sum;
+  ppi_map_megatron(j->q, dev);
+  return PP_OK;
+}
+
+static pp_status run_random(const struct map_job *j, int32_t *dev,
+                            pp_map_summary *sum)
+{
+  (void)sum;
+  return ppi_map_random(j->ctx, j->q, j->p->samples, j->seed, dev);
+}
+
+static pp_status run_anneal(const struct map_job *j, int32_t *dev,
+                            pp_map_summary *sum)
+{
+  (void)sum;
+  best_baseline(j->q, j->start, j->alt);
+  return ppi_map_anneal(j->ctx, j->q, j->p->samples, j->seed, j->start, dev);
+}
+
+static pp_status run_scotch(const struct map_job *j, int32_t *dev,
+                            pp_map_summary *sum)
+{
+  (void)sum;
+  return ppi_map_scotch(j->ctx, j->q, dev);
+}
+
+static pp_status run_exact(const struct map_job *j, int32_t *dev,
+                           pp_map_summary *sum)
+{
+  const struct ppi_map *q = j->q;
+  const pp_map_params *p = j->p;
+  struct ppi_map_search sr;
+  double t0 = ppi_now_s();
+  pp_status rc;
+  /* the best of what users get today as the first upper end */
+  best_baseline(q, j->start, j->alt);
+  /* TUNING: 64 random mappings, a cheap extra candidate; the annealing
+  ** below does the real work */
+  if ((rc = ppi_map_random(j->ctx, q, 64, j->seed, j->alt)))
+    return rc;
+  keep_better(q, j->start, j->alt);
+  /* and annealed from there: a close upper end prunes most */
+  if ((rc = ppi_map_anneal(j->ctx, q, ppi_map_anneal_steps(q->n), j->seed,
+                           j->start, j->alt)))
+    return rc;
+  keep_better(q, j->start, j->alt);
+  memset(&sr, 0, sizeof sr);
+  /* TUNING: the search keeps at least a hundredth of the limit when the
+  ** starts took it all, enough to try the lower bound's proof on small
+  ** problems; part and solve (map_parts.c) may take three quarters:
+  ** random_blk_1:512 16x32 ends 0.12% above the bound with it (c6044b8) */
+  sr.time_limit = p->time_limit_s - (ppi_now_s() - t0);
+  if (sr.time_limit < p->time_limit_s / 100)
+    sr.time_limit = p->time_limit_s / 100;
+  sr.threads = p->threads;
+  sr.parts_s = p->time_limit_s * 3 / 4;
+  if ((rc = ppi_map_exact(j->ctx, q, j->start, dev, &sr)))
+    return rc;
+  sum->optimal = sr.optimal;
+  sum->timed_out = sr.timed_out;
+  sum->nodes = sr.nodes;
+  sum->seconds = ppi_now_s() - t0; /* the parts too */
+  sum->lower_bound_ms = sr.lower;
+  return PP_OK;
+}
+
+/* Each algorithm's function; the exact search proves its own lower
+** bound, the others get the problem's. */
+static const struct map_algorithm {
+  pp_map_algorithm algorithm;
+  pp_status (*run)(const struct map_job *j, int32_t *dev, pp_map_summary *sum);
+  bool own_bound;
+} algorithms[] = {
+    {PP_MAP_EXACT, run_exact, true},        /* map_search.c, map_parts.c */
+    {PP_MAP_CS, run_cs, false},             /* map_baseline.c */
+    {PP_MAP_MEGATRON, run_megatron, false}, /* map_baseline.c */
+    {PP_MAP_RANDOM, run_random, false},     /* map_baseline.c */
+    {PP_MAP_ANNEAL, run_anneal, false},     /* map_baseline.c */
+    {PP_MAP_SCOTCH, run_scotch, false},     /* map_scotch.c */
+};
+
+static const struct map_algorithm *find_algorithm(pp_map_algorithm a)
+{
+  size_t i;
+  for (i = 0; i < sizeof algorithms / sizeof algorithms[0]; i++)
+    if (algorithms[i].algorithm == a)
+      return &algorithms[i];
+  return NULL;
+}
+
+/* ---- the mapping --------------------------------------------------------- */
+
 /* The paper's rule: the allreduce when its bytes exceed the transfers'. */
 static int resolve(const pp_stage_graph *g, int32_t R, pp_map_objective o)
 {
@@ -282,7 +413,9 @@ pp_status pp_map(pp_ctx *ctx, const pp_stage_graph *g, const pp_cluster *c,
   struct pp_mapping *m = NULL;
   struct ppi_arena tmp;
   struct ppi_map q;
-  int32_t *start = NULL, *alt = NULL, R, n, i, s, d;
+  const struct map_algorithm *alg;
+  struct map_job job;
+  int32_t R, n, i, s, d;
   pp_status rc;
 
   if (!ctx || !g || !c || !p || !out)
@@ -345,74 +478,24 @@ pp_status pp_map(pp_ctx *ctx, const pp_stage_graph *g, const pp_cluster *c,
   m->sum.stages = g->S;
   m->sum.replicas = R;
   m->sum.devices = pp_cluster_ndev(c);
-  if (!(start = ppi_arena_alloc(&tmp, ctx, (size_t)n, sizeof *start)) ||
-      !(alt = ppi_arena_alloc(&tmp, ctx, (size_t)n, sizeof *alt))) {
+  job.ctx = ctx;
+  job.q = &q;
+  job.p = p;
+  job.seed = pp_ctx_seed(ctx);
+  if (!(job.start = ppi_arena_alloc(&tmp, ctx, (size_t)n, sizeof *job.start)) ||
+      !(job.alt = ppi_arena_alloc(&tmp, ctx, (size_t)n, sizeof *job.alt))) {
     rc = PP_ENOMEM;
     goto done;
   }
-  {
-    uint64_t seed = pp_ctx_seed(ctx);
-    switch (p->algorithm) {
-    case PP_MAP_CS: ppi_map_cs(&q, m->dev); break;
-    case PP_MAP_MEGATRON: ppi_map_megatron(&q, m->dev); break;
-    case PP_MAP_RANDOM:
-      rc = ppi_map_random(ctx, &q, p->samples, seed, m->dev);
-      break;
-    case PP_MAP_ANNEAL:
-      ppi_map_cs(&q, start);
-      ppi_map_megatron(&q, alt);
-      if (ppi_map_value(&q, alt, NULL) < ppi_map_value(&q, start, NULL))
-        memcpy(start, alt, (size_t)n * sizeof *alt);
-      rc = ppi_map_anneal(ctx, &q, p->samples, seed, start, m->dev);
-      break;
-    case PP_MAP_SCOTCH: rc = ppi_map_scotch(ctx, &q, m->dev); break;
-    case PP_MAP_EXACT: {
-      struct ppi_map_search sr;
-      double t0 = ppi_now_s();
-      /* the best of what users get today as the first upper end */
-      ppi_map_cs(&q, start);
-      ppi_map_megatron(&q, alt);
-      if (ppi_map_value(&q, alt, NULL) < ppi_map_value(&q, start, NULL))
-        memcpy(start, alt, (size_t)n * sizeof *alt);
-      /* TUNING: 64 random mappings, a cheap extra candidate; the
-      ** annealing below does the real work */
-      if ((rc = ppi_map_random(ctx, &q, 64, seed, alt)))
-        break;
-      if (ppi_map_value(&q, alt, NULL) < ppi_map_value(&q, start, NULL))
-        memcpy(start, alt, (size_t)n * sizeof *alt);
-      /* and annealed from there: a close upper end prunes most */
-      if ((rc = ppi_map_anneal(ctx, &q, ppi_map_anneal_steps(n), seed, start,
-                               alt)))
-        break;
-      if (ppi_map_value(&q, alt, NULL) < ppi_map_value(&q, start, NULL))
-        memcpy(start, alt, (size_t)n * sizeof *alt);
-      memset(&sr, 0, sizeof sr);
-      /* TUNING: the search keeps at least a hundredth of the limit when
-      ** the starts took it all, enough to try the lower bound's proof on
-      ** small problems; part and solve (map_parts.c) may take three
-      ** quarters: random_blk_1:512 16x32 ends 0.12% above the bound with
-      ** it (c6044b8) */
-      sr.time_limit = p->time_limit_s - (ppi_now_s() - t0);
-      if (sr.time_limit < p->time_limit_s / 100)
-        sr.time_limit = p->time_limit_s / 100;
-      sr.threads = p->threads;
-      sr.parts_s = p->time_limit_s * 3 / 4;
-      if ((rc = ppi_map_exact(ctx, &q, start, m->dev, &sr)))
-        break;
-      m->sum.optimal = sr.optimal;
-      m->sum.timed_out = sr.timed_out;
-      m->sum.nodes = sr.nodes;
-      m->sum.seconds = ppi_now_s() - t0; /* the parts too */
-      m->sum.lower_bound_ms = sr.lower;
-      break;
-    }
-    default: rc = ppi_fail(ctx, PP_EINVAL, "map: unknown algorithm");
-    }
+  if (!(alg = find_algorithm(p->algorithm))) {
+    rc = ppi_fail(ctx, PP_EINVAL, "map: unknown algorithm");
+    goto done;
   }
+  rc = alg->run(&job, m->dev, &m->sum);
   if (rc)
     goto done;
   m->sum.objective_ms = ppi_map_value(&q, m->dev, m->t);
-  if (p->algorithm != PP_MAP_EXACT)
+  if (!alg->own_bound)
     m->sum.lower_bound_ms = ppi_map_lower_bound(ctx, &q);
   if (m->sum.lower_bound_ms > m->sum.objective_ms)
     m->sum.lower_bound_ms = m->sum.objective_ms;

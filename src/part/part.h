@@ -110,14 +110,24 @@ static inline double ppi_ch_ar(const struct ppi_chain *c, int32_t s, int32_t i,
   return c->ar_a[s] * (c->pp[j + 1] - c->pp[i]) + c->ar_b[s];
 }
 
+/* The chain of view v (the chain view of the model) for the npos
+** positions of p at micro-batch size mbs, its arrays in ar; *est gets
+** the estimate flags of the times and sizes it read (part_chain.c). */
+PP_INTERNAL pp_status ppi_chain_build(pp_ctx *ctx, struct ppi_arena *ar,
+                                      const pp_model *v,
+                                      const pp_part_params *p, int32_t npos,
+                                      int32_t mbs, struct ppi_chain *c,
+                                      unsigned *est);
+
 /* Objective values of a partition, priced from the arrays. */
 PP_INTERNAL double ppi_ch_minmax_of(const struct ppi_chain *c,
                                     const int32_t *first);
 PP_INTERNAL double ppi_ch_amp_of(const struct ppi_chain *c,
                                  const int32_t *first);
-/* The largest memory / limit ratio over the stages, and which stage. */
-PP_INTERNAL double ppi_ch_mem_ratio(const struct ppi_chain *c,
-                                    const int32_t *first, int32_t *worst);
+/* The lower bound of objective o for any partition of c into c->S
+** stages: the work spread evenly, or the heaviest layer alone. */
+PP_INTERNAL double ppi_ch_lower_bound(const struct ppi_chain *c,
+                                      pp_part_objective o);
 
 /* Kernels.  Each fills first[0..S] and returns PP_OK, or PP_EINPUT when
 ** no partition fits in memory (nothing recorded: the caller explains). */

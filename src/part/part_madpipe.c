@@ -35,7 +35,7 @@
 ** (docs/ALGORITHMS.md 2.1: the allocation fixed) with CBC for
 ** the least period >= the allocation's at which a periodic pattern fits
 ** memory, and its live counts n_s become the in-flight counts; the
-** simulator then runs them (part.c) and reports period and memory.
+** simulator then runs them (part_verify.c) and reports period and memory.
 **
 ** PipeDream + 1F1B*: PipeDream's contiguous allocation of least period
 ** (part_minmax.c, ppi_part_period), scheduled by 1F1B* at the least
@@ -569,8 +569,7 @@ pp_status ppi_madpipe_feasible(pp_ctx *ctx, const struct ppi_chain *c,
   return rc;
 }
 
-/* ---- PipeDream + 1F1B* ----------------------------------------------------
- */
+/* ---- PipeDream + 1F1B* --------------------------------------------------- */
 
 pp_status ppi_part_pipedream_star(pp_ctx *ctx, struct ppi_arena *ar,
                                   const struct ppi_chain *c0, int32_t P0,

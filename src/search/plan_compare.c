@@ -26,7 +26,7 @@
 ** Complexity: our search's, plus AMP's DP over its candidates (53 for
 ** GPT-2 at GBS 32 on 16 GPUs), plus a handful of estimates per baseline.
 */
-#include "search/plan_search.h"
+#include "search/compare.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -64,6 +64,7 @@ struct ctxs {
   const pp_search_params *p;
   int32_t *ops, *off, *devs, *reps;
   int32_t L;
+  int64_t evals; /* plans our search priced */
 };
 
 /* The plan of a partition in index order (Megatron's and AMP's
@@ -71,14 +72,7 @@ struct ctxs {
 static pp_status plan_of_part(struct ctxs *x, const pp_partition *pt,
                               const struct ppi_shape *sh, pp_plan **out)
 {
-  int32_t s, k = 0, n;
-  for (s = 0; s < sh->pp; s++) {
-    const int32_t *o = pp_partition_stage_ops(pt, s, &n);
-    x->off[s] = k;
-    memcpy(x->ops + k, o, (size_t)n * sizeof *o);
-    k += n;
-  }
-  x->off[sh->pp] = k;
+  ppi_partition_ops(pt, sh->pp, x->ops, x->off);
   return ppi_plan_of(x->ctx, x->p->global_batch, x->p->optimizer, sh, x->ops,
                      x->off, x->devs, out);
 }
@@ -302,6 +296,34 @@ static pp_status pipedream(struct ctxs *x, pp_compare_row *r, pp_plan **best)
   return PP_OK;
 }
 
+/* Random search: as many plans of our space as our search priced. */
+static pp_status random_search(struct ctxs *x, pp_compare_row *r,
+                               pp_plan **best)
+{
+  struct ppi_shape sh;
+  pp_status rc;
+  r->about = "uniform points and partitions of our space, as many as "
+             "ours priced";
+  if ((rc = ppi_compare_random(x->ctx, x->m, x->c, x->p, x->evals, best, &sh)))
+    return rc;
+  if (*best)
+    set_shape(r, &sh);
+  r->evaluations = x->evals;
+  return PP_OK;
+}
+
+/* The baselines, run in this order, each into its row. */
+static const struct baseline {
+  int row;
+  const char *method;
+  pp_status (*run)(struct ctxs *x, pp_compare_row *r, pp_plan **best);
+} baselines[] = {
+    {ROW_MEGATRON, "megatron", megatron},
+    {ROW_AMP, "amp", amp},
+    {ROW_PIPEDREAM, "pipedream", pipedream},
+    {ROW_RANDOM, "random", random_search},
+};
+
 /* Our estimate and simulation of a baseline's plan. */
 static pp_status rescore(struct ctxs *x, pp_compare_row *r, const pp_plan *pl)
 {
@@ -344,6 +366,7 @@ pp_status pp_plan_compare(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
   pp_search_summary sum;
   pp_search_plan y;
   int32_t N, nop, i;
+  size_t k;
   double t0;
   pp_status rc;
 
@@ -383,12 +406,8 @@ pp_status pp_plan_compare(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
     res->row[ROW_OURS].devices = y.devices;
     res->plan[ROW_OURS] = ppi_search_take_plan(sr, 0);
   }
-  res->row[ROW_MEGATRON].method = "megatron";
-  res->row[ROW_AMP].method = "amp";
-  res->row[ROW_PIPEDREAM].method = "pipedream";
-  res->row[ROW_RANDOM].method = "random";
-  res->row[ROW_RANDOM].about = "uniform points and partitions of our "
-                               "space, as many as ours priced";
+  for (k = 0; k < sizeof baselines / sizeof baselines[0]; k++)
+    res->row[baselines[k].row].method = baselines[k].method;
   res->row[ROW_LB].method = "lower bound";
   res->row[ROW_LB].about = "no plan of our space can be faster";
   res->row[ROW_LB].simulated_ms = sum.lower_bound_ms;
@@ -409,29 +428,14 @@ pp_status pp_plan_compare(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
   }
   for (i = 0; i < N; i++)
     x.devs[i] = i; /* index order: the placement users get */
-  t0 = ppi_now_s();
-  if ((rc = megatron(&x, &res->row[ROW_MEGATRON], &res->plan[ROW_MEGATRON])))
-    goto done;
-  res->row[ROW_MEGATRON].seconds = ppi_now_s() - t0;
-  t0 = ppi_now_s();
-  if ((rc = amp(&x, &res->row[ROW_AMP], &res->plan[ROW_AMP])))
-    goto done;
-  res->row[ROW_AMP].seconds = ppi_now_s() - t0;
-  t0 = ppi_now_s();
-  if ((rc = pipedream(&x, &res->row[ROW_PIPEDREAM], &res->plan[ROW_PIPEDREAM])))
-    goto done;
-  res->row[ROW_PIPEDREAM].seconds = ppi_now_s() - t0;
-  t0 = ppi_now_s();
-  {
-    struct ppi_shape sh;
-    if ((rc = ppi_search_random(ctx, m, c, p, sum.evaluated,
-                                &res->plan[ROW_RANDOM], &sh)))
+  x.evals = sum.evaluated;
+  for (k = 0; k < sizeof baselines / sizeof baselines[0]; k++) {
+    int row = baselines[k].row;
+    t0 = ppi_now_s();
+    if ((rc = baselines[k].run(&x, &res->row[row], &res->plan[row])))
       goto done;
-    if (res->plan[ROW_RANDOM])
-      set_shape(&res->row[ROW_RANDOM], &sh);
-    res->row[ROW_RANDOM].evaluations = sum.evaluated;
+    res->row[row].seconds = ppi_now_s() - t0;
   }
-  res->row[ROW_RANDOM].seconds = ppi_now_s() - t0;
   for (i = 0; i < ROW_LB; i++)
     if (res->plan[i] && (rc = rescore(&x, &res->row[i], res->plan[i])))
       goto done;

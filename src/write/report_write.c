@@ -16,6 +16,10 @@
 **   - the comparison with the baselines users would otherwise pick
 **     (pp_plan_compare: our search, Megatron's heuristic, AMP, PipeDream,
 **     random), all priced by the same simulator.
+** pp_report_write (a public name) computes what the page shows first:
+** the estimate and the recorded simulation (price_and_simulate), and the
+** comparison, which runs the planner (run_comparison); then it formats
+** the page from them (format_report) and writes it.
 ** The text is built in memory and written once (temporary file, then
 ** rename).  Nothing in it depends on the clock: the same inputs and seed
 ** give the same bytes.  A few lines of script only highlight a stage
@@ -579,32 +583,43 @@ static void baselines(struct rep *r)
                  "row is below 1 by the plan's gap).</p>\n");
 }
 
-static pp_status build(struct rep *r, const pp_report_params *rp,
-                       const pp_cost_params *cp)
+/* ---- what the report shows, computed first ---------------------------- */
+
+/* The plan priced by the estimate and simulated with its events
+** recorded (the Gantt chart draws them). */
+static pp_status price_and_simulate(struct rep *r, const pp_cost_params *cp)
 {
-  pp_ctx *ctx = r->ctx;
-  struct ppi_sbuf *b = r->b;
   pp_cost_params scp = *cp;
   pp_status rc;
-  int32_t s, k, t;
-
-  if ((rc = pp_evaluate(ctx, r->p, r->m, r->c, cp, &r->e)))
+  if ((rc = pp_evaluate(r->ctx, r->p, r->m, r->c, cp, &r->e)))
     return rc;
   scp.record = 1;
-  if ((rc = pp_simulate(ctx, r->p, r->m, r->c, &scp, &r->sim)))
-    return rc;
-  if (rp->baselines) {
-    pp_search_params sp;
-    pp_search_params_init(&sp);
-    sp.global_batch = r->pp.global_batch;
-    sp.time_limit_s = rp->time_limit_s;
-    sp.threads = rp->threads;
-    sp.optimizer = r->pp.optimizer;
-    sp.reserve_bytes = cp->reserve_bytes;
-    sp.allreduce = cp->allreduce;
-    if ((rc = pp_plan_compare(ctx, r->m, r->c, &sp, &r->cmp)))
-      return rc;
-  }
+  return pp_simulate(r->ctx, r->p, r->m, r->c, &scp, &r->sim);
+}
+
+/* The planner's comparison (pp_plan_compare: our search and the
+** baselines) at the plan's global batch, optimizer and memory reserve,
+** with the report's time limit and threads. */
+static pp_status run_comparison(struct rep *r, const pp_report_params *rp,
+                                const pp_cost_params *cp)
+{
+  pp_search_params sp;
+  pp_search_params_init(&sp);
+  sp.global_batch = r->pp.global_batch;
+  sp.time_limit_s = rp->time_limit_s;
+  sp.threads = rp->threads;
+  sp.optimizer = r->pp.optimizer;
+  sp.reserve_bytes = cp->reserve_bytes;
+  sp.allreduce = cp->allreduce;
+  return pp_plan_compare(r->ctx, r->m, r->c, &sp, &r->cmp);
+}
+
+/* Each device's stage and replica (-1: idle); a device that several
+** stage replicas list keeps the first. */
+static pp_status device_roles(struct rep *r)
+{
+  pp_ctx *ctx = r->ctx;
+  int32_t s, k, t;
   r->stage_of = ppi_calloc(ctx, (size_t)r->ndev, sizeof *r->stage_of);
   r->replica_of = ppi_calloc(ctx, (size_t)r->ndev, sizeof *r->replica_of);
   if (!r->stage_of || !r->replica_of)
@@ -620,6 +635,15 @@ static pp_status build(struct rep *r, const pp_report_params *rp,
           r->replica_of[dv[t]] = k;
         }
     }
+  return PP_OK;
+}
+
+/* ---- the page ------------------------------------------------------------ */
+
+/* The page from what r holds; formats only. */
+static pp_status format_report(struct rep *r)
+{
+  struct ppi_sbuf *b = r->b;
 
   ppi_sb_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
                  "charset=\"utf-8\"><title>parplan report: ");
@@ -692,7 +716,13 @@ pp_status pp_report_write(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   pp_plan_get_params(p, &r.pp);
   ppi_sb_init(&b, ctx);
   r.b = &b;
-  rc = build(&r, rp, cp);
+  rc = price_and_simulate(&r, cp);
+  if (rc == PP_OK && rp->baselines)
+    rc = run_comparison(&r, rp, cp);
+  if (rc == PP_OK)
+    rc = device_roles(&r);
+  if (rc == PP_OK)
+    rc = format_report(&r);
   if (rc == PP_OK)
     rc = ppi_write_bytes(ctx, path, f, b.s, b.n);
   ppi_sb_free(&b);

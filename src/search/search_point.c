@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** One point of the planner's enumeration (docs/PLANNER.md, "Per
+** point"): (1) a lower bound (pp_lower_bound at the point's tp,
+** micro-batch size and recomputation) prunes the point when it exceeds
+** the K-th best time found; (2) the chain is partitioned by the
+** strategies that apply, from a table: short chains (at most
+** SHORT_CHAIN partitions) by trying every partition under the estimate
+** itself; longer ones exactly under AMP's objective with the allreduce
+** term AMP leaves out, each stage on the slowest device of its group
+** (mixed types: fast stages get more layers), memory-aware under the
+** schedule's in-flight counts (1F1B* uses 1F1B's, which are never
+** lower); and an operator DAG on one device type also at the operator
+** level (Parmesan phase 1), the better kept; (3) each plan is checked and
+** priced (pp_evaluate, search_price.c); a plan that does not fit in
+** memory is never kept; (4) a point where memory binds is recorded for
+** MadPipe's pass (search_madpipe.c).
+**
+** Objective: the point's plan of least estimate that fits.
+** Invariant: a point is pruned only when its bound exceeds the K-th
+** kept estimate (the round's start, or the thread's own finds since), so
+** it could not have entered the list.
+** Complexity: O(partition + estimate) per point; the partition is AMP's
+** label DP (O(L^2 S) labels in practice), the estimate linear in the
+** plan's devices and stages.
+** Source: docs/PLANNER.md, "Per point".
+*/
+#include "search/search.h"
+
+#include <math.h>
+#include <string.h>
+
+/* TUNING: chains with at most this many partitions into pp runs are
+** partitioned by pricing every one with the estimate (exact under it);
+** 2,000 estimates cost about one label DP (docs/PLANNER.md). */
+#define SHORT_CHAIN 2000
+
+/* What every strategy sees of the point. */
+struct at_point {
+  const struct point *pt;
+  const struct dset *set;
+  double arbw, linkbw; /* the slowest ring link, the slowest stage link */
+  int64_t gas;
+  bool short_chain; /* at most SHORT_CHAIN partitions: try them all */
+};
+
+static pp_status from_partition(struct worker *w, const struct point *pt,
+                                pp_partition *part, const int32_t *devs,
+                                struct cand *best, bool *have)
+{
+  pp_plan *pl = NULL;
+  pp_status rc;
+  pp_part_summary ps;
+  pp_partition_summary(part, &ps);
+  if (ps.nstage != pt->pp) { /* not this point's shape */
+    pp_partition_destroy(part);
+    return PP_OK;
+  }
+  ppi_partition_ops(part, pt->pp, w->opbuf, w->off);
+  rc = ppi_search_build_plan(&w->ctx, w->sp, pt, w->opbuf, w->off, devs, &pl);
+  if (rc) {
+    pp_partition_destroy(part);
+    return rc;
+  }
+  return ppi_search_offer(w, pt, pl, part, best, have);
+}
+
+static double binom_capped(int32_t n, int32_t k, double cap)
+{
+  double x = 1;
+  int32_t i;
+  if (k < 0 || k > n)
+    return 0;
+  for (i = 1; i <= k && x <= cap; i++)
+    x = x * (n - k + i) / i;
+  return x;
+}
+
+/* The partition pa asks for, made the point's plan and offered; a
+** partition the point's problem does not admit skips it. */
+static pp_status partition_and_offer(struct worker *w, const struct at_point *a,
+                                     const pp_part_params *pa,
+                                     struct cand *best, bool *have)
+{
+  pp_partition *part = NULL;
+  pp_status rc = pp_partition_chain(&w->ctx, w->sp->m, pa, &part);
+  if (rc == PP_OK)
+    rc = from_partition(w, a->pt, part, a->set->dev, best, have);
+  else if (ppi_search_skippable(rc)) {
+    pp_ctx_clear_error(&w->ctx);
+    rc = PP_OK;
+  }
+  return rc;
+}
+
+/* ---- the strategies ------------------------------------------------------ */
+
+static bool is_short(const struct worker *w, const struct at_point *a)
+{
+  (void)w;
+  return a->short_chain;
+}
+
+/* Every partition of the chain view into pp contiguous runs, in
+** lexicographic order of the cuts, priced by the estimate itself. */
+static pp_status try_all(struct worker *w, const struct at_point *a,
+                         struct cand *best, bool *have)
+{
+  const struct space *sp = w->sp;
+  const struct point *pt = a->pt;
+  const int32_t *devs = a->set->dev;
+  int32_t S = pt->pp, L = sp->L, s, i;
+  int32_t *f = w->first; /* f[s]: first layer of stage s; f[S] = L */
+  pp_status rc = PP_OK;
+  for (s = 0; s < S; s++)
+    f[s] = s;
+  f[S] = L;
+  for (;;) {
+    pp_plan *pl = NULL;
+    ppi_chain_ops(sp->view, f, S, w->opbuf, w->off);
+    if ((rc = ppi_search_build_plan(&w->ctx, sp, pt, w->opbuf, w->off, devs,
+                                    &pl)) ||
+        (rc = ppi_search_offer(w, pt, pl, NULL, best, have)))
+      return rc;
+    /* the next cut vector: the last movable cut moves right */
+    for (s = S - 1; s >= 1 && f[s] == L - (S - s); s--)
+      ;
+    if (s < 1)
+      break;
+    f[s]++;
+    for (i = s + 1; i < S; i++)
+      f[i] = f[i - 1] + 1;
+  }
+  return PP_OK;
+}
+
+static bool is_long(const struct worker *w, const struct at_point *a)
+{
+  (void)w;
+  return !a->short_chain;
+}
+
+/* AMP's objective, its allreduce term included, each stage on the
+** slowest device of its group (w->reps). */
+static pp_status amp_chain(struct worker *w, const struct at_point *a,
+                           struct cand *best, bool *have)
+{
+  const struct point *pt = a->pt;
+  pp_part_params pa;
+  ppi_point_part_params(w->sp, pt, a->gas, a->linkbw, PP_OBJ_AMP, &pa);
+  pa.tp = pt->tp;
+  pa.recompute = pt->rec;
+  pa.cluster = w->sp->c;
+  pa.devices = w->reps;
+  pa.allreduce = pt->dp > 1;
+  pa.allreduce_gbps = a->arbw;
+  return partition_and_offer(w, a, &pa, best, have);
+}
+
+/* Parmesan's operator level needs an operator DAG on one device type,
+** without the chain's per-layer knobs. */
+static bool is_dag_one_type(const struct worker *w, const struct at_point *a)
+{
+  return !a->short_chain && w->sp->dag && !a->set->mixed && a->pt->tp == 1 &&
+         !a->pt->rec;
+}
+
+static pp_status operator_dag(struct worker *w, const struct at_point *a,
+                              struct cand *best, bool *have)
+{
+  const pp_cluster *c = w->sp->c;
+  pp_part_params pa;
+  ppi_point_part_params(w->sp, a->pt, a->gas, a->linkbw, PP_OBJ_MINMAX, &pa);
+  pa.latency_us = pp_cluster_latency(c);
+  pa.memory_bytes = (double)pp_cluster_type_memory(
+      c, pp_cluster_device_type(c, a->set->dev[0]));
+  return partition_and_offer(w, a, &pa, best, have);
+}
+
+/* Every strategy that applies, in order, offers its plans to the point's
+** best: the first error stops the point. */
+static const struct strategy {
+  bool (*applies)(const struct worker *w, const struct at_point *a);
+  pp_status (*run)(struct worker *w, const struct at_point *a,
+                   struct cand *best, bool *have);
+} strategies[] = {
+    {is_short, try_all},
+    {is_long, amp_chain},
+    {is_dag_one_type, operator_dag},
+};
+
+/* ---- the point ----------------------------------------------------------- */
+
+pp_status ppi_eval_point(struct worker *w, const struct point *pt)
+{
+  const struct space *sp = w->sp;
+  struct at_point a;
+  struct cand best;
+  bool have = false;
+  double bar = w->bar;
+  size_t k;
+  pp_status rc = PP_OK;
+
+  if (w->nkept == w->K && w->kept[w->K - 1].est < bar)
+    bar = w->kept[w->K - 1].est;
+  if (pt->lb > bar) {
+    w->pruned++;
+    return PP_OK;
+  }
+  w->evaluated++;
+  memset(&best, 0, sizeof best);
+  a.pt = pt;
+  a.set = &sp->sets[pt->set];
+  a.gas = sp->p->global_batch / pt->dp / pt->mbs;
+  ppi_point_net(w, pt, &a.arbw, &a.linkbw);
+  a.short_chain =
+      binom_capped(sp->L - 1, pt->pp - 1, SHORT_CHAIN) <= SHORT_CHAIN;
+  for (k = 0; k < sizeof strategies / sizeof strategies[0] && rc == PP_OK; k++)
+    if (strategies[k].applies(w, &a))
+      rc = strategies[k].run(w, &a, &best, &have);
+  if (rc == PP_OK && ppi_madpipe_binds(sp, pt, have, best.peak))
+    rc = ppi_vec_push(&w->ctx, &w->bound, pt);
+  return ppi_search_keep_best(w, rc, &best, have);
+}

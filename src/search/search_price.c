@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** A candidate plan of the planner and its price: the plan of a point's
+** partition in Megatron's rank order (ppi_plan_of, shared with the
+** comparison), checked and priced by the analytic estimate (pp_evaluate
+** with the search's cost parameters), and offered to the point's best;
+** the sorted lists of kept candidates; the network a point sees (each
+** stage at the pace of its slowest device, the slowest links).
+**
+** Objective: the estimate of a plan that fits; a plan that does not fit
+** in memory is never kept, but the one that came closest is remembered
+** (its worst device, need and capacity) for the "nothing fits" answer.
+** Invariant: a kept list holds at most K candidates sorted by
+** (estimate, enumeration index), so merges do not depend on timing.
+** Complexity: a plan and its estimate are linear in the plan's devices
+** and stages; keep is O(K).
+** Source: docs/PLANNER.md, "Per point".
+*/
+#include "search/search.h"
+
+#include <math.h>
+#include <string.h>
+
+void ppi_cand_free(struct cand *x)
+{
+  pp_plan_destroy(x->plan);
+  pp_partition_destroy(x->part);
+  x->plan = NULL;
+  x->part = NULL;
+}
+
+static bool better(const struct cand *a, const struct cand *b)
+{
+  return a->est < b->est || (a->est == b->est && a->pt.idx < b->pt.idx);
+}
+
+void ppi_cand_keep(struct cand *l, int32_t *n, int32_t K, struct cand *x)
+{
+  int32_t i;
+  if (*n == K) {
+    if (!better(x, &l[K - 1])) {
+      ppi_cand_free(x);
+      return;
+    }
+    ppi_cand_free(&l[K - 1]);
+    (*n)--;
+  }
+  for (i = *n; i > 0 && better(x, &l[i - 1]); i--)
+    l[i] = l[i - 1];
+  l[i] = *x;
+  (*n)++;
+}
+
+pp_status ppi_plan_of(pp_ctx *ctx, int64_t gbs, pp_optimizer opt,
+                      const struct ppi_shape *sh, const int32_t *ops,
+                      const int32_t *off, const int32_t *devs, pp_plan **out)
+{
+  pp_plan_params pl;
+  pp_plan_builder *b;
+  int32_t s, r;
+  pp_status rc;
+  pp_plan_params_init(&pl);
+  pl.global_batch = gbs;
+  pl.micro_batch = sh->mbs;
+  pl.tp = sh->tp;
+  pl.schedule = sh->sched;
+  pl.recompute = sh->rec;
+  pl.optimizer = opt;
+  if ((rc = pp_plan_builder_create(ctx, &pl, "parplan plan", &b)))
+    return rc;
+  for (s = 0; s < sh->pp; s++) {
+    int32_t id;
+    if ((rc = pp_plan_builder_add_stage(b, ops + off[s], off[s + 1] - off[s],
+                                        &id)))
+      goto fail;
+    for (r = 0; r < sh->dp; r++)
+      if ((rc = pp_plan_builder_add_replica(
+               b, id, devs + ((size_t)s * sh->dp + r) * sh->tp)))
+        goto fail;
+  }
+  return pp_plan_builder_finish(b, out);
+fail:
+  pp_plan_builder_destroy(b);
+  return rc;
+}
+
+void ppi_partition_ops(const pp_partition *part, int32_t S, int32_t *ops,
+                       int32_t *off)
+{
+  int32_t s, n, k = 0;
+  for (s = 0; s < S; s++) {
+    const int32_t *o = pp_partition_stage_ops(part, s, &n);
+    off[s] = k;
+    memcpy(ops + k, o, (size_t)n * sizeof *o);
+    k += n;
+  }
+  off[S] = k;
+}
+
+void ppi_chain_ops(const pp_model *view, const int32_t *first, int32_t S,
+                   int32_t *ops, int32_t *off)
+{
+  int32_t s, i, k = 0;
+  for (s = 0; s < S; s++) {
+    off[s] = k;
+    for (i = first[s]; i < first[s + 1]; i++) {
+      int32_t n;
+      const int32_t *mem = pp_model_layer_members(view, i, &n);
+      memcpy(ops + k, mem, (size_t)n * sizeof *mem);
+      k += n;
+    }
+  }
+  off[S] = k;
+}
+
+struct ppi_shape ppi_shape_of(const struct point *pt)
+{
+  struct ppi_shape sh;
+  sh.pp = pt->pp;
+  sh.dp = pt->dp;
+  sh.tp = pt->tp;
+  sh.mbs = pt->mbs;
+  sh.sched = (pp_schedule)pt->sched;
+  sh.rec = pt->rec;
+  return sh;
+}
+
+pp_status ppi_search_build_plan(pp_ctx *ctx, const struct space *sp,
+                                const struct point *pt, const int32_t *ops,
+                                const int32_t *off, const int32_t *devs,
+                                pp_plan **out)
+{
+  struct ppi_shape sh = ppi_shape_of(pt);
+  return ppi_plan_of(ctx, sp->p->global_batch, sp->p->optimizer, &sh, ops, off,
+                     devs, out);
+}
+
+void ppi_search_cost_params(const struct space *sp, pp_cost_params *cp)
+{
+  pp_cost_params_init(cp);
+  cp->allreduce = sp->p->allreduce;
+  cp->reserve_bytes = sp->p->reserve_bytes;
+  cp->record = 0;
+}
+
+pp_status ppi_search_price(pp_ctx *ctx, const struct space *sp,
+                           const pp_plan *pl, double *est, bool *fits,
+                           double *share, int32_t *worst, double *need,
+                           double *cap)
+{
+  pp_cost_params cp;
+  pp_eval *e;
+  pp_eval_summary es;
+  pp_device_memory dm;
+  pp_status rc;
+  ppi_search_cost_params(sp, &cp);
+  if ((rc = pp_evaluate(ctx, pl, sp->m, sp->c, &cp, &e)))
+    return rc;
+  pp_eval_get_summary(e, &es);
+  *est = es.iteration_ms;
+  *fits = es.fits != 0;
+  *worst = es.worst_device;
+  *share = 0;
+  *need = *cap = 0;
+  if (es.worst_device >= 0 &&
+      pp_eval_device(e, es.worst_device, &dm) == PP_OK &&
+      dm.capacity_bytes > 0) {
+    *share = dm.total_bytes / (double)dm.capacity_bytes;
+    *need = dm.total_bytes;
+    *cap = (double)dm.capacity_bytes;
+  }
+  pp_eval_destroy(e);
+  return PP_OK;
+}
+
+pp_status ppi_search_offer(struct worker *w, const struct point *pt,
+                           pp_plan *pl, pp_partition *part, struct cand *best,
+                           bool *have)
+{
+  double est, share, need, cap;
+  bool fits;
+  int32_t worst;
+  pp_status rc = ppi_search_price(&w->ctx, w->sp, pl, &est, &fits, &share,
+                                  &worst, &need, &cap);
+  if (rc) {
+    pp_plan_destroy(pl);
+    pp_partition_destroy(part);
+    return rc;
+  }
+  if (!fits) {
+    if (share < w->close_share ||
+        (share == w->close_share && pt->idx < w->close_idx)) {
+      w->close_share = share;
+      w->close_idx = pt->idx;
+      w->close_dev = worst;
+      w->close_need = need;
+      w->close_cap = cap;
+    }
+    pp_plan_destroy(pl);
+    pp_partition_destroy(part);
+    return PP_OK;
+  }
+  if (*have && !(est < best->est)) {
+    pp_plan_destroy(pl);
+    pp_partition_destroy(part);
+    return PP_OK;
+  }
+  if (*have)
+    ppi_cand_free(best);
+  memset(best, 0, sizeof *best);
+  best->pt = *pt;
+  best->plan = pl;
+  best->part = part;
+  best->est = est;
+  best->peak = share;
+  best->madpipe = w->offer_madpipe;
+  *have = true;
+  return PP_OK;
+}
+
+void ppi_point_part_params(const struct space *sp, const struct point *pt,
+                           int64_t gas, double linkbw, pp_part_objective o,
+                           pp_part_params *pa)
+{
+  const pp_search_params *p = sp->p;
+  pp_part_params_init(pa);
+  pa->objective = o;
+  pa->stages = pt->pp;
+  pa->replicas = pt->dp;
+  pa->micro_batch = pt->mbs;
+  pa->gas = gas;
+  pa->schedule = pt->sched == PP_SCHED_GPIPE ? PP_SCHED_GPIPE : PP_SCHED_1F1B;
+  pa->optimizer = p->optimizer;
+  pa->reserve_bytes = p->reserve_bytes;
+  pa->bandwidth_gbps = linkbw;
+}
+
+pp_status ppi_search_keep_best(struct worker *w, pp_status rc,
+                               struct cand *best, bool have)
+{
+  if (rc) {
+    if (have)
+      ppi_cand_free(best);
+    return rc;
+  }
+  if (have) {
+    w->fitting++;
+    ppi_cand_keep(w->kept, &w->nkept, w->K, best);
+  }
+  return PP_OK;
+}
+
+static double speed_of(const struct space *sp, int32_t d)
+{
+  return sp->speed[d];
+}
+
+void ppi_point_net(struct worker *w, const struct point *pt, double *arbw_out,
+                   double *linkbw_out)
+{
+  const struct space *sp = w->sp;
+  const struct dset *set = &sp->sets[pt->set];
+  const pp_cluster *c = sp->c;
+  double arbw = INFINITY, linkbw = INFINITY;
+  int32_t s, r, k;
+  for (s = 0; s < pt->pp; s++) {
+    const int32_t *g = set->dev + (size_t)s * pt->dp * pt->tp;
+    int32_t slow = g[0];
+    for (k = 1; k < pt->dp * pt->tp; k++)
+      if (speed_of(sp, g[k]) < speed_of(sp, slow))
+        slow = g[k];
+    w->reps[s] = slow;
+    for (r = 0; r < pt->dp && pt->dp > 1; r++) {
+      double b = pp_cluster_bandwidth(c, g[(size_t)r * pt->tp],
+                                      g[(size_t)((r + 1) % pt->dp) * pt->tp]);
+      arbw = b < arbw ? b : arbw;
+    }
+    if (s + 1 < pt->pp) {
+      double b = pp_cluster_bandwidth(c, g[0], g[pt->dp * pt->tp]);
+      linkbw = b < linkbw ? b : linkbw;
+    }
+  }
+  if (!isfinite(arbw))
+    arbw = 0;
+  /* TUNING: one stage has no link between stages: the allreduce's
+  ** bandwidth, or 100 GB/s, stands in (no transfer between stages uses
+  ** it, so the value changes nothing) */
+  if (!isfinite(linkbw))
+    linkbw = arbw > 0 ? arbw : 100;
+  *arbw_out = arbw;
+  *linkbw_out = linkbw;
+}

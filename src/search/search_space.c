@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The planner's space ([AMP] 3; docs/PLANNER.md, "The search
+** space"): the points
+**     device set E x tp x pp x dp (pp dp tp = |E|) x micro-batch size
+**     x schedule x recomputation.
+** Device sets: every non-empty set of device types (beyond AMP: slow
+** types may stay idle), and each of them without its slowest node or
+** cut to a power of two.  Devices are ordered by node, nodes fastest
+** first (their slowest device), so stage s of a point holds devices
+** [s dp tp, (s+1) dp tp) of the order, replica r the tp devices
+** [(s dp + r) tp, ...) inside one node: Megatron's rank order, where the
+** fast nodes hold the first stages and the partition gives the slow
+** ones less work.  Micro-batch sizes: every divisor of the per-replica
+** batch.  Each point carries its lower bound (pp_lower_bound at its tp,
+** micro-batch size and recomputation, computed once per triple), and
+** the points are sorted by it, lowest first, so that a good K-th time is
+** found early and prunes the rest.
+**
+** Objective: every point the planner may price, the most promising
+** first, with a bound that is never above any plan of the point.
+** Invariant: a point's idx is its place in the enumeration order, which
+** breaks every tie, so the order does not depend on qsort.
+** Complexity: O(sets x tp x pp x divisors x 2 x 3) points, each O(1)
+** after its bound; O(D^2) to order the devices.
+** Source: docs/PLANNER.md, "The search space".
+*/
+#include "search/search.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DIVISORS 16384 /* two halves: the large divisors from 8,192 */
+
+static int cmp_dev(const void *x, const void *y, const double *key,
+                   const int32_t *node)
+{
+  int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+  if (key[a] != key[b])
+    return key[a] > key[b] ? -1 : 1;
+  if (node[a] != node[b])
+    return node[a] < node[b] ? -1 : 1;
+  return (a > b) - (a < b);
+}
+
+/* qsort has no user pointer: sort indices by insertion (D is at most
+** PP_MAX_DEVICES and this runs once). */
+static void sort_devices(int32_t *d, int32_t n, const double *key,
+                         const int32_t *node)
+{
+  int32_t i, j;
+  for (i = 1; i < n; i++) {
+    int32_t x = d[i];
+    for (j = i; j > 0 && cmp_dev(&d[j - 1], &x, key, node) > 0; j--)
+      d[j] = d[j - 1];
+    d[j] = x;
+  }
+}
+
+static bool same_set(const struct dset *a, const int32_t *dev, int32_t n)
+{
+  return a->n == n && !memcmp(a->dev, dev, (size_t)n * sizeof *dev);
+}
+
+static pp_status add_set(pp_ctx *ctx, struct space *sp, const pp_cluster *c,
+                         const int32_t *dev, int32_t n)
+{
+  int32_t i;
+  struct dset *s;
+  if (n < 1)
+    return PP_OK;
+  for (i = 0; i < sp->nset; i++)
+    if (same_set(&sp->sets[i], dev, n))
+      return PP_OK;
+  s = &sp->sets[sp->nset];
+  if (!(s->dev = ppi_alloc(ctx, (size_t)n * sizeof *dev)))
+    return PP_ENOMEM;
+  memcpy(s->dev, dev, (size_t)n * sizeof *dev);
+  s->n = n;
+  s->mixed = false;
+  for (i = 1; i < n; i++)
+    if (pp_cluster_device_type(c, dev[i]) != pp_cluster_device_type(c, dev[0]))
+      s->mixed = true;
+  sp->nset++;
+  return PP_OK;
+}
+
+static pp_status make_sets(pp_ctx *ctx, struct space *sp)
+{
+  const pp_cluster *c = sp->c;
+  int32_t D = pp_cluster_ndev(c), T = pp_cluster_ntype(c), d, i, n, cap;
+  double *speed = NULL, *key = NULL;
+  int32_t *node = NULL, *order = NULL, *buf = NULL;
+  unsigned mask, full = 0, nmask;
+  pp_status rc = PP_ENOMEM;
+
+  speed = ppi_alloc(ctx, (size_t)D * sizeof *speed);
+  key = ppi_alloc(ctx, (size_t)D * sizeof *key);
+  node = ppi_alloc(ctx, (size_t)D * sizeof *node);
+  order = ppi_alloc(ctx, (size_t)D * sizeof *order);
+  buf = ppi_alloc(ctx, (size_t)D * sizeof *buf);
+  if (!speed || !key || !node || !order || !buf)
+    goto done;
+  for (d = 0; d < D; d++) {
+    pp_type_key k = pp_model_type_key(sp->m, c, d);
+    speed[d] = k.speed;
+    node[d] = pp_cluster_device_node(c, d);
+    order[d] = d;
+    if (T <= 16)
+      full |= 1u << pp_cluster_device_type(c, d);
+  }
+  /* a node's key: its slowest device's speed (the node's pace) */
+  for (d = 0; d < D; d++) {
+    key[d] = speed[d];
+    for (i = 0; i < D; i++)
+      if (node[i] == node[d] && speed[i] < key[d])
+        key[d] = speed[i];
+  }
+  sort_devices(order, D, key, node);
+  /* TUNING: every subset of device types up to 6 types (64 subsets, 3
+  ** device sets each); a cluster of more types keeps them all */
+  nmask = sp->p->subsets && T <= 6 ? 1u << T : 0;
+  cap = 3 * (int32_t)(nmask ? nmask : 2);
+  if (!(sp->sets = ppi_calloc(ctx, (size_t)cap, sizeof *sp->sets)))
+    goto done;
+  sp->setcap = cap;
+  if ((rc = add_set(ctx, sp, c, order, D)))
+    goto done;
+  for (mask = 1; mask < nmask; mask++) {
+    if ((mask & full) != mask)
+      continue;
+    for (d = 0, n = 0; d < D; d++)
+      if (mask >> pp_cluster_device_type(c, order[d]) & 1)
+        buf[n++] = order[d];
+    if ((rc = add_set(ctx, sp, c, buf, n)))
+      goto done;
+  }
+  if (sp->p->subsets) { /* each set less its slowest node, or cut to 2^k */
+    int32_t k, ns = sp->nset;
+    for (k = 0; k < ns; k++) {
+      const struct dset *s = &sp->sets[k];
+      int32_t last = node[s->dev[s->n - 1]], m = s->n, pw = 1;
+      while (m > 0 && node[s->dev[m - 1]] == last)
+        m--;
+      memcpy(buf, s->dev, (size_t)s->n * sizeof *buf);
+      if (m > 0 && (rc = add_set(ctx, sp, c, buf, m)))
+        goto done;
+      while (pw * 2 <= sp->sets[k].n)
+        pw *= 2;
+      if (pw < sp->sets[k].n && (rc = add_set(ctx, sp, c, buf, pw)))
+        goto done;
+    }
+  }
+  rc = PP_OK;
+done:
+  ppi_free(ctx, speed, (size_t)D * sizeof *speed);
+  ppi_free(ctx, key, (size_t)D * sizeof *key);
+  ppi_free(ctx, node, (size_t)D * sizeof *node);
+  ppi_free(ctx, order, (size_t)D * sizeof *order);
+  ppi_free(ctx, buf, (size_t)D * sizeof *buf);
+  return rc;
+}
+
+/* Every tp block of the order inside one node (Megatron keeps tensor
+** parallelism on NVLink). */
+static bool tp_fits(const pp_cluster *c, const struct dset *s, int32_t tp)
+{
+  int32_t i;
+  for (i = 0; i < s->n; i++)
+    if (pp_cluster_device_node(c, s->dev[i]) !=
+        pp_cluster_device_node(c, s->dev[i - i % tp]))
+      return false;
+  return true;
+}
+
+int32_t ppi_node_size(const pp_cluster *c)
+{
+  int32_t D = pp_cluster_ndev(c), d, run = 0, best = 1, prev = -1;
+  /* devices of a node are usually listed together; count runs */
+  for (d = 0; d < D; d++) {
+    int32_t nd = pp_cluster_device_node(c, d);
+    run = nd == prev ? run + 1 : 1;
+    prev = nd;
+    best = run > best ? run : best;
+  }
+  return best;
+}
+
+/* The lower bounds by (tp, micro-batch, recomputation), computed once. */
+struct lbtab {
+  int32_t n, cap;
+  int32_t *tp, *mbs;
+  int8_t *rec;
+  double *lb;
+};
+
+static pp_status lb_get(pp_ctx *ctx, struct lbtab *t, const struct space *sp,
+                        int32_t tp, int32_t mbs, int rec, double *out)
+{
+  int32_t i;
+  for (i = 0; i < t->n; i++)
+    if (t->tp[i] == tp && t->mbs[i] == mbs && t->rec[i] == rec) {
+      *out = t->lb[i];
+      return PP_OK;
+    }
+  if (t->n == t->cap) {
+    int32_t nc = t->cap ? 2 * t->cap : 64;
+    int32_t *a = ppi_alloc(ctx, (size_t)nc * sizeof *a);
+    int32_t *b = ppi_alloc(ctx, (size_t)nc * sizeof *b);
+    int8_t *r = ppi_alloc(ctx, (size_t)nc);
+    double *l = ppi_alloc(ctx, (size_t)nc * sizeof *l);
+    if (!a || !b || !r || !l) {
+      ppi_free(ctx, a, (size_t)nc * sizeof *a);
+      ppi_free(ctx, b, (size_t)nc * sizeof *b);
+      ppi_free(ctx, r, (size_t)nc);
+      ppi_free(ctx, l, (size_t)nc * sizeof *l);
+      return PP_ENOMEM;
+    }
+    if (t->n) {
+      memcpy(a, t->tp, (size_t)t->n * sizeof *a);
+      memcpy(b, t->mbs, (size_t)t->n * sizeof *b);
+      memcpy(r, t->rec, (size_t)t->n);
+      memcpy(l, t->lb, (size_t)t->n * sizeof *l);
+    }
+    ppi_free(ctx, t->tp, (size_t)t->cap * sizeof *a);
+    ppi_free(ctx, t->mbs, (size_t)t->cap * sizeof *b);
+    ppi_free(ctx, t->rec, (size_t)t->cap);
+    ppi_free(ctx, t->lb, (size_t)t->cap * sizeof *l);
+    t->tp = a;
+    t->mbs = b;
+    t->rec = r;
+    t->lb = l;
+    t->cap = nc;
+  }
+  {
+    pp_status rc = pp_lower_bound(ctx, sp->m, sp->c, sp->p->global_batch, tp,
+                                  mbs, rec, out);
+    if (rc)
+      return rc;
+  }
+  t->tp[t->n] = tp;
+  t->mbs[t->n] = mbs;
+  t->rec[t->n] = (int8_t)rec;
+  t->lb[t->n++] = *out;
+  return PP_OK;
+}
+
+static void lb_free(pp_ctx *ctx, struct lbtab *t)
+{
+  ppi_free(ctx, t->tp, (size_t)t->cap * sizeof *t->tp);
+  ppi_free(ctx, t->mbs, (size_t)t->cap * sizeof *t->mbs);
+  ppi_free(ctx, t->rec, (size_t)t->cap);
+  ppi_free(ctx, t->lb, (size_t)t->cap * sizeof *t->lb);
+}
+
+int ppi_point_cmp(const void *x, const void *y)
+{
+  const struct point *a = x, *b = y;
+  if (a->lb != b->lb)
+    return a->lb < b->lb ? -1 : 1;
+  return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* The divisors of B (at most lim when lim > 0, and below 2^31) in
+** increasing order, into d[MAX_DIVISORS]: trial division up to sqrt(B).
+** No number below 2^40 has more than 6,720 divisors. */
+static int64_t divisors(int64_t B, int64_t lim, int64_t *d)
+{
+  int64_t n = 0, i, nhi = 0;
+  int64_t *hi = d + MAX_DIVISORS / 2;
+  for (i = 1; i <= B / i; i++) {
+    if (B % i)
+      continue;
+    d[n++] = i;
+    if (i != B / i)
+      hi[nhi++] = B / i;
+  }
+  while (nhi > 0) /* the large ones, increasing */
+    d[n++] = hi[--nhi];
+  for (i = 0; i < n && (!lim || d[i] <= lim) && d[i] <= INT32_MAX; i++)
+    ;
+  return i;
+}
+
+/* The points in v (struct point), the most promising first. */
+static pp_status make_points(pp_ctx *ctx, const struct space *sp,
+                             struct ppi_vec *vp, double *space_lb)
+{
+  const pp_search_params *p = sp->p;
+  struct lbtab lt = {0, 0, NULL, NULL, NULL, NULL};
+  struct ppi_vec v;
+  int32_t k, tp, pp, maxtp = p->max_tp ? p->max_tp : ppi_node_size(sp->c);
+  pp_status rc = PP_OK;
+  int64_t idx = 0, *div, nd, di;
+
+  if (!(div = ppi_alloc(ctx, MAX_DIVISORS * sizeof *div)))
+    return PP_ENOMEM;
+
+  /* TUNING: tensor parallelism up to 8 unless asked: the NVLink domain
+  ** of the nodes Megatron targets; beyond it tp crosses slow links */
+  if (!p->max_tp && maxtp > 8)
+    maxtp = 8;
+  *space_lb = INFINITY;
+  ppi_vec_init(&v, sizeof(struct point));
+  for (k = 0; k < sp->nset && !rc; k++) {
+    const struct dset *s = &sp->sets[k];
+    for (tp = 1; tp <= maxtp && tp <= s->n && !rc; tp++) {
+      if (s->n % tp || !tp_fits(sp->c, s, tp))
+        continue;
+      for (pp = 1; pp <= s->n / tp && pp <= sp->L && !rc; pp++) {
+        int32_t dp = s->n / tp / pp, mbs;
+        int64_t B;
+        if ((s->n / tp) % pp || p->global_batch % dp)
+          continue;
+        B = p->global_batch / dp;
+        nd = divisors(B, p->max_micro_batch, div);
+        for (di = 0; di < nd && !rc; di++) {
+          int sc, rec;
+          mbs = (int32_t)div[di];
+          for (rec = 0; rec <= 1 && !rc; rec++) {
+            double lb;
+            if (p->recompute >= 0 && rec != p->recompute)
+              continue;
+            if ((rc = lb_get(ctx, &lt, sp, tp, mbs, rec, &lb)))
+              break;
+            if (lb < *space_lb)
+              *space_lb = lb;
+            for (sc = 0; sc < 3 && !rc; sc++) {
+              struct point pt;
+              if (!(p->schedules >> sc & 1))
+                continue;
+              memset(&pt, 0, sizeof pt);
+              pt.set = k;
+              pt.tp = tp;
+              pt.pp = pp;
+              pt.dp = dp;
+              pt.mbs = mbs;
+              pt.sched = (int8_t)sc;
+              pt.rec = (int8_t)rec;
+              pt.lb = lb;
+              pt.idx = idx++;
+              rc = ppi_vec_push(ctx, &v, &pt);
+            }
+          }
+        }
+      }
+    }
+  }
+  lb_free(ctx, &lt);
+  ppi_free(ctx, div, MAX_DIVISORS * sizeof *div);
+  if (rc) {
+    ppi_vec_free(ctx, &v);
+    return rc;
+  }
+  /* the most promising first: a good K-th time early prunes the rest */
+  if (v.n)
+    qsort(v.data, v.n, sizeof(struct point), ppi_point_cmp);
+  *vp = v;
+  return PP_OK;
+}
+
+pp_status ppi_space_open(pp_ctx *ctx, struct space *sp, struct ppi_vec *pts,
+                         double *space_lb)
+{
+  int32_t D = pp_cluster_ndev(sp->c), i;
+  pp_status rc;
+  sp->dag = !pp_model_is_chain(sp->m);
+  if ((rc = pp_model_chain_view(ctx, sp->m, 0, &sp->view)))
+    return rc;
+  sp->L = pp_model_nop(sp->view);
+  if (!(sp->speed = ppi_alloc(ctx, (size_t)D * sizeof *sp->speed)))
+    return PP_ENOMEM;
+  for (i = 0; i < D; i++)
+    sp->speed[i] = pp_model_type_key(sp->m, sp->c, i).speed;
+  if ((rc = make_sets(ctx, sp)))
+    return rc;
+  return make_points(ctx, sp, pts, space_lb);
+}
+
+void ppi_space_close(pp_ctx *ctx, struct space *sp, struct ppi_vec *pts)
+{
+  int32_t i;
+  for (i = 0; i < sp->nset; i++)
+    ppi_free(ctx, sp->sets[i].dev, (size_t)sp->sets[i].n * sizeof(int32_t));
+  ppi_free(ctx, sp->sets, (size_t)sp->setcap * sizeof *sp->sets);
+  if (sp->speed)
+    ppi_free(ctx, sp->speed,
+             (size_t)pp_cluster_ndev(sp->c) * sizeof *sp->speed);
+  pp_model_destroy(sp->view);
+  ppi_vec_free(ctx, pts);
+}
