@@ -122,3 +122,12 @@ void ppi_vec_free(pp_ctx *ctx, struct ppi_vec *v)
   v->data = NULL;
   v->n = v->cap = 0;
 }
+
+void ppi_arena_free_owner(struct ppi_arena *ar, void *owner, size_t size)
+{
+  /* the allocator lives in the arena, which lives in the owner: copy it
+  ** out before either is freed */
+  struct ppi_alloc a = ar->a;
+  ppi_arena_free(ar);
+  ppi_raw_free(a, owner, size);
+}

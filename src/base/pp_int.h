@@ -225,6 +225,11 @@ PP_INTERNAL void *ppi_arena_alloc(struct ppi_arena *ar, pp_ctx *ctx, size_t n,
 PP_INTERNAL char *ppi_arena_strdup(struct ppi_arena *ar, pp_ctx *ctx,
                                    const char *s);
 PP_INTERNAL void ppi_arena_free(struct ppi_arena *ar);
+/* Free an object that owns its arena: the arena, then the object itself
+** (size bytes, from the arena's allocator), which holds the arena.  What
+** every pp_*_destroy of an arena-backed object does. */
+PP_INTERNAL void ppi_arena_free_owner(struct ppi_arena *ar, void *owner,
+                                      size_t size);
 /* A copy of s in the arena with every invalid UTF-8 or control byte
 ** replaced by '?': for names taken from file names and specs (name.c). */
 PP_INTERNAL char *ppi_arena_name(struct ppi_arena *ar, pp_ctx *ctx,

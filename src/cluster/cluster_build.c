@@ -638,10 +638,6 @@ done:
 
 void pp_cluster_destroy(pp_cluster *c)
 {
-  struct ppi_alloc a;
-  if (!c)
-    return;
-  a = c->arena.a;
-  ppi_arena_free(&c->arena);
-  ppi_raw_free(a, c, sizeof *c);
+  if (c)
+    ppi_arena_free_owner(&c->arena, c, sizeof *c);
 }

@@ -500,12 +500,8 @@ pp_status pp_evaluate(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
 
 void pp_eval_destroy(pp_eval *e)
 {
-  struct ppi_alloc a;
-  if (!e)
-    return;
-  a = e->arena.a;
-  ppi_arena_free(&e->arena);
-  ppi_raw_free(a, e, sizeof *e);
+  if (e)
+    ppi_arena_free_owner(&e->arena, e, sizeof *e);
 }
 
 pp_status pp_eval_get_summary(const pp_eval *e, pp_eval_summary *out)

@@ -63,7 +63,6 @@ const char *pp_sim_network_name(pp_sim_network n)
   return (unsigned)n < 2 ? network_names[n] : NULL;
 }
 
-
 double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
                      double bytes)
 {

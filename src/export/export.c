@@ -96,12 +96,8 @@ pp_status ppi_export_add(pp_ctx *ctx, pp_export *x, const char *name,
 
 void pp_export_destroy(pp_export *x)
 {
-  struct ppi_alloc a;
-  if (!x)
-    return;
-  a = x->arena.a;
-  ppi_arena_free(&x->arena);
-  ppi_raw_free(a, x, sizeof *x);
+  if (x)
+    ppi_arena_free_owner(&x->arena, x, sizeof *x);
 }
 
 const char *pp_export_text(const pp_export *x)

@@ -139,12 +139,8 @@ done:
 
 void pp_launch_destroy(pp_launch *x)
 {
-  struct ppi_alloc a;
-  if (!x)
-    return;
-  a = x->arena.a;
-  ppi_arena_free(&x->arena);
-  ppi_raw_free(a, x, sizeof *x);
+  if (x)
+    ppi_arena_free_owner(&x->arena, x, sizeof *x);
 }
 
 int32_t pp_launch_nhost(const pp_launch *x)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** pp_export_to: an engine's exporter by its name, from the table of
-** engines, whose names pp_export_engine_name lists.  The top of the export layer: it calls every exporter, and
+** engines, whose names pp_export_engine_name lists.  The top of the export
+*layer: it calls every exporter, and
 ** the exporters call only export.c below them.
 */
 #include "export/export.h"
@@ -40,4 +41,3 @@ pp_status pp_export_to(pp_ctx *ctx, const char *engine, const pp_plan *p,
                   "pipedream)",
                   engine);
 }
-

@@ -74,12 +74,8 @@ void pp_map_params_init(pp_map_params *p)
 
 void pp_stage_graph_destroy(pp_stage_graph *g)
 {
-  struct ppi_alloc a;
-  if (!g)
-    return;
-  a = g->arena.a;
-  ppi_arena_free(&g->arena);
-  ppi_raw_free(a, g, sizeof *g);
+  if (g)
+    ppi_arena_free_owner(&g->arena, g, sizeof *g);
 }
 
 int32_t pp_stage_graph_nstage(const pp_stage_graph *g)
@@ -133,12 +129,8 @@ struct pp_mapping {
 
 void pp_mapping_destroy(pp_mapping *m)
 {
-  struct ppi_alloc a;
-  if (!m)
-    return;
-  a = m->arena.a;
-  ppi_arena_free(&m->arena);
-  ppi_raw_free(a, m, sizeof *m);
+  if (m)
+    ppi_arena_free_owner(&m->arena, m, sizeof *m);
 }
 
 pp_status pp_mapping_summary(const pp_mapping *m, pp_map_summary *out)

@@ -763,12 +763,8 @@ done:
 
 void pp_model_destroy(pp_model *m)
 {
-  struct ppi_alloc a;
-  if (!m)
-    return;
-  a = m->arena.a;
   /* The map's tables live in the arena once finished; an unfinished
   ** model never got one (the builder owns it). */
-  ppi_arena_free(&m->arena);
-  ppi_raw_free(a, m, sizeof *m);
+  if (m)
+    ppi_arena_free_owner(&m->arena, m, sizeof *m);
 }

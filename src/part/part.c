@@ -131,12 +131,8 @@ const struct ppi_part_view *ppi_part_view(const pp_partition *pt,
 
 void pp_partition_destroy(pp_partition *pt)
 {
-  struct ppi_alloc a;
-  if (!pt)
-    return;
-  a = pt->arena.a;
-  ppi_arena_free(&pt->arena);
-  ppi_raw_free(a, pt, sizeof *pt);
+  if (pt)
+    ppi_arena_free_owner(&pt->arena, pt, sizeof *pt);
 }
 
 pp_status pp_partition_summary(const pp_partition *pt, pp_part_summary *out)

@@ -486,12 +486,8 @@ pp_status pp_plan_builder_finish(pp_plan_builder *b, pp_plan **out)
 
 void pp_plan_destroy(pp_plan *p)
 {
-  struct ppi_alloc a;
-  if (!p)
-    return;
-  a = p->arena.a;
-  ppi_arena_free(&p->arena);
-  ppi_raw_free(a, p, sizeof *p);
+  if (p)
+    ppi_arena_free_owner(&p->arena, p, sizeof *p);
 }
 
 void pp_plan_get_params(const pp_plan *p, pp_plan_params *out)

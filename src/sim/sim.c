@@ -1345,12 +1345,8 @@ done:
 
 void pp_sim_destroy(pp_sim *s)
 {
-  struct ppi_alloc a;
-  if (!s)
-    return;
-  a = s->arena.a;
-  ppi_arena_free(&s->arena);
-  ppi_raw_free(a, s, sizeof *s);
+  if (s)
+    ppi_arena_free_owner(&s->arena, s, sizeof *s);
 }
 
 pp_status pp_sim_get_summary(const pp_sim *s, pp_sim_summary *out)
