@@ -8,6 +8,8 @@ library (nm).  A call from a file of layer A to a symbol defined in a
 file of layer B fails the check unless B is A or B is listed under A.
 A cycle of calls between files (in one layer or not) fails it too, since
 a cycle means no file of it can be understood, tested or replaced alone.
+Headers obey the same rule: a file of layer A may include "B/x.h" only
+when B is A or listed under A, so no layer even sees a higher one's types.
 
     check_layers.py SRC_DIR OBJ_DIR [NM]
 
@@ -60,6 +62,30 @@ def symbols(nm, path):
         elif len(p) == 2 and p[0] == "U":
             undefined.add(p[1])
     return defined, undefined
+
+
+def bad_includes(src, rule):
+    """#include "layer/file.h" lines against the rule, as messages."""
+    out = []
+    for layer in sorted(rule):
+        folder = os.path.join(src, layer)
+        if not os.path.isdir(folder):
+            continue
+        for f in sorted(os.listdir(folder)):
+            if not f.endswith((".c", ".h")):
+                continue
+            path = os.path.join(folder, f)
+            with open(path, encoding="utf-8") as fh:
+                for n, line in enumerate(fh, 1):
+                    line = line.strip()
+                    if not line.startswith('#include "'):
+                        continue
+                    inc = line[len('#include "'):].split('"', 1)[0]
+                    lb = inc.split("/", 1)[0] if "/" in inc else None
+                    if lb in rule and lb != layer and lb not in rule[layer]:
+                        out.append(f"{layer}/{f}:{n} includes {inc}: "
+                                   f"layer '{layer}' may not see '{lb}'")
+    return out
 
 
 def cycles(graph):
@@ -129,6 +155,7 @@ def main(argv):
             if lb != la and lb not in rule[la]:
                 bad.append(f"{name} calls {s} of {to}: "
                            f"layer '{la}' may not call '{lb}'")
+    bad.extend(bad_includes(src, rule))
     for comp in cycles(graph):
         bad.append("cycle of calls between " +
                    ", ".join(comp))

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Proves that tests/check_layers.py catches what it exists to catch: on a
 # copy of the library's object tree it must pass untouched, and fail
-# (exit 1, naming each) once a base file calls up into the search layer
-# and two files call each other.
+# (exit 1, naming each) once a base file calls up into the search layer,
+# two files call each other, or a header includes a higher layer's.
 #   check_layers_selftest.sh PYTHON CHECKER SRC_DIR OBJ_DIR CC
 # SRC_DIR holds src/LAYERS; OBJ_DIR is CMake's CMakeFiles/libparplan.dir/src.
 set -eu
@@ -20,9 +20,9 @@ fail() {
   cat "$tmp/out" >&2
   exit 1
 }
-expect() { # expect STATUS: run the checker on the copy
+expect() { # expect STATUS: run the checker on the copies
   rc=0
-  "$py" "$checker" "$src" "$tmp/obj" >"$tmp/out" 2>&1 || rc=$?
+  "$py" "$checker" "$tmp/src" "$tmp/obj" >"$tmp/out" 2>&1 || rc=$?
   [ "$rc" = "$1" ] || fail "exit status $rc, expected $1"
 }
 says() { # says TEXT: the last run printed TEXT
@@ -37,6 +37,7 @@ compile() { # compile OBJECT: C from stdin
 [ -d "$obj/base" ] && [ -d "$obj/search" ] ||
   { echo "check_layers_selftest: no object tree at $obj" >&2; exit 2; }
 cp -R "$obj" "$tmp/obj"
+cp -R "$src" "$tmp/src"
 
 # 1. The library as built keeps the rule.
 expect 0
@@ -74,5 +75,14 @@ says "cycle of calls between cluster/cycle_a.c, cluster/cycle_b.c"
 if grep -F -q "may not call" "$tmp/out"; then
   fail "a layer violation reported where there is none"
 fi
+
+# 5. A cost file including the partitioners' header: it would see a
+# higher layer's types, though no call crosses yet.
+rm "$tmp/obj/cluster/cycle_a.c.o" "$tmp/obj/cluster/cycle_b.c.o"
+printf '#include "part/part.h"\n' >"$tmp/src/cost/upward_include.h"
+expect 1
+says "cost/upward_include.h:1 includes part/part.h: layer 'cost' may not see 'part'"
+rm "$tmp/src/cost/upward_include.h"
+expect 0
 echo "check_layers_selftest: the checker passes the library and catches an" \
-  "upward call and a cycle"
+  "upward call, a cycle and an upward include"

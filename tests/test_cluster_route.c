@@ -19,7 +19,7 @@
 */
 #include "testutil.h"
 
-#include "base/pp_int.h"
+#include "cluster/cluster.h"
 
 #include <math.h>
 #include <stdio.h>

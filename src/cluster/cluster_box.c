@@ -7,7 +7,7 @@
 ** as on DGX machines).  Device names and hosts follow the generators
 ** (n<node>g<k>, node<node>), so launch scripts find each GPU.
 */
-#include "base/pp_int.h"
+#include "cluster/cluster.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
 ** costs O(ndev^2) for a matrix and O(ndev * (nvertex + nlink)) for a
 ** link graph.
 */
-#include "base/pp_int.h"
+#include "cluster/cluster.h"
 
 #include <math.h>
 #include <stdlib.h>

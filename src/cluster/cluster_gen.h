@@ -6,7 +6,7 @@
 #ifndef PP_CLUSTER_GEN_H
 #define PP_CLUSTER_GEN_H
 
-#include "base/pp_int.h"
+#include "cluster/cluster.h"
 
 enum ppi_gen_kind {
   PPI_GEN_HIER,

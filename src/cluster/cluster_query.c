@@ -5,7 +5,7 @@
 ** classes a description reports.
 ** Out-of-range indices give NULL, 0 or -1.
 */
-#include "base/pp_int.h"
+#include "cluster/cluster.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -18,7 +18,7 @@
 ** Invariant of the output: symmetric, positive off the diagonal, 0 on
 ** it, or PP_EINPUT naming a device that device 0 cannot reach.
 */
-#include "base/pp_int.h"
+#include "cluster/cluster.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@
 ** peak_tflops: dense fp16/bf16 tensor-core peak from the vendors' data
 **   sheets (fp32 accumulate for GeForce cards).
 */
-#include "base/pp_int.h"
+#include "cluster/cluster.h"
 
 #include <stdio.h>
 #include <string.h>

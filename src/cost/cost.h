@@ -8,7 +8,7 @@
 #ifndef PP_COST_H
 #define PP_COST_H
 
-#include "base/pp_int.h"
+#include "plan/plan.h"
 
 /* One edge of the stage graph: the tensors stage a sends to the later
 ** stage b for one micro-batch (each source operator's tensor once per

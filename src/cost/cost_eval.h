@@ -5,7 +5,7 @@
 #ifndef PP_COST_EVAL_H
 #define PP_COST_EVAL_H
 
-#include "base/pp_int.h"
+#include "plan/plan.h"
 
 struct ppi_eval_view {
   int32_t S, ndev;

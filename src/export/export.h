@@ -8,7 +8,7 @@
 #ifndef PP_EXPORT_H
 #define PP_EXPORT_H
 
-#include "base/pp_int.h"
+#include "plan/plan.h"
 
 #define PPI_EXPORT_MAX_FILES 8
 

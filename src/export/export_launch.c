@@ -23,7 +23,7 @@
 **
 ** Complexity: O(devices + replicas x tp).
 */
-#include "base/pp_int.h"
+#include "plan/plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>

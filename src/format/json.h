@@ -8,7 +8,7 @@
 #ifndef PP_IO_JSON_H
 #define PP_IO_JSON_H
 
-#include "base/pp_int.h"
+#include "plan/plan.h"
 
 #include <jansson.h>
 

@@ -27,7 +27,7 @@
 ** GPUs are numbered by their dev attribute; the type is gpu=, else
 ** named from sm (70 V100, 75 T4, 80 A100-80, 86 RTX-3090, 90 H100).
 */
-#include "base/pp_int.h"
+#include "plan/plan.h"
 
 #include <errno.h>
 #include <expat.h>

@@ -13,7 +13,7 @@
 ** the NVLink count: NV18 is an H100 box, NV12 an A100 box, anything
 ** else V100 (DGX-1).
 */
-#include "base/pp_int.h"
+#include "plan/plan.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -29,7 +29,7 @@
 ** Complexity: O(size of the file + nodes + edges) with hash maps on
 ** tensor names.
 */
-#include "base/pp_int.h"
+#include "plan/plan.h"
 
 #include <math.h>
 #include <stdio.h>

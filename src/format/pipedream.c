@@ -17,7 +17,7 @@
 ** when no such node exists it stays 1 and hyper "batch_inferred" is 0.
 ** Nodes whose description starts with "Input" get kind "input".
 */
-#include "base/pp_int.h"
+#include "plan/plan.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -16,6 +16,7 @@
 ** one parser, ppi_spec_parse (base/kvspec.c), reads.
 */
 #include "cluster/cluster_gen.h"
+#include "model/model.h"
 
 #include <math.h>
 #include <stddef.h>

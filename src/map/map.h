@@ -9,7 +9,7 @@
 #ifndef PP_MAP_H
 #define PP_MAP_H
 
-#include "base/pp_int.h"
+#include "cluster/cluster.h"
 
 enum { MAP_P2P = 0, MAP_AR = 1, MAP_FULL = 2 };
 

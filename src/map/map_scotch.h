@@ -9,7 +9,7 @@
 #ifndef PP_MAP_SCOTCH_H
 #define PP_MAP_SCOTCH_H
 
-#include "base/pp_int.h"
+#include "cluster/cluster.h"
 
 #include <scotch.h>
 

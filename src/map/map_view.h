@@ -5,7 +5,7 @@
 #ifndef PP_MAP_VIEW_H
 #define PP_MAP_VIEW_H
 
-#include "base/pp_int.h"
+#include "cluster/cluster.h"
 
 struct ppi_map_view {
   const pp_map_summary *sum;

@@ -11,7 +11,7 @@
 ** topological order; every tie points at an operator that owns its
 ** parameters.  Finishing costs O(nop + nedge log nedge + ntable * nop).
 */
-#include "base/pp_int.h"
+#include "model/model.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #ifndef PP_MODEL_BUILTIN_H
 #define PP_MODEL_BUILTIN_H
 
-#include "base/pp_int.h"
+#include "model/model.h"
 
 struct ppi_bop {
   const char *name, *kind;

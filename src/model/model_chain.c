@@ -26,7 +26,7 @@
 **
 ** Cost: O(n log n + e log e) time, O(n + e) memory.
 */
-#include "base/pp_int.h"
+#include "model/model.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -20,7 +20,7 @@
 **
 ** Complexity: O(operators).
 */
-#include "base/pp_int.h"
+#include "model/model.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
 ** NULL, 0 or -1 rather than undefined behaviour, so a caller's bad index
 ** cannot read outside the arrays.
 */
-#include "base/pp_int.h"
+#include "model/model.h"
 
 #include <string.h>
 

@@ -8,7 +8,7 @@
 **
 ** Complexity: O(operators + edges) plus the chain view's count.
 */
-#include "base/pp_int.h"
+#include "model/model.h"
 
 #include <string.h>
 

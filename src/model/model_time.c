@@ -22,7 +22,7 @@
 ** smaller tp.  Cost: O(ntable) per call, integer tests per table (the
 ** type names are resolved once per call against the model's few).
 */
-#include "base/pp_int.h"
+#include "model/model.h"
 
 #include <math.h>
 #include <stdint.h>

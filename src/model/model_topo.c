@@ -14,6 +14,7 @@
 ** revisit one; the walk between the two visits is a cycle, which the
 ** error message lists.  O(n + e).
 */
+#include "model/model.h"
 #include "base/heap.h"
 
 #include <string.h>

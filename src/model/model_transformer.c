@@ -16,7 +16,7 @@
 ** a device type with a known peak gets its own FLOP-based times
 ** (pp_model_op_time, PP_EST_FLOPS) instead of a speed ratio.
 */
-#include "base/pp_int.h"
+#include "model/model.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@
 #ifndef PP_PART_H
 #define PP_PART_H
 
-#include "base/pp_int.h"
+#include "plan/plan.h"
 #include "cost/cost.h"
 
 #include <math.h>

@@ -8,7 +8,7 @@
 ** model nor the cluster; pp_plan_check (plan_check.c) does the rest, so
 ** a plan can be read before the model it refers to is known.
 */
-#include "base/pp_int.h"
+#include "plan/plan.h"
 
 #include <math.h>
 #include <stdlib.h>

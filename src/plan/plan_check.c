@@ -7,7 +7,7 @@
 ** dependencies, which the schedules need).  The builder has already
 ** checked what needs neither (plan.c).  O(ops + edges + replicas x tp).
 */
-#include "base/pp_int.h"
+#include "plan/plan.h"
 
 #include <string.h>
 

@@ -8,7 +8,7 @@
 #ifndef PP_PLAN_SEARCH_H
 #define PP_PLAN_SEARCH_H
 
-#include "base/pp_int.h"
+#include "plan/plan.h"
 
 /* The shape of a plan: degrees, micro-batch, schedule, recomputation. */
 struct ppi_shape {

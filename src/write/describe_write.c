@@ -4,7 +4,7 @@
 ** for scripts (the same figures in both).  The figures come from
 ** pp_model_stats_get and pp_cluster_bw_classes; this file only formats.
 */
-#include "base/pp_int.h"
+#include "plan/plan.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
 ** JSON (docs/FORMATS.md, "plan --json").  Memory comes from pricing the
 ** plan again (pp_evaluate), so the report shows what `evaluate` would.
 */
-#include "base/pp_int.h"
+#include "plan/plan.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
 #ifndef PP_WRITE_H
 #define PP_WRITE_H
 
-#include "base/pp_int.h"
+#include "plan/plan.h"
 
 /* The Gantt chart of a recorded simulation drawn into out: SVG text, or
 ** PNG bytes when png (gantt_write.c). */

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The cluster layer's internal header: the cluster object behind the
+** public pp_cluster handle, the routing of link graphs, the GPU catalog
+** and the box builder that the generators and topology readers share.
+*/
+#ifndef PP_CLUSTER_H
+#define PP_CLUSTER_H
+
+#include "base/pp_int.h"
+
+/* ---- the cluster ------------------------------------------------------ */
+
+struct pp_cluster {
+  struct ppi_arena arena;
+  char *name, *source;
+
+  int32_t ntype;
+  char **type_name;
+  double *type_mem_gib, *type_speed, *type_peak;
+
+  int32_t ndev, nnode;
+  char **dev_name, **dev_host;              /* host may be NULL */
+  int32_t *dev_type, *dev_node, *dev_local; /* local -1: unknown */
+
+  double *bw; /* [i*ndev+j] GB/s, diagonal 0 */
+  double latency_us;
+
+  bool has_links;
+  pp_routing routing;
+  int32_t nswitch;
+  char **sw_name;
+  int32_t nlink;
+  int32_t *link_a, *link_b, *link_count; /* vertices: devices, switches */
+  double *link_gbps;
+
+  struct ppi_strmap devmap; /* devices and switches by name */
+  struct ppi_strmap typemap;
+};
+
+/* Pairwise bandwidth of a link graph (cluster_route.c).  nvert vertices,
+** the first ndev of which are devices; links a/b/gbps (bonded counts
+** already multiplied in).  Fills bw[ndev*ndev].  Returns PP_EINPUT
+** naming a device no path reaches (*unreached set), else PP_OK. */
+PP_INTERNAL pp_status ppi_route(pp_ctx *ctx, int32_t ndev, int32_t nvert,
+                                int32_t nlink, const int32_t *a,
+                                const int32_t *b, const double *gbps,
+                                pp_routing r, double *bw, int32_t *unreached);
+
+/* A known accelerator: name, memory as nvidia-smi reports it, speed
+** relative to V100, dense fp16 peak (gpu_catalog.c). */
+struct ppi_gpu {
+  const char *name;
+  double memory_gib;
+  double speed;
+  double peak_tflops;
+  const char *why; /* where the speed comes from */
+};
+PP_INTERNAL const struct ppi_gpu *ppi_gpu_find(const char *name);
+/* "V100, V100-16, ..." into buf, for "unknown GPU" messages. */
+PP_INTERNAL void ppi_gpu_names(char *buf, size_t n);
+
+/* A cluster of `nodes' copies of one box of g GPUs whose pairwise
+** bandwidth is bw (g x g, GB/s; the diagonal is ignored), joined by
+** p->inter_gbps (cluster_box.c).  Devices are n<node>g<k> on host
+** node<node>, GPU k. */
+PP_INTERNAL pp_status ppi_cluster_box(pp_ctx *ctx, const char *name,
+                                      const char *source, const char *gpu,
+                                      int32_t g, const double *bw,
+                                      const pp_topo_params *p,
+                                      pp_cluster **out);
+
+#endif /* PP_CLUSTER_H */

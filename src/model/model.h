@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The model layer's internal header: the model object behind the public
+** pp_model handle, the index and chain-view helpers its files share, and
+** the built-in and generated models.  Models read the cluster layer for
+** device types (times by type, the GPU catalog).
+*/
+#ifndef PP_MODEL_H
+#define PP_MODEL_H
+
+#include "cluster/cluster.h"
+
+/* ---- the model -------------------------------------------------------- */
+
+struct pp_model {
+  struct ppi_arena arena;
+  char *name, *source;
+  char *reftype;       /* NULL: no reference type */
+  int32_t micro_batch; /* reference micro-batch size */
+  double efficiency;   /* fraction of peak for FLOP-derived times */
+  int32_t nhyper;
+  char **hyper_key; /* hyper_key[0:nhyper-1] */
+  double *hyper_val;
+
+  int32_t nop;
+  char **op_name, **op_kind; /* kind may be NULL */
+  double *fwd, *bwd, *upd;   /* ms at the reference point */
+  double *fflops, *bflops;
+  int64_t *param, *out, *saved;
+  int32_t *tied; /* -1: owns its parameters */
+  bool has_flops;
+
+  int32_t nedge;
+  int32_t *esrc, *edst; /* esrc[0:nedge-1] */
+  int64_t *ebytes;
+  bool edges_implied;       /* no edges given: the listed chain */
+  int32_t *out_off, *out_e; /* CSR of edges by source, edges by index */
+  int32_t *in_off, *in_e;   /* CSR of edges by destination */
+
+  int32_t *topo, *topo_pos; /* an order and its inverse */
+  bool topo_unique, is_chain;
+  struct ppi_strmap opmap;
+
+  int32_t ntable;  /* profile tables */
+  char **tab_type; /* NULL: the reference type */
+  int32_t *tab_tp, *tab_mbs;
+  double *tab_fwd, *tab_bwd, *tab_upd; /* [t*nop+v], NaN: not profiled */
+  /* the distinct type names of the tables, tname[0] the reference type
+  ** (NULL when none, and the tables without a type), for lookups by
+  ** bit mask (model_time.c) */
+  int32_t ntname;
+  const char **tname;
+  int32_t *tab_tid;
+
+  int32_t ntps; /* tensor-parallel size tables */
+  int32_t *tps_tp;
+  int64_t *tps_param, *tps_out, *tps_saved; /* [t*nop+v], -1: absent */
+
+  int32_t *member_off, *member_op; /* chain view only, else NULL */
+};
+
+/* Builders and checks shared between model files. */
+PP_INTERNAL pp_status ppi_model_index(pp_ctx *ctx, struct pp_model *m);
+/* The number of layers pp_model_chain_view would make (without building
+** them, so no sum can overflow). */
+PP_INTERNAL pp_status ppi_chain_nlayer(pp_ctx *ctx, const struct pp_model *m,
+                                       int32_t *nlayer);
+
+/* Built-in models (model_builtin.c) and the parametric transformer
+** (model_transformer.c). */
+PP_INTERNAL pp_status ppi_model_builtin(pp_ctx *ctx, const char *name,
+                                        pp_model **out, bool *found);
+
+struct ppi_transformer_params {
+  int32_t layers, hidden, heads, seq, vocab, ffn; /* ffn 0: 4*hidden */
+  int32_t micro_batch;
+  int32_t bytes_per_elem; /* 2: fp16/bf16 */
+  const char *type;       /* reference device type (catalog name) */
+  double efficiency;      /* fraction of peak */
+  bool tie_embeddings;
+};
+PP_INTERNAL void ppi_transformer_params_init(struct ppi_transformer_params *p);
+PP_INTERNAL pp_status
+ppi_model_transformer(pp_ctx *ctx, const struct ppi_transformer_params *p,
+                      const char *source, pp_model **out);
+
+/* Operator-level generators (model_opnet.c): kind "resnet", "bert",
+** "swin" or "fpn"; each uses the fields it needs. */
+struct ppi_opnet_params {
+  const char *kind;
+  const char *type; /* reference GPU (catalog name) */
+  double efficiency;
+  int32_t batch, image, depth;               /* CNNs */
+  int32_t layers, hidden, heads, seq, vocab; /* BERT */
+  int32_t embed, window, stages[4];          /* Swin */
+  int32_t channels;                          /* FPN */
+};
+PP_INTERNAL void ppi_opnet_params_init(struct ppi_opnet_params *p,
+                                       const char *kind);
+PP_INTERNAL pp_status ppi_model_opnet(pp_ctx *ctx,
+                                      const struct ppi_opnet_params *p,
+                                      const char *source, pp_model **out);
+
+#endif /* PP_MODEL_H */

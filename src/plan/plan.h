@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The plan layer's internal header: the plan object behind the public
+** pp_plan handle.
+*/
+#ifndef PP_PLAN_H
+#define PP_PLAN_H
+
+#include "model/model.h"
+
+/* ---- the plan --------------------------------------------------------- */
+
+struct pp_plan {
+  struct ppi_arena arena;
+  char *source;
+  pp_plan_params p;
+  int32_t nstage;
+  int32_t *op_off, *ops; /* stage s: ops[op_off[s] .. op_off[s+1]-1] */
+  int32_t *rep_off;      /* stage s: replicas rep_off[s] .. rep_off[s+1]-1 */
+  int32_t *dev;          /* replica q: dev[q*tp .. q*tp+tp-1] */
+  int32_t *inflight;     /* [nstage]: fixed in-flight counts, 0: none */
+  double *pat;           /* [4 nstage]: sigma of F, B, activation out,
+                            gradient in; NaN: none */
+  bool pattern;          /* every stage has one: the simulator follows it */
+};
+
+/* The largest device index the plan names (-1 when none). */
+PP_INTERNAL int32_t ppi_plan_max_device(const struct pp_plan *p);
+
+#endif /* PP_PLAN_H */
