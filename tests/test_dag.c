@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Operator-level partitioning of DAGs (Parmesan phase 1: part_dag.c,
-** part_cluster.c, part_refine.c, the flow in part.c):
+** part_cluster.c, part_refine.c, the flow in part_flow_dag.c):
 **
 ** - the DP over fronted subgraphs equals a brute force over every staging
 **   (stage(u) <= stage(v) on every edge, no stage empty) on hundreds of
