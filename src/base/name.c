@@ -71,3 +71,20 @@ char *ppi_arena_name(struct ppi_arena *ar, pp_ctx *ctx, const char *s)
   }
   return d;
 }
+
+const char *ppi_enum_name(const char *const *names, size_t n, int v)
+{
+  return v >= 0 && (size_t)v < n ? names[v] : NULL;
+}
+
+pp_status ppi_enum_parse(const char *const *names, size_t n, const char *name,
+                         int *out)
+{
+  size_t i;
+  for (i = 0; name && i < n; i++)
+    if (!strcmp(name, names[i])) {
+      *out = (int)i;
+      return PP_OK;
+    }
+  return PP_EINVAL;
+}

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** The master internal header: the layout of every opaque object, the
-** allocator and error plumbing, and the small containers (arena, growable
-** vector, string map, RNG) the modules share.  Nothing here is public.
+** The base layer's internal header: the context and its allocator and
+** error plumbing, and the small pieces every layer shares (arena,
+** growable vector, maps, string buffer, heap in heap.h, thread fan-out,
+** spec options, names of enums, random numbers, clock, file and number
+** helpers; limits.h names the limits).  The objects behind the public
+** handles are laid out in their own layers' headers (cluster/cluster.h,
+** model/model.h, plan/plan.h, ...).  Nothing here is public.
 **
 ** Ownership: a model or cluster owns one arena; every array and string
 ** it holds comes from that arena and dies with it.  Builders use growable
@@ -108,6 +112,20 @@ static inline int ppi_cmp_double_desc(const void *x, const void *y)
 
 /* n * size without overflow into *out; false when it would overflow. */
 PP_INTERNAL bool ppi_mul_ok(size_t n, size_t size, size_t *out);
+
+/* ---- names of enums (name.c) ------------------------------------------ */
+
+/* The number of elements of a static array. */
+#define PPI_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+/* names[v] for 0 <= v < n, else NULL: what every pp_*_name of an enum
+** returns, so that a caller can list the names by counting up until NULL
+** (the command line builds its help and messages that way). */
+PP_INTERNAL const char *ppi_enum_name(const char *const *names, size_t n,
+                                      int v);
+/* The index of name among names[0..n-1] into *out; PP_EINVAL (nothing
+** recorded: the caller words the message) when it is none of them. */
+PP_INTERNAL pp_status ppi_enum_parse(const char *const *names, size_t n,
+                                     const char *name, int *out);
 
 /* ---- string buffer (strbuf.c) --------------------------------------- */
 

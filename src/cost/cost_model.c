@@ -50,17 +50,17 @@ static const char *const network_names[] = {"channels", "links"};
 
 const char *pp_cost_kind_name(pp_cost_kind k)
 {
-  return (unsigned)k < 2 ? kind_names[k] : NULL;
+  return ppi_enum_name(kind_names, PPI_COUNT(kind_names), (int)k);
 }
 
 const char *pp_allreduce_name(pp_allreduce a)
 {
-  return (unsigned)a < 3 ? allreduce_names[a] : NULL;
+  return ppi_enum_name(allreduce_names, PPI_COUNT(allreduce_names), (int)a);
 }
 
 const char *pp_sim_network_name(pp_sim_network n)
 {
-  return (unsigned)n < 2 ? network_names[n] : NULL;
+  return ppi_enum_name(network_names, PPI_COUNT(network_names), (int)n);
 }
 
 double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,

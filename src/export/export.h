@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** The export object and what every engine export shares: a growable
-** text buffer with string quoting, the warnings, the stages' operators
-** in the model's order, and the checks of what engines cannot express
-** (docs/EXPORT.md).
+** The export object and what every engine export shares: the files and
+** warnings, the stages' operators in the model's order, and the checks of
+** what engines cannot express (docs/EXPORT.md).  The exporters build
+** their text in base's string buffer (strbuf.c).
 */
 #ifndef PP_EXPORT_H
 #define PP_EXPORT_H

@@ -7,6 +7,7 @@
 */
 #include "export/export.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const struct {
@@ -20,24 +21,25 @@ static const struct {
 
 const char *pp_export_engine_name(int i)
 {
-  return i >= 0 && (size_t)i < sizeof engines / sizeof engines[0]
-             ? engines[i].name
-             : NULL;
+  return i >= 0 && (size_t)i < PPI_COUNT(engines) ? engines[i].name : NULL;
 }
 
 pp_status pp_export_to(pp_ctx *ctx, const char *engine, const pp_plan *p,
                        const pp_model *m, const pp_cluster *c, pp_export **out)
 {
-  size_t i;
+  char known[128] = "";
+  size_t i, at = 0;
   if (!ctx)
     return PP_EINVAL;
   if (!engine || !out)
     return ppi_fail(ctx, PP_EINVAL, "pp_export_to: NULL argument");
-  for (i = 0; i < sizeof engines / sizeof engines[0]; i++)
+  for (i = 0; i < PPI_COUNT(engines); i++)
     if (!strcmp(engines[i].name, engine))
       return engines[i].fn(ctx, p, m, c, out);
-  return ppi_fail(ctx, PP_EINVAL,
-                  "export: unknown engine '%s' (megatron, deepspeed, torch, "
-                  "pipedream)",
-                  engine);
+  /* the names from the table, so that the message lists a new engine */
+  for (i = 0; i < PPI_COUNT(engines) && at < sizeof known; i++)
+    at += (size_t)snprintf(known + at, sizeof known - at, "%s%s", i ? ", " : "",
+                           engines[i].name);
+  return ppi_fail(ctx, PP_EINVAL, "export: unknown engine '%s' (%s)", engine,
+                  known);
 }

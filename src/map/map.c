@@ -23,34 +23,30 @@ static const char *const alg_names[] = {"exact",  "cs",     "megatron",
 
 const char *pp_map_objective_name(pp_map_objective o)
 {
-  return (unsigned)o < 4 ? obj_names[o] : NULL;
+  return ppi_enum_name(obj_names, PPI_COUNT(obj_names), (int)o);
 }
 
 pp_status pp_map_objective_parse(const char *name, pp_map_objective *out)
 {
-  int i;
-  for (i = 0; name && i < 4; i++)
-    if (!strcmp(name, obj_names[i])) {
-      *out = (pp_map_objective)i;
-      return PP_OK;
-    }
-  return PP_EINVAL;
+  int v;
+  pp_status rc = ppi_enum_parse(obj_names, PPI_COUNT(obj_names), name, &v);
+  if (rc == PP_OK)
+    *out = (pp_map_objective)v;
+  return rc;
 }
 
 const char *pp_map_algorithm_name(pp_map_algorithm a)
 {
-  return (unsigned)a < 6 ? alg_names[a] : NULL;
+  return ppi_enum_name(alg_names, PPI_COUNT(alg_names), (int)a);
 }
 
 pp_status pp_map_algorithm_parse(const char *name, pp_map_algorithm *out)
 {
-  int i;
-  for (i = 0; name && i < 6; i++)
-    if (!strcmp(name, alg_names[i])) {
-      *out = (pp_map_algorithm)i;
-      return PP_OK;
-    }
-  return PP_EINVAL;
+  int v;
+  pp_status rc = ppi_enum_parse(alg_names, PPI_COUNT(alg_names), name, &v);
+  if (rc == PP_OK)
+    *out = (pp_map_algorithm)v;
+  return rc;
 }
 
 void pp_map_params_init(pp_map_params *p)

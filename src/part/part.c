@@ -36,34 +36,30 @@ static const char *const meth_names[] = {"optimal",        "uniform-layers",
 
 const char *pp_part_objective_name(pp_part_objective o)
 {
-  return (unsigned)o < 3 ? obj_names[o] : NULL;
+  return ppi_enum_name(obj_names, PPI_COUNT(obj_names), (int)o);
 }
 
 pp_status pp_part_objective_parse(const char *name, pp_part_objective *out)
 {
-  int i;
-  for (i = 0; name && i < 3; i++)
-    if (!strcmp(name, obj_names[i])) {
-      *out = (pp_part_objective)i;
-      return PP_OK;
-    }
-  return PP_EINVAL;
+  int v;
+  pp_status rc = ppi_enum_parse(obj_names, PPI_COUNT(obj_names), name, &v);
+  if (rc == PP_OK)
+    *out = (pp_part_objective)v;
+  return rc;
 }
 
 const char *pp_part_method_name(pp_part_method m)
 {
-  return (unsigned)m < 6 ? meth_names[m] : NULL;
+  return ppi_enum_name(meth_names, PPI_COUNT(meth_names), (int)m);
 }
 
 pp_status pp_part_method_parse(const char *name, pp_part_method *out)
 {
-  int i;
-  for (i = 0; name && i < 6; i++)
-    if (!strcmp(name, meth_names[i])) {
-      *out = (pp_part_method)i;
-      return PP_OK;
-    }
-  return PP_EINVAL;
+  int v;
+  pp_status rc = ppi_enum_parse(meth_names, PPI_COUNT(meth_names), name, &v);
+  if (rc == PP_OK)
+    *out = (pp_part_method)v;
+  return rc;
 }
 
 void pp_part_params_init(pp_part_params *p)

@@ -39,44 +39,40 @@ static const char *const task_names[] = {
 
 const char *pp_schedule_name(pp_schedule s)
 {
-  return (unsigned)s < 3 ? sched_names[s] : NULL;
+  return ppi_enum_name(sched_names, PPI_COUNT(sched_names), (int)s);
 }
 
 pp_status pp_schedule_parse(const char *name, pp_schedule *out)
 {
-  int i;
-  for (i = 0; name && i < 3; i++)
-    if (strcmp(name, sched_names[i]) == 0) {
-      *out = (pp_schedule)i;
-      return PP_OK;
-    }
-  return PP_EINVAL;
+  int v;
+  pp_status rc = ppi_enum_parse(sched_names, PPI_COUNT(sched_names), name, &v);
+  if (rc == PP_OK)
+    *out = (pp_schedule)v;
+  return rc;
 }
 
 const char *pp_optimizer_name(pp_optimizer o)
 {
-  return (unsigned)o < 4 ? opt_names[o] : NULL;
+  return ppi_enum_name(opt_names, PPI_COUNT(opt_names), (int)o);
 }
 
 pp_status pp_optimizer_parse(const char *name, pp_optimizer *out)
 {
-  int i;
-  for (i = 0; name && i < 4; i++)
-    if (strcmp(name, opt_names[i]) == 0) {
-      *out = (pp_optimizer)i;
-      return PP_OK;
-    }
-  return PP_EINVAL;
+  int v;
+  pp_status rc = ppi_enum_parse(opt_names, PPI_COUNT(opt_names), name, &v);
+  if (rc == PP_OK)
+    *out = (pp_optimizer)v;
+  return rc;
 }
 
 double pp_optimizer_factor(pp_optimizer o)
 {
-  return (unsigned)o < 4 ? opt_factor[o] : 0.0;
+  return (unsigned)o < PPI_COUNT(opt_factor) ? opt_factor[o] : 0.0;
 }
 
 const char *pp_task_kind_name(pp_task_kind k)
 {
-  return (unsigned)k < 7 ? task_names[k] : NULL;
+  return ppi_enum_name(task_names, PPI_COUNT(task_names), (int)k);
 }
 
 void pp_plan_params_init(pp_plan_params *p)
