@@ -150,12 +150,6 @@ pp_status pp_export_write_file(pp_ctx *ctx, const pp_export *x, int32_t i,
   return ppi_emit(ctx, path, f, emit_text, x->text[i]);
 }
 
-pp_status pp_export_write(pp_ctx *ctx, const pp_export *x, const char *path,
-                          FILE *f)
-{
-  return pp_export_write_file(ctx, x, 0, path, f);
-}
-
 /* ---- the stages' operators in model order ----------------------------------
  */
 
