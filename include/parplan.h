@@ -1278,9 +1278,6 @@ const char *pp_export_warning(const pp_export *x, int32_t i);
 /** \brief Write file i to path atomically, or to f. */
 pp_status pp_export_write_file(pp_ctx *ctx, const pp_export *x, int32_t i,
                                const char *path, FILE *f);
-/** \brief Write the first file to path atomically, or to f. */
-pp_status pp_export_write(pp_ctx *ctx, const pp_export *x, const char *path,
-                          FILE *f);
 /** \brief Parse a Megatron pipeline layout ("E|(tt|)*3,m|L"): *nstage
 ** stages, counts[4 s + k] the symbols E, t, m, L (k = 0..3) of stage s;
 ** at most max_stages stages. */

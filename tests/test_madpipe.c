@@ -15,7 +15,10 @@
 **   its period is the least candidate at which 1F1B* fits;
 ** - on random chains, every MadPipe and PipeDream + 1F1B* result that
 **   fits is confirmed by the simulator (period and memory), and MadPipe
-**   is reported against PipeDream + 1F1B*.
+**   is reported against PipeDream + 1F1B*;
+** - a plan built from a MadPipe partition reports the partition's
+**   pattern for every stage (pp_plan_stage_pattern), also after its JSON
+**   is read back; one built without it reports none.
 */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
@@ -444,12 +447,137 @@ static void t_flat_device_and_cap(void **state)
   pp_model_destroy(m);
 }
 
+/* ---- the plan's pattern ------------------------------------------------ */
+
+/* Equal offsets, a NaN (no transfer) equal to a NaN. */
+static bool same_offsets(const double *a, const double *b)
+{
+  int k;
+  for (k = 0; k < 4; k++)
+    if (!(a[k] == b[k] || (isnan(a[k]) && isnan(b[k]))))
+      return false;
+  return true;
+}
+
+/* A plan of pt's stages, one replica each on its processor, with the
+** partition's in-flight counts and, when asked, its pattern (as the
+** planner builds it, src/search/search_madpipe.c). */
+static pp_plan *partition_plan(pp_ctx *ctx, const pp_partition *pt,
+                               bool pattern)
+{
+  pp_part_summary sum;
+  pp_plan_params pl;
+  pp_plan_builder *b;
+  pp_plan *plan = NULL;
+  int32_t s;
+  pp_partition_summary(pt, &sum);
+  pp_plan_params_init(&pl);
+  pl.global_batch = 16;
+  pl.schedule = PP_SCHED_1F1B_STAR;
+  pl.period_ms = pattern ? sum.period_ms : 0;
+  assert_int_equal(pp_plan_builder_create(ctx, &pl, "madpipe", &b), PP_OK);
+  for (s = 0; s < sum.nstage; s++) {
+    pp_part_stage st;
+    double sig[4];
+    int32_t id, n;
+    const int32_t *ops = pp_partition_stage_ops(pt, s, &n);
+    assert_int_equal(pp_partition_stage(pt, s, &st), PP_OK);
+    assert_int_equal(pp_plan_builder_add_stage(b, ops, n, &id), PP_OK);
+    assert_int_equal(pp_plan_builder_add_replica(b, id, &st.proc), PP_OK);
+    assert_int_equal(pp_plan_builder_set_in_flight(b, id, st.in_flight), PP_OK);
+    if (pattern) {
+      assert_true(ppi_partition_pattern(pt, s, sig));
+      assert_int_equal(pp_plan_builder_set_pattern(b, id, sig), PP_OK);
+    }
+  }
+  if (pp_plan_builder_finish(b, &plan) != PP_OK)
+    fail_msg("%s", pp_ctx_errmsg(ctx));
+  return plan;
+}
+
+/* A plan a library user builds from a MadPipe partition: every stage's
+** pattern is the partition's, kept through the plan JSON; the same
+** stages without a pattern have none; the partition's stage graph has
+** its stages, more than its processors when the special one holds
+** several. */
+static void t_plan_pattern(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  uint64_t rng = 5;
+  int iter, with = 0, shared = 0;
+  for (iter = 0; iter < 12; iter++) {
+    int L = 4 + (int)tu_rand(&rng, 8), P = 2 + (int)tu_rand(&rng, 3);
+    pp_model *m = random_model(ctx, &rng, L);
+    pp_model_stats mst;
+    pp_partition *pt;
+    pp_part_summary sum;
+    pp_stage_graph *g;
+    pp_plan *plan, *none, *back = NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+    int32_t s;
+    assert_int_equal(pp_model_stats_get(ctx, m, &mst), PP_OK);
+    pt = run(ctx, m, P,
+             (3 * mst.param_bytes + 2 * mst.saved_bytes) *
+                 (0.3 + tu_rand(&rng, 60) / 100.0) / P * 2,
+             PP_PART_OPTIMAL);
+    assert_int_equal(pp_partition_summary(pt, &sum), PP_OK);
+    assert_int_equal(pp_partition_stage_graph(ctx, pt, &g), PP_OK);
+    assert_int_equal(pp_stage_graph_nstage(g), sum.nstage);
+    shared += sum.nstage > P;
+    pp_stage_graph_destroy(g);
+    if (!sum.fits) { /* no pattern to give */
+      double sig[4];
+      assert_false(ppi_partition_pattern(pt, 0, sig));
+      pp_partition_destroy(pt);
+      pp_model_destroy(m);
+      continue;
+    }
+    with++;
+    plan = partition_plan(ctx, pt, true);
+    none = partition_plan(ctx, pt, false);
+    f = open_memstream(&buf, &len);
+    assert_int_equal(pp_plan_write(ctx, plan, NULL, f), PP_OK);
+    fclose(f);
+    if (pp_plan_read_json(ctx, buf, len, "plan.json", NULL, NULL, &back))
+      fail_msg("%s", pp_ctx_errmsg(ctx));
+    free(buf);
+    assert_int_equal(pp_plan_nstage(plan), sum.nstage);
+    for (s = 0; s < sum.nstage; s++) {
+      double want[4], got[4], again[4];
+      double keep[4] = {-7, -7, -7, -7}, untouched[4] = {-7, -7, -7, -7};
+      assert_true(ppi_partition_pattern(pt, s, want));
+      assert_int_equal(pp_plan_stage_pattern(plan, s, got), 1);
+      assert_true(same_offsets(got, want));
+      assert_true(got[0] >= 0 && got[1] >= got[0]);
+      assert_int_equal(pp_plan_stage_pattern(plan, s, NULL), 1);
+      assert_int_equal(pp_plan_stage_pattern(back, s, again), 1);
+      assert_true(same_offsets(again, want));
+      assert_int_equal(pp_plan_stage_pattern(none, s, keep), 0);
+      assert_memory_equal(keep, untouched, sizeof keep);
+    }
+    assert_int_equal(pp_plan_stage_pattern(plan, -1, NULL), 0);
+    assert_int_equal(pp_plan_stage_pattern(plan, sum.nstage, NULL), 0);
+    pp_plan_destroy(back);
+    pp_plan_destroy(none);
+    pp_plan_destroy(plan);
+    pp_partition_destroy(pt);
+    pp_model_destroy(m);
+  }
+  assert_int_equal(pp_plan_stage_pattern(NULL, 0, NULL), 0);
+  print_message("%d MadPipe plans with a pattern (%d with a shared "
+                "processor)\n",
+                with, shared);
+  assert_true(with >= 4);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       TU_CTX_TEST(t_ilp_prop1),           TU_CTX_TEST(t_ilp_one),
       TU_CTX_TEST(t_phase1_exact),        TU_CTX_TEST(t_runs),
-      TU_CTX_TEST(t_flat_device_and_cap),
+      TU_CTX_TEST(t_flat_device_and_cap), TU_CTX_TEST(t_plan_pattern),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,9 +6,12 @@
 ** more devices than stage replicas; the reported objective equals an
 ** independent recomputation of the returned mapping; the baselines are
 ** valid, never better than the optimum, and CS and Megatron's rank order
-** place replica r of stage s on devices r S + s and s R + r; the stage-graph
-*reader
-** refuses bad input with the file and the element; the command line.
+** place replica r of stage s on devices r S + s and s R + r; every
+** replica's time (pp_mapping_time) is priced independently, written in
+** the JSON, and its largest is the objective; names round-trip through
+** their parsers; a partition's stage graph has its stages; the
+** stage-graph reader refuses bad input with the file and the element;
+** the command line.
 */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
@@ -150,29 +153,47 @@ static double comm(const struct inst *x, int a, int b, double m)
   return m > 0 ? x->lat_us / 1000 + m / (x->bw[a][b] * 1e6) : 0;
 }
 
-/* p[r][s]: device of replica r of stage s. */
+/* p[r][s]: device of replica r of stage s.  The allreduce term of stage
+** s: the ring's slowest link (0 under p2p). */
+static double ring_of(const struct inst *x, int obj, int p[][MAXS], int s)
+{
+  int r;
+  double ring = 0;
+  if (obj != 0 && x->R > 1 && x->param[s] > 0)
+    for (r = 0; r < x->R; r++) {
+      int a = p[r][s], b = p[(r + 1) % x->R][s];
+      double y = 2.0 * (x->R - 1) / x->R * x->param[s] / (x->bw[a][b] * 1e6) +
+                 2.0 * (x->R - 1) * x->lat_us / 1000;
+      ring = y > ring ? y : ring;
+    }
+  return ring;
+}
+
+/* The time of replica r of stage s, its stage's allreduce term given. */
+static double replica_time(const struct inst *x, int obj, int p[][MAXS], int s,
+                           int r, double ring)
+{
+  int e;
+  double c = x->compute[s] / x->speed[p[r][s]] + ring;
+  if (obj != 1)
+    for (e = 0; e < x->ne; e++) {
+      if (x->ea[e] == s)
+        c += comm(x, p[r][s], p[r][x->eb[e]], x->em[e]);
+      if (x->eb[e] == s)
+        c += comm(x, p[r][s], p[r][x->ea[e]], x->em[e]);
+    }
+  return c;
+}
+
+/* The objective: the slowest stage replica. */
 static double value(const struct inst *x, int obj, int p[][MAXS])
 {
-  int s, r, e;
+  int s, r;
   double worst = 0;
   for (s = 0; s < x->S; s++) {
-    double ring = 0;
-    if (obj != 0 && x->R > 1 && x->param[s] > 0)
-      for (r = 0; r < x->R; r++) {
-        int a = p[r][s], b = p[(r + 1) % x->R][s];
-        double y = 2.0 * (x->R - 1) / x->R * x->param[s] / (x->bw[a][b] * 1e6) +
-                   2.0 * (x->R - 1) * x->lat_us / 1000;
-        ring = y > ring ? y : ring;
-      }
+    double ring = ring_of(x, obj, p, s);
     for (r = 0; r < x->R; r++) {
-      double c = x->compute[s] / x->speed[p[r][s]] + ring;
-      if (obj != 1)
-        for (e = 0; e < x->ne; e++) {
-          if (x->ea[e] == s)
-            c += comm(x, p[r][s], p[r][x->eb[e]], x->em[e]);
-          if (x->eb[e] == s)
-            c += comm(x, p[r][s], p[r][x->ea[e]], x->em[e]);
-        }
+      double c = replica_time(x, obj, p, s, r, ring);
       worst = c > worst ? c : worst;
     }
   }
@@ -476,6 +497,180 @@ static void t_cli(void **state)
   assert_non_null(strstr(err, "/no/such.json"));
 }
 
+/* ---- the mapping's accessors ------------------------------------------- */
+
+/* Objective and algorithm names round-trip through their parsers; past
+** the last value there is no name; an unknown name (or none) is
+** PP_EINVAL and leaves *out alone. */
+static void t_names(void **state)
+{
+  static const char *const unknown[] = {"", "nosuch", "exact ", NULL};
+  int i, j;
+  size_t k;
+  (void)state;
+  for (i = PP_MAP_P2P; i <= PP_MAP_AUTO; i++) {
+    const char *name = pp_map_objective_name((pp_map_objective)i);
+    pp_map_objective o = (pp_map_objective)-1;
+    assert_non_null(name);
+    assert_true(name[0] != '\0');
+    assert_int_equal(pp_map_objective_parse(name, &o), PP_OK);
+    assert_int_equal(o, i);
+    for (j = PP_MAP_P2P; j < i; j++)
+      assert_string_not_equal(name, pp_map_objective_name((pp_map_objective)j));
+  }
+  assert_null(pp_map_objective_name((pp_map_objective)(PP_MAP_AUTO + 1)));
+  assert_null(pp_map_objective_name((pp_map_objective)-1));
+  for (i = PP_MAP_EXACT; i <= PP_MAP_SCOTCH; i++) {
+    const char *name = pp_map_algorithm_name((pp_map_algorithm)i);
+    pp_map_algorithm a = (pp_map_algorithm)-1;
+    assert_non_null(name);
+    assert_true(name[0] != '\0');
+    assert_int_equal(pp_map_algorithm_parse(name, &a), PP_OK);
+    assert_int_equal(a, i);
+    for (j = PP_MAP_EXACT; j < i; j++)
+      assert_string_not_equal(name, pp_map_algorithm_name((pp_map_algorithm)j));
+  }
+  assert_null(pp_map_algorithm_name((pp_map_algorithm)(PP_MAP_SCOTCH + 1)));
+  assert_string_equal(pp_map_objective_name(PP_MAP_ALLREDUCE), "allreduce");
+  assert_string_equal(pp_map_algorithm_name(PP_MAP_MEGATRON), "megatron");
+  for (k = 0; k < sizeof unknown / sizeof unknown[0]; k++) {
+    pp_map_objective o = PP_MAP_FULL;
+    pp_map_algorithm a = PP_MAP_ANNEAL;
+    assert_int_equal(pp_map_objective_parse(unknown[k], &o), PP_EINVAL);
+    assert_int_equal(o, PP_MAP_FULL);
+    assert_int_equal(pp_map_algorithm_parse(unknown[k], &a), PP_EINVAL);
+    assert_int_equal(a, PP_MAP_ANNEAL);
+  }
+  {
+    pp_map_objective o = PP_MAP_FULL;
+    pp_map_algorithm a = PP_MAP_ANNEAL;
+    assert_int_equal(pp_map_objective_parse("exact", &o), PP_EINVAL);
+    assert_int_equal(pp_map_algorithm_parse("p2p", &a), PP_EINVAL);
+  }
+}
+
+/* A mapping's JSON (pp_mapping_write), parsed. */
+static json_t *mapping_json(pp_ctx *ctx, const pp_mapping *m)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  json_error_t e;
+  json_t *j;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  assert_int_equal(pp_mapping_write(ctx, m, 1, f), PP_OK);
+  fclose(f);
+  j = json_loads(buf, 0, &e);
+  if (!j)
+    fail_msg("not JSON (%s): %s", e.text, buf);
+  free(buf);
+  return j;
+}
+
+/* pp_mapping_time of every stage replica: the time priced here
+** independently under the objective used, and exactly the JSON's
+** stage_times[s][r]; the summary's objective (and the JSON's) is the
+** largest of them, under every objective (map.c: ppi_map_value); out of
+** range it is NaN. */
+static void t_mapping_time(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  uint64_t rng = 23;
+  int iter, obj, alg, checked = 0;
+  for (iter = 0; iter < 40; iter++) {
+    struct inst x;
+    pp_cluster *c;
+    pp_stage_graph *g;
+    random_inst(&rng, &x, iter % 2);
+    c = inst_cluster(ctx, &x);
+    g = inst_graph(ctx, &x);
+    assert_int_equal(pp_stage_graph_nstage(g), x.S);
+    for (obj = PP_MAP_P2P; obj <= PP_MAP_AUTO; obj++)
+      for (alg = PP_MAP_EXACT; alg <= PP_MAP_MEGATRON; alg++) {
+        pp_mapping *m = run(ctx, g, c, x.R, obj, (pp_map_algorithm)alg, 1);
+        pp_map_summary sum;
+        pp_map_objective used;
+        json_t *j = mapping_json(ctx, m), *times, *kind;
+        int p[MAXD][MAXS], s, r;
+        double worst = 0;
+        assert_int_equal(pp_mapping_summary(m, &sum), PP_OK);
+        if (obj != PP_MAP_AUTO)
+          assert_int_equal(sum.objective, obj);
+        else
+          assert_true(sum.objective <= PP_MAP_FULL);
+        kind = json_object_get(j, "objective_kind");
+        assert_true(json_is_string(kind));
+        assert_int_equal(pp_map_objective_parse(json_string_value(kind), &used),
+                         PP_OK);
+        assert_int_equal(used, sum.objective);
+        for (s = 0; s < x.S; s++)
+          for (r = 0; r < x.R; r++)
+            p[r][s] = pp_mapping_device(m, s, r);
+        times = json_object_get(j, "stage_times");
+        assert_int_equal(json_array_size(times), x.S);
+        for (s = 0; s < x.S; s++) {
+          double ring = ring_of(&x, sum.objective, p, s);
+          const json_t *row = json_array_get(times, (size_t)s);
+          assert_int_equal(json_array_size(row), x.R);
+          for (r = 0; r < x.R; r++) {
+            double t = pp_mapping_time(m, s, r);
+            const json_t *jt = json_array_get(row, (size_t)r);
+            near(t, replica_time(&x, sum.objective, p, s, r, ring),
+                 "time = recomputed", iter);
+            assert_true(json_is_number(jt));
+            if (json_number_value(jt) != t)
+              fail_msg("iteration %d: stage %d replica %d: JSON %.17g, "
+                       "pp_mapping_time %.17g",
+                       iter, s, r, json_number_value(jt), t);
+            worst = t > worst ? t : worst;
+          }
+        }
+        assert_true(sum.objective_ms == worst);
+        assert_true(json_number_value(json_object_get(j, "objective")) ==
+                    worst);
+        assert_true(isnan(pp_mapping_time(m, x.S, 0)));
+        assert_true(isnan(pp_mapping_time(m, 0, x.R)));
+        assert_true(isnan(pp_mapping_time(m, -1, 0)));
+        assert_true(isnan(pp_mapping_time(m, 0, -1)));
+        json_decref(j);
+        pp_mapping_destroy(m);
+        checked++;
+      }
+    pp_stage_graph_destroy(g);
+    pp_cluster_destroy(c);
+  }
+  assert_true(isnan(pp_mapping_time(NULL, 0, 0)));
+  print_message("%d mappings: every replica's time as priced and as written\n",
+                checked);
+}
+
+/* A partition's stage graph has the partition's stages. */
+static void t_stage_graph_nstage(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  pp_model *m;
+  int32_t S;
+  assert_int_equal(pp_model_load(ctx, "fpn", &m), PP_OK);
+  for (S = 1; S <= 6; S++) {
+    pp_part_params pp;
+    pp_part_summary sum;
+    pp_partition *pt;
+    pp_stage_graph *g;
+    pp_part_params_init(&pp);
+    pp.stages = S;
+    pp.method = S % 2 ? PP_PART_OPTIMAL : PP_PART_UNIFORM_LAYERS;
+    assert_int_equal(pp_partition_chain(ctx, m, &pp, &pt), PP_OK);
+    assert_int_equal(pp_partition_summary(pt, &sum), PP_OK);
+    assert_int_equal(sum.nstage, S);
+    assert_int_equal(pp_partition_stage_graph(ctx, pt, &g), PP_OK);
+    assert_int_equal(pp_stage_graph_nstage(g), sum.nstage);
+    pp_stage_graph_destroy(g);
+    pp_partition_destroy(pt);
+  }
+  assert_int_equal(pp_stage_graph_nstage(NULL), 0);
+  pp_model_destroy(m);
+}
+
 /* ---- the group bound (map_bound.c) ------------------------------------- */
 
 /* A structured instance: a grid with hop bandwidths (25 / hops) or blocks
@@ -677,10 +872,17 @@ static void t_parts(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      TU_CTX_TEST(t_exact_equal),   TU_CTX_TEST(t_exact_mixed),
-      TU_CTX_TEST(t_deterministic), TU_CTX_TEST(t_bad_graphs),
-      cmocka_unit_test(t_cli),      TU_CTX_TEST(t_group_bound),
-      TU_CTX_TEST(t_parts),         TU_CTX_TEST(t_scotch_repeatable),
+      TU_CTX_TEST(t_exact_equal),
+      TU_CTX_TEST(t_exact_mixed),
+      TU_CTX_TEST(t_deterministic),
+      TU_CTX_TEST(t_bad_graphs),
+      cmocka_unit_test(t_cli),
+      TU_CTX_TEST(t_group_bound),
+      TU_CTX_TEST(t_parts),
+      TU_CTX_TEST(t_scotch_repeatable),
+      cmocka_unit_test(t_names),
+      TU_CTX_TEST(t_mapping_time),
+      TU_CTX_TEST(t_stage_graph_nstage),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

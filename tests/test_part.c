@@ -7,7 +7,8 @@
 ** priced here independently from the model and cluster queries, and the
 ** returned partition has that value; when nothing fits, the result says
 ** so and its worst stage is the brute-force least-bad one.  Baselines
-** are checked for their rule.  The command line: JSON fields, the stage
+** are checked for their rule.  Objective and method names round-trip
+** through their parsers.  The command line: JSON fields, the stage
 ** graph, exit status 3, bad arguments.
 */
 #define _POSIX_C_SOURCE 200809L
@@ -517,6 +518,64 @@ static void t_baselines(void **state)
   }
 }
 
+/* ---- names ----------------------------------------------------------------
+ */
+
+/* Every objective and method round-trips through its name; the names are
+** distinct; past the last value there is no name; an unknown name (or
+** none) is PP_EINVAL and leaves *out alone. */
+static void t_names(void **state)
+{
+  static const char *const unknown[] = {"", "nosuch", "optimal ", NULL};
+  const char *seen[16];
+  int i, j, n = 0, nobj;
+  size_t k;
+  (void)state;
+  for (i = PP_OBJ_MINMAX; i <= PP_OBJ_MADPIPE; i++) {
+    const char *name = pp_part_objective_name((pp_part_objective)i);
+    pp_part_objective o = (pp_part_objective)-1;
+    assert_non_null(name);
+    assert_int_equal(pp_part_objective_parse(name, &o), PP_OK);
+    assert_int_equal(o, i);
+    seen[n++] = name;
+  }
+  assert_null(pp_part_objective_name((pp_part_objective)(PP_OBJ_MADPIPE + 1)));
+  assert_null(pp_part_objective_name((pp_part_objective)-1));
+  nobj = n;
+  for (i = PP_PART_OPTIMAL; i <= PP_PART_AMP_ORIGINAL; i++) {
+    const char *name = pp_part_method_name((pp_part_method)i);
+    pp_part_method me = (pp_part_method)-1;
+    assert_non_null(name);
+    assert_int_equal(pp_part_method_parse(name, &me), PP_OK);
+    assert_int_equal(me, i);
+    seen[n++] = name;
+  }
+  assert_null(pp_part_method_name((pp_part_method)(PP_PART_AMP_ORIGINAL + 1)));
+  for (i = 0; i < n; i++) { /* distinct among the objectives, the methods */
+    assert_true(seen[i][0] != '\0');
+    for (j = i < nobj ? 0 : nobj; j < i; j++)
+      assert_string_not_equal(seen[i], seen[j]);
+  }
+  assert_string_equal(pp_part_objective_name(PP_OBJ_MADPIPE), "madpipe");
+  assert_string_equal(pp_part_method_name(PP_PART_PIPEDREAM_STAR),
+                      "pipedream-star");
+  for (k = 0; k < sizeof unknown / sizeof unknown[0]; k++) {
+    pp_part_objective o = PP_OBJ_AMP;
+    pp_part_method me = PP_PART_PIPEDREAM;
+    assert_int_equal(pp_part_objective_parse(unknown[k], &o), PP_EINVAL);
+    assert_int_equal(o, PP_OBJ_AMP);
+    assert_int_equal(pp_part_method_parse(unknown[k], &me), PP_EINVAL);
+    assert_int_equal(me, PP_PART_PIPEDREAM);
+  }
+  /* an objective is not a method, nor the other way round */
+  {
+    pp_part_objective o = PP_OBJ_AMP;
+    pp_part_method me = PP_PART_PIPEDREAM;
+    assert_int_equal(pp_part_objective_parse("optimal", &o), PP_EINVAL);
+    assert_int_equal(pp_part_method_parse("minmax", &me), PP_EINVAL);
+  }
+}
+
 /* ---- the command line ---------------------------------------------------- */
 
 static int run_tool(const char *args, char **out, char **err)
@@ -707,6 +766,7 @@ int main(void)
       cmocka_unit_test(t_minmax_flat), cmocka_unit_test(t_minmax_hetero),
       cmocka_unit_test(t_amp_flat),    cmocka_unit_test(t_amp_hetero),
       TU_CTX_TEST(t_baselines),        cmocka_unit_test(t_cli),
+      cmocka_unit_test(t_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -93,11 +93,6 @@ PP_INTERNAL double ppi_cost_edge_ms(const struct ppi_cost *k,
                                     const struct ppi_sedge *e, int32_t ra,
                                     int32_t rb);
 
-/* Allreduce of stage s: the ring time, the hierarchical time (or -1
-** when it does not apply) and the node grouping it uses (sched/sim). */
-PP_INTERNAL double ppi_ring_ms(const struct ppi_cost *k, int32_t s);
-PP_INTERNAL double ppi_hier_ms(const struct ppi_cost *k, int32_t s);
-
 /* Schedules (sched.c).  1F1B* groups of a chain of n resource loads for
 ** target period T: group[i] for every resource, 1 holding the last. */
 PP_INTERNAL void ppi_sched_groups(const double *load, int32_t n, double T,
@@ -114,10 +109,6 @@ PP_INTERNAL pp_status ppi_sched_feedable(pp_ctx *ctx, int32_t S,
                                          const int64_t *gas, int32_t ne,
                                          const int32_t *from, const int32_t *to,
                                          int32_t *inflight);
-/* In-flight counts and groups of every stage of k (k->inflight,
-** k->group, k->period_ms), from its loads through the kernels above
-** (cost_model.c); fails when a 1F1B* period is below the bottleneck. */
-PP_INTERNAL pp_status ppi_cost_plan_schedule(pp_ctx *ctx, struct ppi_cost *k);
 /* The compute order of a replica of stage s: 2*gas entries. */
 PP_INTERNAL void ppi_sched_order(pp_schedule sc, int64_t gas, int32_t inflight,
                                  pp_sched_op *buf, int64_t cap);

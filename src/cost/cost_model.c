@@ -261,9 +261,9 @@ static pp_status stage_graph(pp_ctx *ctx, struct ppi_cost *k)
   return PP_OK;
 }
 
-/* Ring over replicas r = 0..R-1 of stage s for each tp rank: the slowest
-** link of any of the tp rings. */
-double ppi_ring_ms(const struct ppi_cost *k, int32_t s)
+/* The ring allreduce time of stage s: a ring over replicas r = 0..R-1 for
+** each tp rank, at the slowest link of any of the tp rings. */
+static double ring_ms(const struct ppi_cost *k, int32_t s)
 {
   int32_t R = ppi_cost_nrep(k, s), r, t;
   double bmin = INFINITY, P = k->param[s];
@@ -280,13 +280,13 @@ double ppi_ring_ms(const struct ppi_cost *k, int32_t s)
          2.0 * (R - 1) * k->c->latency_us / 1000;
 }
 
-/* Hierarchical allreduce: replicas grouped by node in order of first
-** appearance; applies when there are >= 2 nodes, each with the same
-** number kk >= 2 of the stage's replicas.  Reduce-scatter in a ring
-** inside every node, allreduce of 1/kk of the bytes in kk rings across
-** the nodes (the j-th replica of every node), all-gather inside the
-** node.  -1 when it does not apply. */
-double ppi_hier_ms(const struct ppi_cost *k, int32_t s)
+/* The hierarchical allreduce time of stage s: replicas grouped by node in
+** order of first appearance; applies when there are >= 2 nodes, each
+** with the same number kk >= 2 of the stage's replicas.  Reduce-scatter
+** in a ring inside every node, allreduce of 1/kk of the bytes in kk rings
+** across the nodes (the j-th replica of every node), all-gather inside
+** the node.  -1 when it does not apply. */
+static double hier_ms(const struct ppi_cost *k, int32_t s)
 {
   int32_t R = ppi_cost_nrep(k, s), r, t, nn = 0, kk, j, a;
   int32_t nodes[PPI_HIER_MAX_NODES], cnt[PPI_HIER_MAX_NODES];
@@ -347,9 +347,9 @@ static void allreduce(struct ppi_cost *k)
 {
   int32_t s;
   for (s = 0; s < k->S; s++) {
-    double ring = ppi_ring_ms(k, s), hier = -1;
+    double ring = ring_ms(k, s), hier = -1;
     if (k->cp.allreduce != PP_AR_RING)
-      hier = ppi_hier_ms(k, s);
+      hier = hier_ms(k, s);
     if (hier >= 0 && (k->cp.allreduce == PP_AR_HIER || hier < ring)) {
       k->ar_ms[s] = hier;
       k->ar_hier[s] = 1;
@@ -414,7 +414,10 @@ static void fixed(struct ppi_cost *k)
                                                   : k->gas[s]);
 }
 
-pp_status ppi_cost_plan_schedule(pp_ctx *ctx, struct ppi_cost *k)
+/* In-flight counts and groups of every stage of k (k->inflight,
+** k->group, k->period_ms), from its loads through sched.c's kernels;
+** fails when a 1F1B* period is below the bottleneck. */
+static pp_status plan_schedule(pp_ctx *ctx, struct ppi_cost *k)
 {
   int32_t S = k->S, s, n = 2 * S - 1, i;
   double *load, T = 0, worst = 0;
@@ -523,7 +526,7 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
     k->peak_extra[s] = p->p.recompute ? k->saved[s] : 0;
   }
   allreduce(k);
-  if ((rc = ppi_cost_plan_schedule(ctx, k))) {
+  if ((rc = plan_schedule(ctx, k))) {
     ppi_cost_free(ctx, k);
     return rc;
   }

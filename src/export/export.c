@@ -16,10 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+static pp_status stage_ops(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
+                           struct ppi_stage_ops *o);
+static void stage_ops_free(pp_ctx *ctx, struct ppi_stage_ops *o);
+
 /* ---- the export object ----------------------------------------------------
  */
 
-pp_export *ppi_export_new(pp_ctx *ctx)
+/* A new export with no files; NULL on allocation failure. */
+static pp_export *export_new(pp_ctx *ctx)
 {
   pp_export *x = ppi_calloc(ctx, 1, sizeof *x);
   if (x)
@@ -40,10 +45,10 @@ pp_status ppi_export_begin(pp_ctx *ctx, const char *fn, const pp_plan *p,
   *out = NULL;
   if ((rc = pp_plan_check(ctx, p, m, c)))
     return rc;
-  if (!(*x = ppi_export_new(ctx)))
+  if (!(*x = export_new(ctx)))
     return PP_ENOMEM;
   ppi_sb_init(b, ctx);
-  if ((rc = ppi_stage_ops(ctx, p, m, o))) {
+  if ((rc = stage_ops(ctx, p, m, o))) {
     pp_export_destroy(*x);
     *x = NULL;
     return rc;
@@ -55,7 +60,7 @@ pp_status ppi_export_end(pp_ctx *ctx, pp_export *x, struct ppi_sbuf *b,
                          struct ppi_stage_ops *o, pp_status rc, pp_export **out)
 {
   ppi_sb_free(b);
-  ppi_stage_ops_free(ctx, o);
+  stage_ops_free(ctx, o);
   if (rc) {
     pp_export_destroy(x);
     return rc;
@@ -145,12 +150,6 @@ pp_status pp_export_write_file(pp_ctx *ctx, const pp_export *x, int32_t i,
   return ppi_emit(ctx, path, f, emit_text, x->text[i]);
 }
 
-pp_status pp_export_write(pp_ctx *ctx, const pp_export *x, const char *path,
-                          FILE *f)
-{
-  return pp_export_write_file(ctx, x, 0, path, f);
-}
-
 /* ---- the stages' operators in model order ----------------------------------
  */
 
@@ -160,8 +159,11 @@ static int cmp_i32(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-pp_status ppi_stage_ops(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
-                        struct ppi_stage_ops *o)
+/* The operators of p's stages in m's (topological) order, in *o (see
+** struct ppi_stage_ops); free with stage_ops_free.  On failure nothing
+** is left to free. */
+static pp_status stage_ops(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
+                           struct ppi_stage_ops *o)
 {
   const int32_t *topo = pp_model_topo_order(m);
   int32_t i, s, S = p->nstage, tot = p->op_off[S], prev_last = -1;
@@ -173,7 +175,7 @@ pp_status ppi_stage_ops(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   if (!(o->pos = ppi_alloc(ctx, (size_t)(o->nop + 1) * sizeof *o->pos)) ||
       !(o->ord = ppi_alloc(ctx, (size_t)(tot + 1) * sizeof *o->ord)) ||
       !(o->first = ppi_alloc(ctx, (size_t)(S + 1) * sizeof *o->first))) {
-    ppi_stage_ops_free(ctx, o);
+    stage_ops_free(ctx, o);
     return PP_ENOMEM;
   }
   for (i = 0; i < o->nop; i++)
@@ -200,7 +202,7 @@ pp_status ppi_stage_ops(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   return PP_OK;
 }
 
-void ppi_stage_ops_free(pp_ctx *ctx, struct ppi_stage_ops *o)
+static void stage_ops_free(pp_ctx *ctx, struct ppi_stage_ops *o)
 {
   ppi_free(ctx, o->pos, (size_t)(o->nop + 1) * sizeof *o->pos);
   ppi_free(ctx, o->ord, (size_t)(o->ntot + 1) * sizeof *o->ord);

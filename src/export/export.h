@@ -21,8 +21,6 @@ struct pp_export {
   char *warn[PPI_EXPORT_MAX_WARN];
 };
 
-/* A new export with no files; NULL on allocation failure. */
-PP_INTERNAL pp_export *ppi_export_new(pp_ctx *ctx);
 /* Record a warning (at most PPI_EXPORT_MAX_WARN are kept). */
 PP_INTERNAL pp_status ppi_export_warn(pp_ctx *ctx, pp_export *x,
                                       const char *fmt, ...) PP_PRINTF(3, 4);
@@ -39,9 +37,6 @@ struct ppi_stage_ops {
   int32_t *first;  /* [nstage]: position of the stage's first operator */
   bool contiguous; /* every stage one run of positions, in stage order */
 };
-PP_INTERNAL pp_status ppi_stage_ops(pp_ctx *ctx, const pp_plan *p,
-                                    const pp_model *m, struct ppi_stage_ops *o);
-PP_INTERNAL void ppi_stage_ops_free(pp_ctx *ctx, struct ppi_stage_ops *o);
 
 /* The start every engine's exporter shares: the arguments (fn names the
 ** public function in the error), the plan checked against m and c, a new

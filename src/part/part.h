@@ -227,14 +227,6 @@ struct ppi_ilp_in {
 PP_INTERNAL pp_status ppi_ilp_pattern(pp_ctx *ctx, const struct ppi_ilp_in *in,
                                       int32_t *n_out, double *sig, int *status);
 
-/* The period of an allocation (first, proc) of N stages on P processors
-** in [MadPipe]'s model: the most loaded processor or processor pair's
-** link (every cut between two processors loads their link with a
-** forward and a backward transfer). */
-PP_INTERNAL double ppi_alloc_period(const struct ppi_chain *c, int32_t N,
-                                    int32_t P, const int32_t *first,
-                                    const int32_t *proc, double *scratch);
-
 /* ---- operator graphs (part_dag.c, part_cluster.c, part_refine.c) ---- */
 
 /* A DAG to partition into S stages of R replicas on a flat network: its

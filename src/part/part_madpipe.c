@@ -78,9 +78,13 @@ static double link(const struct ppi_chain *c, int32_t l)
   return 2 * ppi_ch_comm(c, 0, l);
 }
 
-double ppi_alloc_period(const struct ppi_chain *c, int32_t N, int32_t P,
-                        const int32_t *first, const int32_t *proc,
-                        double *scratch)
+/* The period of an allocation (first, proc) of N stages on P processors
+** in [MadPipe]'s model: the most loaded processor or processor pair's
+** link (every cut between two processors loads their link with a
+** forward and a backward transfer). */
+static double allocation_period(const struct ppi_chain *c, int32_t N, int32_t P,
+                                const int32_t *first, const int32_t *proc,
+                                double *scratch)
 {
   double *load = scratch, *pair = scratch + P, worst = 0;
   int32_t s, i;
@@ -480,7 +484,7 @@ static pp_status attempt(struct mrun *r, struct ppi_arena *ar,
       return PP_ENOMEM;
     }
     out->alloc_period =
-        ppi_alloc_period(c, out->N, P, out->first, out->proc, scratch);
+        allocation_period(c, out->N, P, out->first, out->proc, scratch);
     if (period_cap > 0 && (out->alloc_period > period_cap || hi > period_cap)) {
       /* phase 2 only raises the period: the caller's cap is out of reach */
       ppi_free(ctx, scratch, sz);
