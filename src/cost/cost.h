@@ -103,7 +103,9 @@ PP_INTERNAL void ppi_sched_counts(pp_schedule sc, int32_t S, const int64_t *gas,
                                   int32_t *inflight);
 /* Raise inflight[] (never past gas[]) until the orders of S stages of
 ** nrep[s] replicas, joined by the ne stage edges from[i] -> to[i], cannot
-** block; a no-op when replica counts are equal along every edge. */
+** block.  Nothing changes when replica counts are equal along every edge
+** and counts never grow along an edge (GPipe's, 1F1B's and 1F1B*'s own);
+** fixed counts that grow along an edge are raised even then. */
 PP_INTERNAL pp_status ppi_sched_feedable(pp_ctx *ctx, int32_t S,
                                          const int32_t *nrep,
                                          const int64_t *gas, int32_t ne,

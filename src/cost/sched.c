@@ -23,7 +23,7 @@
 ** orders deadlock-free on a chain: stage s+1 never waits for a forward
 ** that stage s runs only after a backward stage s+1 has not produced.
 ** When replica counts differ (PipeDream), counts are raised until the
-** orders provably cannot block (feedable() gives the proof).  A device
+** orders provably cannot block (ppi_sched_feedable gives the proof).  A device
 ** shared by several stages cannot block either, since a replica that
 ** waits does not hold its devices.
 **

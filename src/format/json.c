@@ -34,6 +34,8 @@ json_t *ppi_json_parse(pp_ctx *ctx, const char *text, size_t len,
 
 const char *ppi_json_type(const json_t *j)
 {
+  if (!j) /* an index past an array's end: json_typeof would read NULL */
+    return "missing";
   switch (json_typeof(j)) {
   case JSON_OBJECT: return "an object";
   case JSON_ARRAY: return "an array";
