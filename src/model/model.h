@@ -71,6 +71,14 @@ PP_INTERNAL pp_status ppi_chain_nlayer(pp_ctx *ctx, const struct pp_model *m,
 PP_INTERNAL pp_status ppi_model_builtin(pp_ctx *ctx, const char *name,
                                         pp_model **out, bool *found);
 
+/* TUNING: the fraction of a GPU's dense fp16 peak that FLOP-derived
+** times assume when the spec gives no eff= (docs/FORMATS.md): 0.4, the
+** order of the model FLOP utilisation large transformer runs report on
+** V100/A100; chosen with the generators (52da8ee, 46875d5), not fitted
+** to a measurement.  One value for the transformer and operator-level
+** generators. */
+#define PPI_DEFAULT_EFFICIENCY 0.4
+
 struct ppi_transformer_params {
   int32_t layers, hidden, heads, seq, vocab, ffn; /* ffn 0: 4*hidden */
   int32_t micro_batch;

@@ -26,7 +26,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MEMBW 900e9 /* bytes/s */
+/* Memory bandwidth of the memory-bound operators' times, bytes/s: the
+** V100's HBM2, 900 GB/s (NVIDIA Tesla V100 datasheet), for every
+** reference GPU (docs/REFERENCES.md lists the data sheets). */
+#define MEMBW 900e9
 
 struct gb {
   pp_model_builder *b;
@@ -40,7 +43,7 @@ void ppi_opnet_params_init(struct ppi_opnet_params *p, const char *kind)
   memset(p, 0, sizeof *p);
   p->kind = kind;
   p->type = "V100";
-  p->efficiency = 0.4;
+  p->efficiency = PPI_DEFAULT_EFFICIENCY;
   p->batch = 32;
   p->image = 224;
   p->depth = 50;

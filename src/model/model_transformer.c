@@ -33,7 +33,7 @@ void ppi_transformer_params_init(struct ppi_transformer_params *p)
   p->micro_batch = 1;
   p->bytes_per_elem = 2;
   p->type = "V100";
-  p->efficiency = 0.4;
+  p->efficiency = PPI_DEFAULT_EFFICIENCY;
   p->tie_embeddings = true;
 }
 
