@@ -60,6 +60,15 @@ PP_INTERNAL const struct ppi_gpu *ppi_gpu_find(const char *name);
 /* "V100, V100-16, ..." into buf, for "unknown GPU" messages. */
 PP_INTERNAL void ppi_gpu_names(char *buf, size_t n);
 
+/* TUNING: the bandwidth between nodes, GB/s per direction, when none is
+** given: 12.5, a 100 Gb/s NIC per GPU (docs/FORMATS.md, "nvidia-smi topo
+** -m"), a middle figure between the DGX-1's 25 Gb/s Ethernet and a DGX
+** A100's 200 Gb/s HDR (docs/ECOSYSTEM.md 2.3); an assumption of the
+** foundation and import commits (52da8ee, d35d12a), no sweep recorded.
+** The default of the hier generator (cluster_gen.c) and of the boxes read
+** from nvidia-smi and NCCL dumps (cluster_box.c). */
+#define PPI_DEFAULT_INTER_GBPS 12.5
+
 /* A cluster of `nodes' copies of one box of g GPUs whose pairwise
 ** bandwidth is bw (g x g, GB/s; the diagonal is ignored), joined by
 ** p->inter_gbps (cluster_box.c).  Devices are n<node>g<k> on host

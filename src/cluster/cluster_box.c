@@ -28,7 +28,8 @@ pp_status ppi_cluster_box(pp_ctx *ctx, const char *name, const char *source,
   const struct ppi_gpu *t = ppi_gpu_find(gpu);
   pp_cluster_builder *b = NULL;
   pp_device_type_desc td;
-  double inter = p->inter_gbps > 0 ? p->inter_gbps : 12.5, *m = NULL;
+  double inter = p->inter_gbps > 0 ? p->inter_gbps : PPI_DEFAULT_INTER_GBPS,
+         *m = NULL;
   int32_t nodes = p->nodes > 0 ? p->nodes : 1, n, k, i, j, d;
   size_t cells;
   pp_status rc;

@@ -42,15 +42,23 @@ void ppi_gen_params_init(struct ppi_gen_params *p, int kind, uint64_t seed)
   p->routing = PP_ROUTE_WIDEST;
   switch (kind) {
   case PPI_GEN_HIER:
+    /* TUNING: a small two-level example, 4 nodes of 4 GPUs, 50 GB/s
+    ** inside a node (two NVLink 2 links' worth, docs/ECOSYSTEM.md 2.3) and
+    ** the common inter-node default; chosen in 52da8ee, no sweep
+    ** recorded. */
     p->dims[0] = 4;
     p->dims[1] = 4;
     p->ndims = 2;
     p->intra = 50;
-    p->inter = 12.5;
+    p->inter = PPI_DEFAULT_INTER_GBPS;
     break;
   case PPI_GEN_DGX1:
     p->dims[0] = 1;
     p->ndims = 1;
+    /* TUNING: 10 GB/s over PCIe/QPI for GPU pairs without NVLink, and
+    ** 3.125 (25 Gb/s Ethernet) between machines, which [Parmesan] does
+    ** not give (docs/ECOSYSTEM.md 2.3): assumptions of 52da8ee, no sweep
+    ** recorded. */
     p->pcie = 10;
     p->inter = 3.125;
     break;
@@ -64,18 +72,20 @@ void ppi_gen_params_init(struct ppi_gen_params *p, int kind, uint64_t seed)
   case PPI_GEN_TORUS2D:
     p->dims[0] = p->dims[1] = 8;
     p->ndims = 2;
-    p->link = 25;
+    p->link = 25; /* NVLink 2 per link (docs/ECOSYSTEM.md 2.3) */
     p->routing = PP_ROUTE_HOPS;
     break;
   case PPI_GEN_MESH3D:
   case PPI_GEN_TORUS3D:
     p->dims[0] = p->dims[1] = p->dims[2] = 4;
     p->ndims = 3;
-    p->link = 25;
+    p->link = 25; /* NVLink 2 per link (docs/ECOSYSTEM.md 2.3) */
     p->routing = PP_ROUTE_HOPS;
     break;
   case PPI_GEN_RANDOM_BLK_1:
   case PPI_GEN_RANDOM_BLK_2:
+    /* [Parmesan]'s Table 2 topologies (docs/FORMATS.md, "Cluster
+    ** generators and built-in clusters"); uniform_dist likewise. */
     p->dims[0] = 64;
     p->ndims = 1;
     p->block = 8;
@@ -222,7 +232,7 @@ static pp_status gen_dgx1(struct gen_run *g)
         x = p->inter;
       else {
         int c = dgx1_links[i % 8][j % 8];
-        x = c ? 25.0 * c : p->pcie;
+        x = c ? 25.0 * c : p->pcie; /* NVLink 2: docs/ECOSYSTEM.md 2.3 */
       }
       g->bw[(size_t)i * d + j] = i == j ? 0 : x;
     }
@@ -337,6 +347,8 @@ static pp_status gen_random(struct gen_run *g)
   for (i = 0; i < d; i++)
     for (j = i + 1; j < d; j++) {
       double x;
+      /* The ranges of [Parmesan]'s random_blk_1/2 (docs/FORMATS.md,
+      ** "Cluster generators and built-in clusters"). */
       if (p->kind == PPI_GEN_UNIFORM_DIST)
         x = uniform(&rng, p->lo, p->hi);
       else if (block[i] == block[j])
@@ -416,6 +428,11 @@ pp_status ppi_cluster_generate(pp_ctx *ctx, const struct ppi_gen_params *p,
   switch (p->kind) {
   case PPI_GEN_HIER: rc = gen_nodes(&g, p->intra, p->inter); break;
   case PPI_GEN_NVSWITCH: {
+    /* TUNING: a catalogue peak above 500 TFLOP/s marks a Hopper GPU (H100
+    ** and GH-96 list 989, A100 312: gpu_catalog.c), any cut between the
+    ** two would do (52da8ee, no sweep recorded).  Its NVSwitch and NIC
+    ** figures, 300/450 and 25/50 GB/s, are [DGX]'s (docs/ECOSYSTEM.md
+    ** 2.3). */
     bool hopper = gpu && gpu->peak_tflops > 500;
     rc = gen_nodes(&g,
                    p->intra > 0 ? p->intra

@@ -207,6 +207,7 @@ static void emit_script(FILE *f, const void *obj)
           x->host[sc->h], x->host[sc->h]);
   for (q = 0; q < nv; q++)
     fprintf(f, "%s%d", q ? "," : "", (int)vis[q]);
+  /* MASTER_PORT 29500: torchrun's default port ([PyTorch]). */
   fprintf(f,
           "\n"
           "export WORLD_SIZE=%d LOCAL_WORLD_SIZE=%d\n"

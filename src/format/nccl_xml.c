@@ -170,6 +170,10 @@ static double qpi(const char *arch, const char *vendor, long model)
   return model >= 0x55 ? 10 : 6; /* Skylake-SP is model 0x55 */
 }
 
+/* A PCI link without link_speed, or without a width: Gen3 x16, 12 GB/s
+** as NCCL counts it (docs/ECOSYSTEM.md 2.2). */
+#define PCI_DEFAULT_GBPS 12.0
+
 static double pci_gbps(struct xrun *r, const char **a)
 {
   const char *sp = att(a, "link_speed");
@@ -179,7 +183,7 @@ static double pci_gbps(struct xrun *r, const char **a)
   if (!att_int(r, a, "link_width", 16, 0, 64, &width))
     return 0;
   if (!sp)
-    return 12;
+    return PCI_DEFAULT_GBPS;
   gts = strtod(sp, &end);
   if (end == sp || !isfinite(gts) || gts < 0) {
     xfail(r, PP_EINPUT, "link_speed '%s' is not a speed in GT/s", sp);
@@ -192,7 +196,7 @@ static double pci_gbps(struct xrun *r, const char **a)
          : gts >= 8  ? 60
          : gts >= 5  ? 30
                      : 15;
-  return width > 0 ? (double)width * lane / 80.0 : 12;
+  return width > 0 ? (double)width * lane / 80.0 : PCI_DEFAULT_GBPS;
 }
 
 static void XMLCALL on_start(void *ud, const char *el, const char **a)
@@ -310,6 +314,8 @@ static void XMLCALL on_end(void *ud, const char *el)
   }
 }
 
+/* NCCL's NVLink bandwidth per link by the GPU's sm, GB/s
+** (NVIDIA/nccl:src/graph/topo.h; docs/ECOSYSTEM.md 2.2). */
 static double nvlink_per_link(int32_t sm)
 {
   return sm >= 100  ? 40.1

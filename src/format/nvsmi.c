@@ -91,8 +91,13 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
   }
   if (!source)
     source = "<nvidia-smi>";
+  /* Defaults, GB/s per direction: NVLink 2 per link (docs/ECOSYSTEM.md
+  ** 2.3) and PCIe Gen3 x16 as [NCCL] models it. */
   nvl = p->nvlink_gbps > 0 ? p->nvlink_gbps : 25;
   pcie = p->pcie_gbps > 0 ? p->pcie_gbps : 12;
+  /* TUNING: sys= 10, the dgx1 generator's PCIe/QPI figure (cluster_gen.c),
+  ** so the DGX-1 example gives dgx1's matrix (docs/FORMATS.md, "nvidia-smi
+  ** topo -m"); d35d12a, no sweep recorded. */
   sys = p->sys_gbps > 0 ? p->sys_gbps : 10;
   tk = ppi_calloc(ctx, PPI_NVSMI_MAX_COLUMNS + 1, sizeof *tk);
   if (!tk)
@@ -215,6 +220,8 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
                          (int)i, (int)j, (int)j, (int)i);
         goto done;
       }
+  /* NV18 is an H100 machine's link count into its NVSwitches, NV12 a DGX
+  ** A100's (docs/ECOSYSTEM.md 2.1). */
   gpu = p->gpu        ? p->gpu
         : maxnv >= 18 ? "H100"
         : maxnv >= 12 ? "A100-80"

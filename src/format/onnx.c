@@ -38,6 +38,9 @@
 
 #include "onnx.pb-c.h"
 
+/* The V100's dense fp16 tensor-core peak, the catalogue's reference GPU
+** (gpu_catalog.c): fwd_ms/bwd_ms for types without a peak (docs/FORMATS.md,
+** "ONNX models"). */
 #define V100_PEAK_TFLOPS 125.0
 
 void pp_onnx_params_init(pp_onnx_params *p)
@@ -46,6 +49,11 @@ void pp_onnx_params_init(pp_onnx_params *p)
     return;
   memset(p, 0, sizeof *p);
   p->batch = 1;
+  /* TUNING: eff= 0.5 unless given (docs/FORMATS.md, "ONNX models"), a
+  ** round guess at the share of peak an imported graph's operators reach,
+  ** chosen with the importer (d35d12a), no sweep recorded.  Not
+  ** PPI_DEFAULT_EFFICIENCY (0.4, the generators'): a separate, documented
+  ** default. */
   p->efficiency = 0.5;
 }
 

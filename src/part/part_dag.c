@@ -281,6 +281,8 @@ static pp_status ideal_add(pp_ctx *ctx, struct ideals *d, const uint64_t *b,
   uint64_t h;
   *added = false;
   if (2 * (d->n + 1) > d->hcap) { /* grow and rehash */
+    /* TUNING: the first table has 1024 slots (a power of two, kept at most
+    ** half full) and doubles; 46c8c19, no sweep recorded. */
     int64_t cap = d->hcap ? 2 * d->hcap : 1024, k;
     int64_t *slot = ppi_alloc(ctx, (size_t)cap * sizeof *slot);
     if (!slot)
@@ -305,6 +307,8 @@ static pp_status ideal_add(pp_ctx *ctx, struct ideals *d, const uint64_t *b,
                 (size_t)d->words * sizeof *b))
       return PP_OK;
   if (d->n == d->cap) {
+    /* TUNING: room for 256 down-sets first, doubling; 46c8c19, no sweep
+    ** recorded. */
     int64_t cap = d->cap ? 2 * d->cap : 256;
     uint64_t *nb = ppi_raw_realloc(ppi_ctx_alloc(ctx), d->bits,
                                    (size_t)d->cap * d->words * sizeof *nb,

@@ -191,7 +191,9 @@ pp_status ppi_ilp_pattern(pp_ctx *ctx, const struct ppi_ilp_in *in,
                          : 3 * N - 1 + i;
         double y =
             j >= 2 && i + 1 >= N ? NAN : llround(sol[h[o]]) * in->T + sol[t[o]];
-        sig[4 * i + j] = y < 0 && y > -1e-6 ? 0 : y; /* solver tolerance */
+        /* TUNING: a start above -1e-6 is the solver's tolerance around 0,
+        ** not a negative time, and reads as 0; 25d7df7, no sweep recorded. */
+        sig[4 * i + j] = y < 0 && y > -1e-6 ? 0 : y;
       }
     }
     *status = Cbc_isProvenOptimal(x.m) ? 1 : 2;

@@ -368,6 +368,8 @@ static pp_status route_of(struct run *r, struct xfer *x)
   }
   for (i = 0; i < n; i++) {
     if (buf[i] >= r->rescap) {
+      /* TUNING: double, or jump 64 past the id asked for; c9747fb, no sweep
+      ** recorded. */
       int32_t cap = r->rescap * 2 > buf[i] + 1 ? r->rescap * 2 : buf[i] + 64;
       struct resstate *nc = ppi_raw_realloc(ppi_ctx_alloc(r->ctx), r->rescount,
                                             (size_t)r->rescap * sizeof *nc,
