@@ -64,6 +64,19 @@
 ** a plan whose count is above it is written without the field. */
 #define PPI_MAX_MICRO_BATCHES ((int64_t)1 << 30)
 
+/* Tensor-parallel degree a partition may be asked for: past the largest
+** NVLink domain by far (72 GPUs in 2026), and small enough that tp times
+** a device count stays in int32. */
+#define PPI_MAX_TP 1024
+
+/* MadPipe's bisection iterations (phase 1 of its Algorithm 1): each halves
+** the period interval, so 1,000 is past any double's precision. */
+#define PPI_MAX_MADPIPE_ITERATIONS 1000
+
+/* GPUs of one host a launch script lists in CUDA_VISIBLE_DEVICES: more
+** than any machine has; the list stops there. */
+#define PPI_MAX_HOST_GPUS 1024
+
 /* Distinct tensor-parallel degrees of a model's size tables: the model
 ** builder dedupes them in a stack array; real models profile a handful. */
 #define PPI_MAX_TP_SIZES 64

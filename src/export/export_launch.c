@@ -183,14 +183,14 @@ static void emit_script(FILE *f, const void *obj)
   const struct script *sc = obj;
   const pp_launch *x = sc->x;
   int32_t r, q, n = 0, nv = 0;
-  int32_t vis[1024];
+  int32_t vis[PPI_MAX_HOST_GPUS];
   for (r = 0; r < x->nrank; r++) {
     if (x->rank_host[r] != sc->h)
       continue;
     n++;
     for (q = 0; q < nv && vis[q] != x->rank_gpu[r]; q++)
       ;
-    if (q == nv && nv < 1024)
+    if (q == nv && nv < PPI_MAX_HOST_GPUS)
       vis[nv++] = x->rank_gpu[r];
   }
   fprintf(f,

@@ -225,10 +225,10 @@ static pp_status check_params(pp_ctx *ctx, const pp_model *m, int32_t L,
   if (p->replicas < 1 || p->replicas > PP_MAX_DEVICES)
     return ppi_fail(ctx, PP_EINPUT, "partition: %d replicas; 1 to %d",
                     (int)p->replicas, PP_MAX_DEVICES);
-  if (p->tp < 1 || p->tp > 1024)
+  if (p->tp < 1 || p->tp > PPI_MAX_TP)
     return ppi_fail(ctx, PP_EINPUT,
-                    "partition: tensor-parallel degree %d; 1 to 1024",
-                    (int)p->tp);
+                    "partition: tensor-parallel degree %d; 1 to %d", (int)p->tp,
+                    PPI_MAX_TP);
   if (p->recompute && p->objective == PP_OBJ_MADPIPE)
     return ppi_fail(ctx, PP_EINPUT,
                     "partition: madpipe's schedules keep every activation; "
@@ -288,10 +288,9 @@ static pp_status check_params(pp_ctx *ctx, const pp_model *m, int32_t L,
                         "range: cluster '%s' has %d devices",
                         (int)p->devices[s], (int)s, pp_cluster_name(p->cluster),
                         (int)pp_cluster_ndev(p->cluster));
-  if (p->iterations < 1 || p->iterations > 1000)
-    return ppi_fail(ctx, PP_EINPUT,
-                    "partition: madpipe needs 1..1000 "
-                    "iterations");
+  if (p->iterations < 1 || p->iterations > PPI_MAX_MADPIPE_ITERATIONS)
+    return ppi_fail(ctx, PP_EINPUT, "partition: madpipe needs 1..%d iterations",
+                    PPI_MAX_MADPIPE_ITERATIONS);
   if (p->clusters < 0 || !(p->alpha >= 0) || !isfinite(p->alpha) ||
       p->refine_steps < 0)
     return ppi_fail(ctx, PP_EINPUT,
