@@ -22,6 +22,11 @@ import subprocess
 import sys
 
 
+def bad_input(msg):
+    print("check_layers: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
 def read_rule(path):
     rule = {}
     with open(path, encoding="utf-8") as f:
@@ -30,14 +35,14 @@ def read_rule(path):
             if not line:
                 continue
             if ":" not in line:
-                sys.exit(f"{path}:{n}: expected 'layer: lower layers'")
+                bad_input(f"{path}:{n}: expected 'layer: lower layers'")
             name, below = line.split(":", 1)
             name = name.strip()
             if name in rule:
-                sys.exit(f"{path}:{n}: layer '{name}' listed twice")
+                bad_input(f"{path}:{n}: layer '{name}' listed twice")
             for b in below.split():
                 if b not in rule:
-                    sys.exit(f"{path}:{n}: '{name}' may call '{b}', "
+                    bad_input(f"{path}:{n}: '{name}' may call '{b}', "
                              "which is not listed above it")
             rule[name] = set(below.split())
     return rule
@@ -128,14 +133,20 @@ def main(argv):
         return 2
     src, obj_dir = argv[1], argv[2]
     nm = argv[3] if len(argv) == 4 else "nm"
-    rule = read_rule(os.path.join(src, "LAYERS"))
+    try:
+        rule = read_rule(os.path.join(src, "LAYERS"))
+    except OSError as e:
+        bad_input(f"cannot read the rule: {e}")
     defs, uses = {}, {}
     for name, path in objects(obj_dir):
         layer = name.split(os.sep, 1)[0]
         if os.sep not in name or layer not in rule:
             # Generated code (the ONNX bindings) sits outside the layers.
             continue
-        d, u = symbols(nm, path)
+        try:
+            d, u = symbols(nm, path)
+        except (OSError, subprocess.CalledProcessError) as e:
+            bad_input(f"{nm} {path}: {e}")
         for s in d:
             defs[s] = name
         uses[name] = u

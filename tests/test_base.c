@@ -28,10 +28,13 @@
 
 #include "base/pp_int.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- strbuf.c ------------------------------------------------------------ */
 
@@ -463,18 +466,39 @@ static void t_files(void **state)
     assert_string_equal(buf, "abc");
     free(buf);
   }
-  /* failures name the path; a failed write leaves nothing behind */
+  /* failures name the path */
   tu_expect_error(
       ctx, ppi_write_bytes(ctx, tu_tmp("no-such-dir/x.txt"), NULL, "x", 1),
       PP_EIO, "no-such-dir/x.txt", "cannot create", NULL);
-  assert_false(ppi_file_exists(tu_tmp("no-such-dir")));
+  /* a write whose final rename fails (onto a non-empty folder) leaves
+  ** the folder as it was and no temporary file beside it */
+  {
+    char occ[512], inner[600];
+    DIR *d;
+    struct dirent *de;
+    snprintf(occ, sizeof occ, "%s", tu_tmp("occupied"));
+    snprintf(inner, sizeof inner, "%s/keep", occ);
+    assert_int_equal(mkdir(occ, 0700), 0);
+    assert_int_equal(ppi_write_bytes(ctx, inner, NULL, "k", 1), PP_OK);
+    assert_int_not_equal(ppi_write_bytes(ctx, occ, NULL, "x", 1), PP_OK);
+    pp_ctx_clear_error(ctx);
+    assert_true(ppi_file_exists(inner));
+    snprintf(inner, sizeof inner, "%s", tu_tmp(""));
+    assert_non_null(d = opendir(inner));
+    while ((de = readdir(d)))
+      if (strstr(de->d_name, "occupied.tmp"))
+        fail_msg("temporary file %s left behind", de->d_name);
+    closedir(d);
+    snprintf(inner, sizeof inner, "%s/keep", occ);
+    remove(inner);
+    rmdir(occ);
+  }
   tu_expect_error(ctx, ppi_read_file(ctx, tu_tmp("missing.txt"), &got, &len),
                   PP_EIO, "missing.txt", "cannot open", NULL);
   assert_null(got);
   assert_int_equal(len, 0);
   tu_expect_error(ctx, ppi_read_file(ctx, tu_tmp(""), &got, &len), PP_EIO,
                   "is a directory", NULL);
-  assert_false(ppi_file_exists(tu_tmp("missing.txt")));
   assert_false(ppi_file_exists(NULL));
   remove(path);
 }

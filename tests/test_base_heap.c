@@ -4,7 +4,7 @@
 ** sort on random records and on the fixed order of equal ones, the
 ** quoter's two styles (strbuf.c), and the fan-out (fanout.c): its own
 ** context per job, the caller's thread for one job, the first error in job
-*order whatever finishes first, and an
+** order whatever finishes first, and an
 ** error the caller already holds kept.
 */
 #define _POSIX_C_SOURCE 200809L

@@ -180,6 +180,7 @@ static void t_strings_arrays(void **state)
                   PP_EINPUT, "w: missing field \"zz\"", NULL);
   tu_expect_error(ctx, ppi_jstr(ctx, "t.json", "w", j, "n", true, &str),
                   PP_EINPUT, "w: \"n\" must be a string, not an integer", NULL);
+  str = "unset"; /* a failed getter leaves no stale result behind */
   tu_expect_error(ctx, ppi_jstr(ctx, "t.json", "w", j, "long", true, &str),
                   PP_ELIMIT, "w: \"long\" is longer than 4096 bytes", NULL);
   assert_null(str);
@@ -190,9 +191,11 @@ static void t_strings_arrays(void **state)
   assert_null(arr);
   tu_expect_error(ctx, ppi_jarr(ctx, "t.json", "w", j, "zz", true, &arr),
                   PP_EINPUT, "w: missing field \"zz\"", NULL);
+  arr = j;
   tu_expect_error(ctx, ppi_jarr(ctx, "t.json", "w", j, "name", true, &arr),
                   PP_EINPUT, "w: \"name\" must be an array, not a string",
                   NULL);
+  assert_null(arr);
   arr = json_object_get(j, "ops");
   assert_int_equal(ppi_jobj_at(ctx, "t.json", "operator", arr, 0, &o), PP_OK);
   assert_true(json_is_object(o));

@@ -265,10 +265,12 @@ int tu_fix_setup(void **state, const char *model, const char *cluster)
   *state = f;
   if (model && pp_model_load(f->ctx, model, &f->m) != PP_OK) {
     print_error("fixture: model %s: %s\n", model, pp_ctx_errmsg(f->ctx));
+    tu_teardown(state); /* cmocka runs no teardown after a failed setup */
     return -1;
   }
   if (cluster && pp_cluster_load(f->ctx, cluster, &f->c) != PP_OK) {
     print_error("fixture: cluster %s: %s\n", cluster, pp_ctx_errmsg(f->ctx));
+    tu_teardown(state);
     return -1;
   }
   return 0;

@@ -42,7 +42,7 @@ static int run_evaluate(pp_ctx *ctx, void *opts)
   if (rc == PP_OK && o->out)
     rc = pp_plan_write(ctx, in.p, o->out, NULL);
   if (rc == PP_OK)
-    pp_eval_get_summary(e, &s);
+    rc = pp_eval_get_summary(e, &s);
   ret = rc ? cli_fail(ctx, rc) : s.fits ? 0 : 3;
   pp_eval_destroy(e);
   free_plan(&in);
@@ -82,7 +82,7 @@ static int run_simulate(pp_ctx *ctx, void *opts)
   if (rc == PP_OK && o->c.out)
     rc = pp_plan_write(ctx, in.p, o->c.out, NULL);
   if (rc == PP_OK)
-    pp_sim_get_summary(s, &sum);
+    rc = pp_sim_get_summary(s, &sum);
   ret = rc ? cli_fail(ctx, rc) : sum.fits ? 0 : 3;
   pp_sim_destroy(s);
   free_plan(&in);

@@ -208,8 +208,9 @@ static int run_partition(pp_ctx *ctx, void *opts)
     ret = cli_fail(ctx, rc);
     goto done;
   }
-  pp_partition_summary(pt, &sum);
-  if (!sum.fits)
+  if ((rc = pp_partition_summary(pt, &sum)))
+    ret = cli_fail(ctx, rc);
+  else if (!sum.fits)
     ret = 3;
 done:
   free(devs);

@@ -130,7 +130,10 @@ static int plan(pp_ctx *ctx, const struct plan_opts *o)
     ret = cli_fail(ctx, rc);
     goto done;
   }
-  pp_search_get_summary(sr, &sum);
+  if ((rc = pp_search_get_summary(sr, &sum))) {
+    ret = cli_fail(ctx, rc);
+    goto done;
+  }
   if (!sum.nplans) {
     ret = 3;
     goto done;

@@ -41,7 +41,9 @@ static const struct cli_section sections[] = {
      "subgraphs, refinement (docs/PARTITION.md):",
      part_dag_opts},
     {"plan options:", search_opts},
-    {"  --optimizer, --reserve-gb, --allreduce   as for evaluate", help_opts},
+    {"  --optimizer   as for partition; --reserve-gb, --allreduce   as for\n"
+     "                evaluate",
+     help_opts},
     {NULL, NULL}};
 
 static const struct cli_tool tool = {
@@ -53,7 +55,8 @@ static const struct cli_tool tool = {
     "commands:\n",
     "\n"
     "exit status: 0 success, 1 bad input or usage, 2 internal error,\n"
-    "3 the plan does not fit in memory (evaluate, simulate, partition).\n"
+    "3 the plan does not fit in memory (evaluate, simulate, partition), or\n"
+    "no plan fits (plan).\n"
     "Formats and generators: docs/FORMATS.md.\n",
     commands,
     &cmd_default,

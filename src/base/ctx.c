@@ -112,6 +112,15 @@ void pp_ctx_clear_error(pp_ctx *ctx)
   ctx->errline = ctx->errcol = 0;
 }
 
+void ppi_ctx_copy_error(pp_ctx *dst, const pp_ctx *src)
+{
+  dst->err = src->err;
+  memcpy(dst->errmsg, src->errmsg, sizeof dst->errmsg);
+  memcpy(dst->errfile, src->errfile, sizeof dst->errfile);
+  dst->errline = src->errline;
+  dst->errcol = src->errcol;
+}
+
 uint64_t pp_ctx_seed(const pp_ctx *ctx)
 {
   return ctx ? ctx->seed : 0;

@@ -11,9 +11,10 @@
 ** error cleared, so no job sees another's first error and the caller's
 ** context is not written while they run (the allocator hook is shared:
 ** with n > 1 it is called from several threads, as the `threads' fields
-** of parplan.h say).  After the join the
-** first failed job in job order, not in time, gives the result, and its
-** message goes into the caller's context unless that already holds one:
+** of parplan.h say).  After the join the first failed job in job order,
+** not in time, gives the result, and its error (only that: the rest of
+** the caller's context stays its own) goes into the caller's context
+** unless that already holds one:
 ** the same inputs give the same error on every run.  A thread that
 ** cannot start fails the whole fan-out with PP_EINTERNAL, after the
 ** started ones are joined; their results are dropped.
@@ -80,7 +81,7 @@ pp_status ppi_fanout(pp_ctx *ctx, const char *who, ppi_job_fn fn, void *jobs,
   for (i = 0; i < n; i++)
     if (sl[i].rc) {
       if (ctx->err == PP_OK)
-        memcpy(ctx, sl[i].ctx, sizeof *ctx);
+        ppi_ctx_copy_error(ctx, sl[i].ctx);
       return sl[i].rc;
     }
   return PP_OK;

@@ -2,7 +2,7 @@
 /*
 ** The rule every name in a model or cluster obeys: non-empty, at most
 ** PP_MAX_NAME bytes, valid UTF-8, no control characters (below 0x20).  Names
-*are written back into JSON files, which
+** are written back into JSON files, which
 ** must be UTF-8, so a name from a text format that allows any bytes
 ** (PipeDream's graph.txt) is checked here once, for every builder.  The
 ** names of whole models and clusters come from file names and specs,

@@ -75,6 +75,9 @@ PP_INTERNAL pp_status ppi_fail(pp_ctx *ctx, pp_status rc, const char *fmt, ...)
     PP_PRINTF(3, 4);
 /* The same with a text position: the message is prefixed with
 ** "file:line:col: " (":col" omitted when col is 0). */
+/* The error of src (status, message, file, line, column) into dst, and
+** nothing else of it: how a thread's first error reaches its caller. */
+PP_INTERNAL void ppi_ctx_copy_error(pp_ctx *dst, const pp_ctx *src);
 PP_INTERNAL pp_status ppi_fail_at(pp_ctx *ctx, pp_status rc, const char *file,
                                   long line, long col, const char *fmt, ...)
     PP_PRINTF(6, 7);
@@ -214,7 +217,8 @@ struct ppi_kv {
   const char *choices; /* ENUM: the values, '|' between */
   const char *help;    /* ENUM, INTS: what the value must be */
 };
-/* The first argument without '=' (a spec's sizes), or NULL: none taken. */
+/* The one argument without '=' (a spec's sizes, "4x8"), wherever it
+** stands among the options; a second is refused.  NULL: none taken. */
 typedef pp_status (*ppi_spec_pos_fn)(const struct ppi_spec *s, void *ud,
                                      const char *v);
 /* Parse "arg,arg,..." (args is cut up in place; string fields point into

@@ -125,7 +125,7 @@ PP_INTERNAL pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
 
 /* What AMP's driver gives that DP (data/amp/COST_MODEL.md 3, 3.1; built
 ** in cost_amp.c beside AMP's cost model; part_amp_original.c runs it) for k
-*stages x R replicas x tp
+** stages x R replicas x tp
 ** ranks of model m (a chain) at micro-batch mbs on cluster c, rank
 ** (stage s, replica d, tp rank t) on device dev0[s] + tp d + t (dev0
 ** NULL: AMP's own order, tp R s + tp d + t).  e and cc in seconds:

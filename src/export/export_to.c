@@ -2,7 +2,7 @@
 /*
 ** pp_export_to: an engine's exporter by its name, from the table of
 ** engines, whose names pp_export_engine_name lists.  The top of the export
-*layer: it calls every exporter, and
+** layer: it calls every exporter, and
 ** the exporters call only export.c below them.
 */
 #include "export/export.h"

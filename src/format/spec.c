@@ -70,8 +70,7 @@ static const struct gen_info gens[] = {
      "amp-het-model  AMP: 4 x p3.8xlarge (16 V100)"},
 };
 
-#define NGENS ((int)(sizeof gens / sizeof gens[0]))
-#define NOPTS(t) ((int)(sizeof t / sizeof t[0]))
+#define NGENS ((int)PPI_COUNT(gens))
 
 const char *pp_cluster_generator_name(int i)
 {
@@ -245,8 +244,8 @@ static pp_status cluster_spec(pp_ctx *ctx, const char *spec, pp_cluster **out)
   p.name = spec;
   ud.g = &gens[i];
   ud.p = &p;
-  if ((rc = gen_args(&s, buf, kl, gen_opts, NOPTS(gen_opts), gens[i].opts, &p,
-                     cluster_sizes, &ud)))
+  if ((rc = gen_args(&s, buf, kl, gen_opts, PPI_COUNT(gen_opts), gens[i].opts,
+                     &p, cluster_sizes, &ud)))
     return rc;
   if (p.kind == PPI_GEN_NVSWITCH && p.dims[1] == 0)
     p.dims[1] = 8;
@@ -328,8 +327,8 @@ static pp_status cluster_file(pp_ctx *ctx, const char *spec, const char *path,
   pp_status rc;
   struct ppi_spec s = spec_of(ctx, spec, "cluster spec");
   pp_topo_params_init(&tp);
-  if (opts && (rc = ppi_spec_parse(&s, opts, topo_opts, NOPTS(topo_opts), NULL,
-                                   &tp, NULL, NULL)))
+  if (opts && (rc = ppi_spec_parse(&s, opts, topo_opts, PPI_COUNT(topo_opts),
+                                   NULL, &tp, NULL, NULL)))
     return rc;
   if ((rc = ppi_read_file(ctx, path, &text, &len)))
     return rc;
@@ -429,13 +428,11 @@ static const struct ppi_kv opnet_opts[] = {
      1, 0, NULL, NULL},
 };
 
+/* Not JSON: PipeDream's graph.txt, the other text model format. */
 static bool is_pipedream(const char *text, size_t len)
 {
-  size_t i = 0;
-  while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' ||
-                     text[i] == '\r'))
-    i++;
-  return i < len && text[i] != '{' && text[i] != '[';
+  char c = first_char(text, len);
+  return c && c != '{' && c != '[';
 }
 
 /* The options of an ONNX file (FILE.onnx:OPTIONS). */
@@ -476,8 +473,8 @@ pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out)
     char copy[PPI_SPEC_MAX];
     strcpy(copy, spec);
     pp_onnx_params_init(&op);
-    if ((rc = ppi_spec_parse(&s, copy + opts, onnx_opts, NOPTS(onnx_opts), NULL,
-                             &op, NULL, NULL)))
+    if ((rc = ppi_spec_parse(&s, copy + opts, onnx_opts, PPI_COUNT(onnx_opts),
+                             NULL, &op, NULL, NULL)))
       return rc;
     return pp_model_load_onnx(ctx, buf, &op, out);
   }
@@ -501,15 +498,15 @@ pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out)
     struct ppi_transformer_params p;
     ppi_transformer_params_init(&p);
     if ((rc = spec_copy(&s, buf)) ||
-        (rc = gen_args(&s, buf, 11, transformer_opts, NOPTS(transformer_opts),
-                       NULL, &p, NULL, NULL)))
+        (rc = gen_args(&s, buf, 11, transformer_opts,
+                       PPI_COUNT(transformer_opts), NULL, &p, NULL, NULL)))
       return rc;
     return ppi_model_transformer(ctx, &p, spec, out);
   }
   {
     static const char *const kinds[] = {"resnet", "bert", "swin", "fpn"};
     int i;
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < (int)PPI_COUNT(kinds); i++) {
       size_t kl = strlen(kinds[i]);
       if (strncmp(spec, kinds[i], kl) == 0 &&
           (spec[kl] == ':' || spec[kl] == '\0')) {
@@ -517,8 +514,8 @@ pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out)
         struct ppi_opnet_params p;
         ppi_opnet_params_init(&p, kinds[i]);
         if ((rc = spec_copy(&s, buf)) ||
-            (rc = gen_args(&s, buf, kl, opnet_opts, NOPTS(opnet_opts), NULL, &p,
-                           NULL, NULL)))
+            (rc = gen_args(&s, buf, kl, opnet_opts, PPI_COUNT(opnet_opts), NULL,
+                           &p, NULL, NULL)))
           return rc;
         return ppi_model_opnet(ctx, &p, spec, out);
       }

@@ -3,7 +3,7 @@
 ** The layer chain the partitioners work on (part.h), built from a model
 ** (a chain, or the chain view of a DAG: pp_model_chain_view), the
 ** positions the stages run on and the memory model of docs/DESIGN.md ("Units
-*and the cost model"); and the
+** and the cost model"); and the
 ** objective values of a partition and the lower bound of any, priced
 ** from the same arrays.
 **
