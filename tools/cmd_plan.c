@@ -78,8 +78,8 @@ static int progress_bar(void *ud, double done)
   for (i = 0; i < 40; i++)
     fputc(i < n ? '#' : ' ', stderr);
   fprintf(stderr, "] %3d%%", (int)(done * 100 + 0.5));
-  if (done >= 1)
-    fputs("\r                                                      \r", stderr);
+  if (done >= 1) /* "planning [" + 40 + "] 100%" */
+    fprintf(stderr, "\r%*s\r", 10 + 40 + 6, "");
   fflush(stderr);
   return 0;
 }

@@ -34,7 +34,9 @@
 ** by the larger replica count.  T is the plan's period_ms, or the largest
 ** load (the period of the bottleneck) when it has none.
 **
-** Complexity: O(S + stage edges) for the counts; O(gas) per order.
+** Complexity: O(S) for GPipe's and 1F1B's counts, O(S x stage edges)
+** for the feedability pass (each stage scans the edge list); O(gas) per
+** order.
 **
 ** The kernels here see plain arrays only; cost_model.c (ppi_cost_plan_
 ** schedule) computes the loads of a priced plan and calls them.
