@@ -107,6 +107,20 @@ void pp_ctx_errloc(const pp_ctx *ctx, const char **file, long *line, long *col);
 void pp_ctx_clear_error(pp_ctx *ctx);
 uint64_t pp_ctx_seed(const pp_ctx *ctx);
 
+/* The run's numeric precision (docs/COST_MODEL.md, "Precision"). */
+typedef enum pp_precision {
+  PP_PREC_MODEL = 0, /* the model's own dtype (plans without "precision") */
+  PP_PREC_FP32 = 1,  /* fp32 weights, gradients, activations */
+  PP_PREC_FP16 = 2,  /* mixed: fp16 compute, fp32 master weights */
+  PP_PREC_BF16 = 3   /* mixed: bf16 compute, fp32 master weights */
+} pp_precision;
+
+/** \brief "model", "fp32", "fp16", "bf16"; NULL for an unknown value. */
+const char *pp_precision_name(pp_precision p);
+pp_status pp_precision_parse(const char *name, pp_precision *out);
+/** \brief Bytes of one element in precision p (4, 2, 2; 0 for MODEL). */
+int32_t pp_precision_bytes(pp_precision p);
+
 /* ====================================================================
 ** Model: an operator DAG (a layer chain is a DAG whose edges form a
 ** path in listed order).
@@ -156,6 +170,11 @@ pp_status pp_model_builder_set_reference_type(pp_model_builder *b,
 /** \brief The fraction of a device's peak FLOP/s that FLOP counts are
 ** turned into time with (default 0.5). */
 pp_status pp_model_builder_set_efficiency(pp_model_builder *b, double eff);
+/** \brief The precision the sizes (and times) were profiled in: every
+** byte count of the model is in this dtype (default PP_PREC_FP16, the
+** meaning of models written before the field existed); the plan's
+** precision converts them (docs/COST_MODEL.md, "Precision"). */
+pp_status pp_model_builder_set_dtype(pp_model_builder *b, pp_precision dtype);
 /** \brief A named hyper-parameter kept with the model ("hidden", "seq").
 ** Informational; readers and writers preserve it. */
 pp_status pp_model_builder_set_hyper(pp_model_builder *b, const char *key,
@@ -244,6 +263,8 @@ const char *pp_model_source(const pp_model *m);
 int32_t pp_model_nop(const pp_model *m);
 int32_t pp_model_nedge(const pp_model *m);
 int32_t pp_model_micro_batch(const pp_model *m);
+/** \brief The dtype the model's sizes were profiled in. */
+pp_precision pp_model_dtype(const pp_model *m);
 const char *pp_model_reference_type(const pp_model *m); /* NULL: none */
 double pp_model_efficiency(const pp_model *m);
 int32_t pp_model_nhyper(const pp_model *m);
@@ -544,6 +565,20 @@ typedef enum pp_optimizer {
   PP_OPT_2BW = 3         /* two weight versions + gradients: 3 x */
 } pp_optimizer;
 
+/* The engine that runs the plan: what it keeps in memory, how it
+** reduces gradients and moves activations (docs/COST_MODEL.md,
+** "Engines"). */
+typedef enum pp_engine {
+  PP_ENGINE_GENERIC = 0,   /* the engine-free model (plans without "engine") */
+  PP_ENGINE_DEEPSPEED = 1, /* DeepSpeed PipelineEngine / DeepSpeedEngine */
+  PP_ENGINE_MEGATRON = 2,  /* Megatron-LM (core) */
+  PP_ENGINE_TORCH = 3      /* torch.distributed.pipelining + DDP / FSDP2 */
+} pp_engine;
+
+/** \brief "generic", "deepspeed", "megatron", "torch"; NULL if unknown. */
+const char *pp_engine_name(pp_engine e);
+pp_status pp_engine_parse(const char *name, pp_engine *out);
+
 /** \brief "gpipe", "1f1b", "1f1b-star"; NULL for an unknown value. */
 const char *pp_schedule_name(pp_schedule s);
 /** \brief Parse a schedule name; PP_EINVAL when unknown. */
@@ -565,6 +600,10 @@ typedef struct pp_plan_params {
                              period of the plan's bottleneck resource */
   int32_t micro_batches;  /* optional (0): when given, must equal
                              global_batch / (micro_batch * R_s) */
+  pp_precision precision; /* default PP_PREC_MODEL: the model's dtype */
+  pp_engine engine;       /* default PP_ENGINE_GENERIC */
+  int32_t zero;           /* 0-3: ZeRO stage (Megatron's distributed
+                             optimizer is 1, FSDP 3); default 0 */
 } pp_plan_params;
 void pp_plan_params_init(pp_plan_params *p);
 
@@ -696,6 +735,8 @@ typedef struct pp_eval_summary {
                             when a transfer channel does */
   int fits;              /* every device within its capacity */
   int32_t worst_device;  /* the device with the highest memory share */
+  double margin_bytes;   /* capacity - total on the device with the least
+                            room: > 0 spare, < 0 missing */
   unsigned est;          /* PP_EST_* bits of every time used */
 } pp_eval_summary;
 pp_status pp_eval_get_summary(const pp_eval *e, pp_eval_summary *out);
@@ -719,10 +760,19 @@ pp_status pp_eval_stage(const pp_eval *e, int32_t s, pp_stage_cost *out);
 
 typedef struct pp_device_memory {
   int used;                /* 0: the plan does not use the device */
-  double model_bytes;      /* parameters x the optimizer's factor */
+  double model_bytes;      /* weights, gradients and optimizer state
+                              between steps (generic: parameters x the
+                              optimizer's factor) */
   double activation_bytes; /* in-flight activations at the peak */
   double buffer_bytes;     /* send/receive buffers */
-  double reserve_bytes;
+  double reserve_bytes;    /* the user's reserve (--reserve-gb) */
+  double runtime_bytes;    /* fixed: CUDA context, NCCL, workspaces and
+                              the engine's own (0 under "generic") */
+  double transient_bytes;  /* the largest short-lived peak on top:
+                              optimizer step, gradient flattening,
+                              logits and loss (0 under "generic") */
+  double slack_bytes;      /* the caching allocator's reserve beyond the
+                              live peak (0 under "generic") */
   double total_bytes;
   int64_t capacity_bytes;
 } pp_device_memory;

@@ -18,6 +18,7 @@ struct pp_model {
   char *reftype;       /* NULL: no reference type */
   int32_t micro_batch; /* reference micro-batch size */
   double efficiency;   /* fraction of peak for FLOP-derived times */
+  pp_precision dtype;  /* what every byte count is in */
   int32_t nhyper;
   char **hyper_key; /* hyper_key[0:nhyper-1] */
   double *hyper_val;

@@ -100,6 +100,7 @@ pp_status pp_model_builder_create(pp_ctx *ctx, const char *name,
   ppi_arena_init(&m->arena, ppi_ctx_alloc(ctx));
   m->micro_batch = 1;
   m->efficiency = 0.5;
+  m->dtype = PP_PREC_FP16;
   m->name = ppi_arena_name(&m->arena, ctx, name && *name ? name : "model");
   m->source = ppi_arena_strdup(&m->arena, ctx, source ? source : "model");
   ppi_vec_init(&b->ops, sizeof(struct op_rec));
@@ -169,6 +170,17 @@ pp_status pp_model_builder_set_efficiency(pp_model_builder *b, double eff)
   if (!(eff > 0 && eff <= 1))
     return bfail(b, PP_EINPUT, "efficiency must be in (0, 1], not %g", eff);
   b->m->efficiency = eff;
+  return PP_OK;
+}
+
+pp_status pp_model_builder_set_dtype(pp_model_builder *b, pp_precision dtype)
+{
+  if (!b)
+    return PP_EINVAL;
+  if (dtype == PP_PREC_MODEL || !pp_precision_name(dtype))
+    return bfail(b, PP_EINPUT, "dtype must be fp32, fp16 or bf16 (%d)",
+                 (int)dtype);
+  b->m->dtype = dtype;
   return PP_OK;
 }
 

@@ -284,7 +284,8 @@ pp_status pp_model_chain_view(pp_ctx *ctx, const pp_model *m, int every_op,
     goto done;
   if ((rc = pp_model_builder_set_micro_batch(b, m->micro_batch)) != PP_OK ||
       (rc = pp_model_builder_set_reference_type(b, m->reftype)) != PP_OK ||
-      (rc = pp_model_builder_set_efficiency(b, m->efficiency)) != PP_OK)
+      (rc = pp_model_builder_set_efficiency(b, m->efficiency)) != PP_OK ||
+      (rc = pp_model_builder_set_dtype(b, m->dtype)) != PP_OK)
     goto done;
   for (i = 0; i < m->nhyper; i++)
     if ((rc = pp_model_builder_set_hyper(b, m->hyper_key[i],

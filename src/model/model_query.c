@@ -33,6 +33,34 @@ int32_t pp_model_micro_batch(const pp_model *m)
   return m ? m->micro_batch : 0;
 }
 
+pp_precision pp_model_dtype(const pp_model *m)
+{
+  return m ? m->dtype : PP_PREC_MODEL;
+}
+
+static const char *const precision_names[] = {"model", "fp32", "fp16", "bf16"};
+static const int32_t precision_bytes[] = {0, 4, 2, 2};
+
+const char *pp_precision_name(pp_precision p)
+{
+  return ppi_enum_name(precision_names, PPI_COUNT(precision_names), (int)p);
+}
+
+pp_status pp_precision_parse(const char *name, pp_precision *out)
+{
+  int v;
+  pp_status rc = ppi_enum_parse(precision_names, PPI_COUNT(precision_names),
+                                name, &v);
+  if (rc == PP_OK)
+    *out = (pp_precision)v;
+  return rc;
+}
+
+int32_t pp_precision_bytes(pp_precision p)
+{
+  return (unsigned)p < PPI_COUNT(precision_bytes) ? precision_bytes[p] : 0;
+}
+
 const char *pp_model_reference_type(const pp_model *m)
 {
   return m ? m->reftype : NULL;

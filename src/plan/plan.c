@@ -51,6 +51,23 @@ pp_status pp_schedule_parse(const char *name, pp_schedule *out)
   return rc;
 }
 
+static const char *const engine_names[] = {"generic", "deepspeed", "megatron",
+                                           "torch"};
+
+const char *pp_engine_name(pp_engine e)
+{
+  return ppi_enum_name(engine_names, PPI_COUNT(engine_names), (int)e);
+}
+
+pp_status pp_engine_parse(const char *name, pp_engine *out)
+{
+  int v;
+  pp_status rc = ppi_enum_parse(engine_names, PPI_COUNT(engine_names), name, &v);
+  if (rc == PP_OK)
+    *out = (pp_engine)v;
+  return rc;
+}
+
 const char *pp_optimizer_name(pp_optimizer o)
 {
   return ppi_enum_name(opt_names, PPI_COUNT(opt_names), (int)o);
@@ -107,6 +124,15 @@ static pp_status check_params(pp_ctx *ctx, const char *src,
   if (!pp_optimizer_name(p->optimizer))
     return ppi_fail_at(ctx, PP_EINVAL, src, 0, 0, "unknown optimizer %d",
                        (int)p->optimizer);
+  if (!pp_precision_name(p->precision))
+    return ppi_fail_at(ctx, PP_EINVAL, src, 0, 0, "unknown precision %d",
+                       (int)p->precision);
+  if (!pp_engine_name(p->engine))
+    return ppi_fail_at(ctx, PP_EINVAL, src, 0, 0, "unknown engine %d",
+                       (int)p->engine);
+  if (p->zero < 0 || p->zero > 3)
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "ZeRO stage %d must be 0, 1, 2 or 3", (int)p->zero);
   if (!(p->period_ms >= 0) || !isfinite(p->period_ms))
     return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
                        "period_ms must be a finite number >= 0");
