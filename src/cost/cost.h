@@ -63,6 +63,20 @@ struct ppi_cost {
   double *ar_ms;
   uint8_t *ar_hier;
 
+  /* the run's settings (engine.c): the precision resolved against the
+  ** model's dtype, and the factor byte counts of the model take */
+  pp_engine engine;
+  pp_precision prec;
+  int32_t zero;
+  double ratio;     /* bytes(prec) / bytes(model dtype) */
+  double *nparam;   /* [S] parameters per tp rank, a tied group once */
+  double *gbytes;   /* [S] gradient bytes reduced after the last
+                       backward (the exposed share, engine.c) */
+  double *state;    /* [S] weights, grads, optimizer state per rank */
+  double *transient; /* [S] optimizer step / reduction peak per rank */
+  double *keep;      /* [S] bytes kept beyond the schedule's in-flight
+                        activations (DeepSpeed's last stage output) */
+
   unsigned est;
 };
 
@@ -73,6 +87,33 @@ PP_INTERNAL pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k,
                                     const pp_cluster *c,
                                     const pp_cost_params *cp);
 PP_INTERNAL void ppi_cost_free(pp_ctx *ctx, struct ppi_cost *k);
+
+/* Engine rules (engine.c). */
+struct ppi_engine_mem {
+  double state;  /* between steps */
+  double step;   /* extra during the optimizer step */
+  double reduce; /* extra during the gradient reduction */
+};
+PP_INTERNAL void ppi_engine_state(pp_engine e, pp_precision prec, int32_t zero,
+                                  int32_t d, double n,
+                                  struct ppi_engine_mem *out);
+PP_INTERNAL double ppi_engine_grad_bytes(pp_engine e, pp_precision prec);
+PP_INTERNAL int ppi_engine_overlaps_reduce(pp_engine e);
+PP_INTERNAL double ppi_engine_bucket_bytes(pp_engine e);
+PP_INTERNAL int ppi_engine_blocking_p2p(pp_engine e);
+PP_INTERNAL int ppi_engine_keeps_output(pp_engine e);
+PP_INTERNAL double ppi_engine_runtime_bytes(pp_engine e, const char *type);
+PP_INTERNAL double ppi_engine_slack(pp_engine e);
+
+/* A device's memory from its parts (cost_model.c): stat = the
+** stages' state, buffers and kept bytes; live = the activations at
+** their peak; trans = the largest transient of its stages.  Fills *x
+** (used, capacity and reserve set by the caller) and returns the
+** total. */
+PP_INTERNAL double ppi_cost_device_memory(const struct ppi_cost *k, int32_t d,
+                                          double state, double buffers,
+                                          double live, double trans,
+                                          pp_device_memory *x);
 
 /* Transfer time of the bytes of one tp rank over devices i -> j. */
 PP_INTERNAL double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,

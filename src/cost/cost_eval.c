@@ -244,44 +244,54 @@ done:
 static void memory(const struct ppi_cost *k, pp_device_memory *mem,
                    pp_eval_summary *sum)
 {
-  double fac = pp_optimizer_factor(k->p->p.optimizer), worst = -1;
+  double worst = -1;
   int32_t s, r, t, d;
   for (d = 0; d < k->ndev; d++) {
     memset(&mem[d], 0, sizeof mem[d]);
     mem[d].capacity_bytes = pp_cluster_type_memory(k->c, k->c->dev_type[d]);
   }
+  /* model_bytes: state; activation_bytes: in-flight; buffer_bytes:
+  ** buffers and kept outputs; transient_bytes and reserve_bytes hold
+  ** the largest transient and recomputation peak until the totals */
   for (s = 0; s < k->S; s++)
     for (r = 0; r < ppi_cost_nrep(k, s); r++)
       for (t = 0; t < k->tp; t++) {
         pp_device_memory *x = &mem[ppi_cost_dev(k, s, r, t)];
         x->used = 1;
-        x->model_bytes += k->param[s] * fac;
+        x->model_bytes += k->state[s];
         x->activation_bytes += (double)k->inflight[s] * k->act[s];
-        x->buffer_bytes += 2 * (k->xin[s] + k->xout[s]);
-        /* the recomputed activations of one backward at a time: keep
-        ** the largest in reserve_bytes until the totals below */
+        x->buffer_bytes += 2 * (k->xin[s] + k->xout[s]) + k->keep[s];
+        /* the recomputed activations of one backward at a time */
         if (k->peak_extra[s] > x->reserve_bytes)
           x->reserve_bytes = k->peak_extra[s];
+        if (k->transient[s] > x->transient_bytes)
+          x->transient_bytes = k->transient[s];
       }
   sum->fits = 1;
   sum->worst_device = -1;
+  sum->margin_bytes = INFINITY;
   for (d = 0; d < k->ndev; d++) {
     pp_device_memory *x = &mem[d];
-    double share;
+    double share, room;
     if (!x->used)
       continue;
     x->activation_bytes += x->reserve_bytes;
     x->reserve_bytes = (double)k->cp.reserve_bytes;
-    x->total_bytes = x->model_bytes + x->activation_bytes + x->buffer_bytes +
-                     x->reserve_bytes;
+    ppi_cost_device_memory(k, d, x->model_bytes, x->buffer_bytes,
+                           x->activation_bytes, x->transient_bytes, x);
     if (x->total_bytes > (double)x->capacity_bytes)
       sum->fits = 0;
     share = x->total_bytes / (double)x->capacity_bytes;
+    room = (double)x->capacity_bytes - x->total_bytes;
+    if (room < sum->margin_bytes)
+      sum->margin_bytes = room;
     if (share > worst) {
       worst = share;
       sum->worst_device = d;
     }
   }
+  if (sum->worst_device < 0)
+    sum->margin_bytes = 0;
 }
 
 static pp_status lower_bound_k(pp_ctx *ctx, const pp_model *m,

@@ -93,16 +93,36 @@ static int cmp_sedge(const void *x, const void *y)
   return 0;
 }
 
-/* Stage times per device type: a stage's operators timed on type t. */
+/* The tensor-parallel allreduces an operator needs in each of its
+** forward and backward passes when its time at the plan's tp was not
+** measured (a measured profile has them inside): Megatron's transformer
+** block has two in each direction (the attention's and the MLP's
+** RowParallelLinear reduce their outputs forward; the ColumnParallel-
+** Linear inputs' gradients are reduced backward), an operator with
+** parameters split over the group one, an operator without parameters
+** none (docs/COST_MODEL.md, "Tensor parallelism"). */
+static int tp_allreduces(const struct pp_model *m, int32_t v)
+{
+  const char *kind = m->op_kind[v];
+  if (kind && (strcmp(kind, "transformer_layer") == 0 ||
+               strcmp(kind, "transformer") == 0))
+    return 2;
+  return m->param[v] > 0 ? 1 : 0;
+}
+
+/* Stage times per device type: a stage's operators timed on type t;
+** out[4] and out[5]: the bytes and the count of the tensor-parallel
+** allreduces of one pass that the times do not include. */
 static pp_status stage_times(struct ppi_cost *k, int32_t s,
-                             const pp_type_key *key, double out[4])
+                             const pp_type_key *key, double out[6])
 {
   int32_t n, i;
   const int32_t *ops = pp_plan_stage_ops(k->p, s, &n);
   pp_status rc;
-  out[0] = out[1] = out[2] = out[3] = 0;
+  out[0] = out[1] = out[2] = out[3] = out[4] = out[5] = 0;
   for (i = 0; i < n; i++) {
     pp_op_time t;
+    int nar;
     if ((rc = pp_model_op_time(k->m, ops[i], key, k->tp, k->p->p.micro_batch,
                                &t)))
       return rc;
@@ -110,9 +130,36 @@ static pp_status stage_times(struct ppi_cost *k, int32_t s,
     out[1] += t.bwd_ms;
     out[3] += t.update_ms > 0 ? t.update_ms : 0;
     k->est |= t.est;
+    if (k->tp > 1 && (t.est & (PP_EST_TP | PP_EST_FLOPS)) &&
+        (nar = tp_allreduces(k->m, ops[i])) > 0) {
+      pp_op_sizes z; /* the whole tensor: every rank ends with all of it */
+      if ((rc = pp_model_op_sizes(k->m, ops[i], 1, k->p->p.micro_batch, &z)))
+        return rc;
+      out[4] += nar * z.out_bytes * k->ratio;
+      out[5] += nar;
+    }
   }
   out[2] = k->p->p.recompute ? out[0] : 0;
   return PP_OK;
+}
+
+/* One pass's tensor-parallel allreduces of replica q of stage s: bytes
+** and count in rings over its tp ranks at the slowest ring link. */
+static double tp_comm_ms(const struct ppi_cost *k, int32_t s, int32_t r,
+                         double bytes, double count)
+{
+  int32_t t, tp = k->tp;
+  double bmin = INFINITY;
+  if (tp < 2 || count <= 0)
+    return 0;
+  for (t = 0; t < tp; t++) {
+    double bw = pp_cluster_bandwidth(k->c, ppi_cost_dev(k, s, r, t),
+                                     ppi_cost_dev(k, s, r, (t + 1) % tp));
+    if (bw < bmin)
+      bmin = bw;
+  }
+  return 2.0 * (tp - 1) / tp * bytes / (bmin * 1e6) +
+         2.0 * (tp - 1) * count * k->c->latency_us / 1000;
 }
 
 static pp_status replica_times(pp_ctx *ctx, struct ppi_cost *k)
@@ -122,8 +169,8 @@ static pp_status replica_times(pp_ctx *ctx, struct ppi_cost *k)
   uint8_t *have;
   pp_status rc = PP_OK;
 
-  if (!PPI_NEW(ctx, cache, (size_t)nt * 4) || !PPI_NEW(ctx, have, nt)) {
-    ppi_free(ctx, cache, (size_t)nt * 4 * sizeof *cache);
+  if (!PPI_NEW(ctx, cache, (size_t)nt * 6) || !PPI_NEW(ctx, have, nt)) {
+    ppi_free(ctx, cache, (size_t)nt * 6 * sizeof *cache);
     return PP_ENOMEM;
   }
   for (s = 0; s < k->S && !rc; s++) {
@@ -132,25 +179,29 @@ static pp_status replica_times(pp_ctx *ctx, struct ppi_cost *k)
       int32_t q = k->p->rep_off[s] + r;
       for (t = 0; t < k->tp && !rc; t++) {
         int32_t d = ppi_cost_dev(k, s, r, t), ty = k->c->dev_type[d];
-        double *x = cache + (size_t)ty * 4;
+        double *x = cache + (size_t)ty * 6, cm, f, b, rcm;
         if (!have[ty]) {
           pp_type_key key = pp_model_type_key(k->m, k->c, d);
           if ((rc = stage_times(k, s, &key, x)))
             break;
           have[ty] = 1;
         }
-        if (x[0] + x[1] + x[2] > k->comp[q]) {
-          k->f[q] = x[0];
-          k->b[q] = x[1];
-          k->rc[q] = x[2];
-          k->comp[q] = x[0] + x[1] + x[2];
+        cm = tp_comm_ms(k, s, r, x[4], x[5]);
+        f = x[0] + cm;
+        b = x[1] + cm;
+        rcm = x[2] > 0 ? x[2] + cm : 0;
+        if (f + b + rcm > k->comp[q]) {
+          k->f[q] = f;
+          k->b[q] = b;
+          k->rc[q] = rcm;
+          k->comp[q] = f + b + rcm;
         }
         if (x[3] > k->u[q])
           k->u[q] = x[3];
       }
     }
   }
-  ppi_free(ctx, cache, (size_t)nt * 4 * sizeof *cache);
+  ppi_free(ctx, cache, (size_t)nt * 6 * sizeof *cache);
   ppi_free(ctx, have, (size_t)nt);
   return rc;
 }
@@ -188,6 +239,9 @@ static pp_status stage_sizes(pp_ctx *ctx, struct ppi_cost *k)
       v = ops[i];
       seen[m->tied[v] >= 0 ? m->tied[v] : v] = 0;
     }
+    k->nparam[s] = k->param[s] / pp_precision_bytes(m->dtype);
+    k->param[s] *= k->ratio;
+    k->saved[s] *= k->ratio;
   }
   ppi_free(ctx, seen, (size_t)m->nop);
   return rc;
@@ -248,7 +302,7 @@ void ppi_stage_edges_free(pp_ctx *ctx, const struct pp_model *m,
 /* The stage graph of the plan. */
 static pp_status stage_graph(pp_ctx *ctx, struct ppi_cost *k)
 {
-  double scale = (double)k->p->p.micro_batch / k->m->micro_batch;
+  double scale = (double)k->p->p.micro_batch / k->m->micro_batch * k->ratio;
   int32_t i;
   pp_status rc;
 
@@ -263,10 +317,39 @@ static pp_status stage_graph(pp_ctx *ctx, struct ppi_cost *k)
 
 /* The ring allreduce time of stage s: a ring over replicas r = 0..R-1 for
 ** each tp rank, at the slowest link of any of the tp rings. */
+/* The bytes a rank of stage s reduces: its parameters' gradients in the
+** engine's reduction dtype ("generic": the parameter bytes). */
+static double grad_bytes(const struct ppi_cost *k, int32_t s)
+{
+  if (k->engine == PP_ENGINE_GENERIC)
+    return k->param[s];
+  return k->nparam[s] * ppi_engine_grad_bytes(k->engine, k->prec);
+}
+
+/* The share of stage s's reduction that its last backward does not
+** hide, for engines that overlap them (engine.c): the reduction starts
+** bucket by bucket as gradients become ready, so all but the last
+** bucket can hide behind the backward of the last micro-batch. */
+static double exposed_share(const struct ppi_cost *k, int32_t s, double ar)
+{
+  double b = 0, G = grad_bytes(k, s), last, x;
+  int32_t r;
+  if (!ppi_engine_overlaps_reduce(k->engine) || ar <= 0 || G <= 0)
+    return 1;
+  for (r = 0; r < ppi_cost_nrep(k, s); r++)
+    if (k->b[k->p->rep_off[s] + r] > b)
+      b = k->b[k->p->rep_off[s] + r];
+  last = ppi_engine_bucket_bytes(k->engine) / G;
+  if (last > 1)
+    last = 1;
+  x = (ar - b) / ar;
+  return x > last ? x : last;
+}
+
 static double ring_ms(const struct ppi_cost *k, int32_t s)
 {
   int32_t R = ppi_cost_nrep(k, s), r, t;
-  double bmin = INFINITY, P = k->param[s];
+  double bmin = INFINITY, P = grad_bytes(k, s);
   if (R <= 1 || P <= 0)
     return 0;
   for (t = 0; t < k->tp; t++)
@@ -291,7 +374,7 @@ static double hier_ms(const struct ppi_cost *k, int32_t s)
   int32_t R = ppi_cost_nrep(k, s), r, t, nn = 0, kk, j, a;
   int32_t nodes[PPI_HIER_MAX_NODES], cnt[PPI_HIER_MAX_NODES];
   int32_t idx[PPI_HIER_MAX_NODES * PPI_HIER_MAX_PER_NODE];
-  double P = k->param[s], bin = INFINITY, bx = INFINITY, lat;
+  double P = grad_bytes(k, s), bin = INFINITY, bx = INFINITY, lat;
   if (R < 4 || P <= 0)
     return -1;
   for (t = 0; t < k->tp; t++) {
@@ -343,6 +426,57 @@ static double hier_ms(const struct ppi_cost *k, int32_t s)
          2.0 * (nn - 1.0) / nn * (P / kk) / (bx * 1e6) + 2.0 * (nn - 1) * lat;
 }
 
+/* Per stage: the state, transient and kept bytes of one rank under the
+** plan's engine (engine.c); "generic" keeps the engine-free formula,
+** the parameter bytes times the optimizer's factor. */
+static void engine_memory(struct ppi_cost *k)
+{
+  int32_t s, i, last = -1;
+  double fac = pp_optimizer_factor(k->p->p.optimizer);
+  if (k->m->nop > 0)
+    last = k->m->topo[k->m->nop - 1];
+  for (s = 0; s < k->S; s++) {
+    struct ppi_engine_mem em;
+    if (k->engine == PP_ENGINE_GENERIC) {
+      k->state[s] = k->param[s] * fac;
+      continue;
+    }
+    ppi_engine_state(k->engine, k->prec, k->zero, ppi_cost_nrep(k, s),
+                     k->nparam[s], &em);
+    k->state[s] = em.state;
+    k->transient[s] = em.step > em.reduce ? em.step : em.reduce;
+    /* the model's output (logits) of the previous micro-batch */
+    if (ppi_engine_keeps_output(k->engine) && last >= 0 &&
+        k->stage_of[last] == s) {
+      pp_op_sizes z;
+      if (pp_model_op_sizes(k->m, last, k->tp, k->p->p.micro_batch, &z) ==
+          PP_OK)
+        k->keep[s] = z.out_bytes * k->ratio;
+    }
+    (void)i;
+  }
+}
+
+double ppi_cost_device_memory(const struct ppi_cost *k, int32_t d,
+                              double state, double buffers, double live,
+                              double trans, pp_device_memory *x)
+{
+  double peak, over;
+  x->model_bytes = state;
+  x->activation_bytes = live;
+  x->buffer_bytes = buffers;
+  /* the step and the reduction run once the activations are freed:
+  ** only what they need beyond the activation peak raises it */
+  over = trans - live;
+  x->transient_bytes = over > 0 ? over : 0;
+  peak = state + live + buffers + x->transient_bytes;
+  x->slack_bytes = peak * ppi_engine_slack(k->engine);
+  x->runtime_bytes =
+      ppi_engine_runtime_bytes(k->engine, k->c->type_name[k->c->dev_type[d]]);
+  x->total_bytes = peak + x->slack_bytes + x->runtime_bytes + x->reserve_bytes;
+  return x->total_bytes;
+}
+
 static void allreduce(struct ppi_cost *k)
 {
   int32_t s;
@@ -350,6 +484,7 @@ static void allreduce(struct ppi_cost *k)
     double ring = ring_ms(k, s), hier = -1;
     if (k->cp.allreduce != PP_AR_RING)
       hier = hier_ms(k, s);
+    double x;
     if (hier >= 0 && (k->cp.allreduce == PP_AR_HIER || hier < ring)) {
       k->ar_ms[s] = hier;
       k->ar_hier[s] = 1;
@@ -357,6 +492,10 @@ static void allreduce(struct ppi_cost *k)
       k->ar_ms[s] = ring;
       k->ar_hier[s] = 0;
     }
+    /* what the simulator reduces after the drain: the exposed share */
+    x = exposed_share(k, s, k->ar_ms[s]);
+    k->ar_ms[s] *= x;
+    k->gbytes[s] = grad_bytes(k, s) * x;
   }
 }
 
@@ -498,7 +637,13 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
   k->ndev = c->ndev;
   k->nrep = p->rep_off[p->nstage];
   k->nmb = p->p.global_batch / p->p.micro_batch;
-  if (!PPI_NEW(ctx, k->gas, k->S) || !PPI_NEW(ctx, k->stage_of, m->nop) ||
+  k->engine = p->p.engine;
+  k->zero = p->p.zero;
+  k->prec = p->p.precision == PP_PREC_MODEL ? m->dtype : p->p.precision;
+  k->ratio = (double)pp_precision_bytes(k->prec) / pp_precision_bytes(m->dtype);
+  if (!PPI_NEW(ctx, k->nparam, k->S) || !PPI_NEW(ctx, k->gbytes, k->S) || !PPI_NEW(ctx, k->state, k->S) ||
+      !PPI_NEW(ctx, k->transient, k->S) || !PPI_NEW(ctx, k->keep, k->S) ||
+      !PPI_NEW(ctx, k->gas, k->S) || !PPI_NEW(ctx, k->stage_of, m->nop) ||
       !PPI_NEW(ctx, k->f, k->nrep) || !PPI_NEW(ctx, k->b, k->nrep) ||
       !PPI_NEW(ctx, k->rc, k->nrep) || !PPI_NEW(ctx, k->u, k->nrep) ||
       !PPI_NEW(ctx, k->comp, k->nrep) || !PPI_NEW(ctx, k->param, k->S) ||
@@ -525,6 +670,7 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
     k->act[s] = p->p.recompute ? k->xin[s] : k->saved[s];
     k->peak_extra[s] = p->p.recompute ? k->saved[s] : 0;
   }
+  engine_memory(k);
   allreduce(k);
   if ((rc = plan_schedule(ctx, k))) {
     ppi_cost_free(ctx, k);
@@ -557,6 +703,11 @@ void ppi_cost_free(pp_ctx *ctx, struct ppi_cost *k)
   FREE(k->group, S);
   FREE(k->ar_ms, S);
   FREE(k->ar_hier, S);
+  FREE(k->nparam, S);
+  FREE(k->gbytes, S);
+  FREE(k->state, S);
+  FREE(k->transient, S);
+  FREE(k->keep, S);
   if (k->m)
     ppi_stage_edges_free(ctx, k->m, k->e);
   memset(k, 0, sizeof *k);

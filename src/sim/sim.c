@@ -821,7 +821,7 @@ static pp_status build_allreduce(struct run *r, int32_t s, int32_t t)
   struct ppi_cost *k = r->k;
   int32_t R = ppi_cost_nrep(k, s), i, a, j, nn = 0, kk;
   int32_t *devs, *qs, *slots, *node_of, *nodes, *cnt, *idx, *p1, *p2, *p3;
-  double P = k->param[s];
+  double P = k->gbytes[s];
   pp_status rc;
 
   if (!PPI_ARENA_NEW(&r->ar, r->ctx, devs, R) ||
@@ -1024,7 +1024,6 @@ static pp_status setup(struct run *r)
     return PP_ENOMEM;
   {
     int32_t *fill;
-    double fac = pp_optimizer_factor(k->p->p.optimizer);
     if (!PPI_ARENA_NEW(&r->ar, r->ctx, fill, k->ndev))
       return PP_ENOMEM;
     for (q = 0; q < r->R; q++)
@@ -1034,7 +1033,7 @@ static pp_status setup(struct run *r)
         r->dq[r->dq_off[d] + fill[d]++] = q;
         if (fill[d] == 1)
           r->static_b[d] = (double)k->cp.reserve_bytes;
-        r->static_b[d] += k->param[s] * fac + 2 * (k->xin[s] + k->xout[s]);
+        r->static_b[d] += k->state[s] + 2 * (k->xin[s] + k->xout[s]) + k->keep[s];
       }
   }
   /* allreduce rings */
@@ -1205,6 +1204,20 @@ static pp_status finish(struct run *r, struct pp_sim *out)
     x->bubble_ms = r->last_bwd_end - r->fb_ms[d];
     x->comm_ms = r->comm_ms[d];
     x->peak_memory_bytes = r->static_b[d] + r->peak_live[d];
+    if (k->engine != PP_ENGINE_GENERIC) {
+      /* the engine's transients, slack and runtime (cost_model.c) */
+      pp_device_memory dm;
+      double trans = 0;
+      int32_t j;
+      for (j = r->dq_off[d]; j < r->dq_off[d + 1]; j++)
+        if (k->transient[r->rs[r->dq[j]]] > trans)
+          trans = k->transient[r->rs[r->dq[j]]];
+      memset(&dm, 0, sizeof dm);
+      dm.reserve_bytes = (double)k->cp.reserve_bytes;
+      x->peak_memory_bytes = ppi_cost_device_memory(
+          k, d, r->static_b[d] - dm.reserve_bytes, 0, r->peak_live[d], trans,
+          &dm);
+    }
     if (x->peak_memory_bytes > (double)x->capacity_bytes)
       out->sum.fits = 0;
     if (x->peak_memory_bytes / (double)x->capacity_bytes > worst) {

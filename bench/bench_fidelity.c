@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** bench_fidelity: parplan's predictions against real measured runs.
+**
+** Two sets, copied into data/ with their sources:
+**   - AMP's homogeneous experiment (data/amp/amp_cached_trials.csv, the
+**     rows with real_s: 52 runs of GPT-2 345M on 16 T4 GPUs, 4 per
+**     g4dn.12xlarge, DeepSpeed, fp16, no ZeRO, global batch 32; real_s
+**     "inf" = the run failed).  Measured time only.
+**   - Sailor's clariden runs (data/sailor/validation/clariden_opt350.csv,
+**     15 runs of OPT-350M on GH200 nodes, Megatron-DeepSpeed, fp32, no
+**     ZeRO, 1F1B): measured time and nvidia-smi peak memory.
+**
+** Every run is rebuilt as the plan the engine ran (DeepSpeed's rank order:
+** rank = tp rank + tp x replica + tp x dp x stage, rank r on device r)
+** and priced twice, with the run's settings (engine, precision, ZeRO)
+** and with the engine-free "generic" model (what parplan did before the
+** settings existed), by the analytic estimate and by the simulator.
+** Printed per set and pricing: Spearman rank correlation of predicted
+** against measured time over the finished runs, time MAPE, memory MAPE
+** and the worst memory under-prediction (Sailor), the failed runs that
+** memory flags (predicted not to fit) or that time flags (AMP's launcher
+** kills a trial after 200 s: 41 iterations at more than about 4.8 s
+** each, see docs/COST_MODEL.md "Fidelity"), and false alarms: finished
+** runs predicted not to fit.
+**
+** Usage: bench_fidelity [DATA_DIR]   (default: the source tree's data/)
+*/
+#define _POSIX_C_SOURCE 200809L
+#include "parplan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef PP_SOURCE_DIR
+#define PP_SOURCE_DIR "."
+#endif
+
+#define MAXRUN 128
+#define MAXST 32
+
+/* AMP's launcher gives a trial 200 s for 41 iterations (data/amp/README.md,
+** docs/COST_MODEL.md "Fidelity"): slower runs are killed, "inf". */
+#define AMP_TRIAL_S 200.0
+#define AMP_TRIAL_ITERS 41
+
+struct run {
+  char name[80];
+  int stages, dp, tp, mbs;
+  int64_t gbs;
+  int first[MAXST + 1]; /* stage boundaries over the model's layers */
+  double real_s;        /* INFINITY: failed */
+  double real_mem;      /* bytes; 0: not measured */
+};
+
+struct set {
+  const char *title, *model, *cluster_fmt;
+  pp_precision prec;
+  pp_engine engine;
+  int zero;
+  struct run r[MAXRUN];
+  int n;
+};
+
+struct pred {
+  double t_est, t_sim; /* seconds */
+  double mem;          /* bytes, the largest device total */
+  int fits;
+  int ok; /* priced */
+};
+
+static void die(const char *what, pp_ctx *ctx)
+{
+  fprintf(stderr, "bench_fidelity: %s: %s\n", what,
+          ctx ? pp_ctx_errmsg(ctx) : "");
+  exit(1);
+}
+
+static int split_ints(char *s, int *out, int max)
+{
+  int n = 0;
+  char *tok, *save = NULL;
+  for (tok = strtok_r(s, " ", &save); tok && n < max;
+       tok = strtok_r(NULL, " ", &save))
+    out[n++] = atoi(tok);
+  return n;
+}
+
+/* data/amp/amp_cached_trials.csv: experiment,pred_rank,mbs,mp,dp,pp,
+** ds_partition,pred_s,real_s; the homogeneous rows with a real_s. */
+static void read_amp(const char *dir, struct set *st)
+{
+  char path[1024], line[1024];
+  FILE *f;
+  snprintf(path, sizeof path, "%s/amp/amp_cached_trials.csv", dir);
+  if (!(f = fopen(path, "r"))) {
+    perror(path);
+    exit(1);
+  }
+  if (!fgets(line, sizeof line, f))
+    exit(1);
+  while (fgets(line, sizeof line, f)) {
+    char *fld[9], *save = NULL, *p = line;
+    int k = 0;
+    struct run *r;
+    line[strcspn(line, "\r\n")] = 0;
+    for (k = 0; k < 9; k++) {
+      char *c = strchr(p, ',');
+      fld[k] = p;
+      if (c) {
+        *c = 0;
+        p = c + 1;
+      } else {
+        p += strlen(p);
+      }
+    }
+    (void)save;
+    if (strcmp(fld[0], "homogeneous") || !*fld[8] || st->n == MAXRUN)
+      continue;
+    r = &st->r[st->n++];
+    snprintf(r->name, sizeof r->name, "#%s mbs %s tp %s dp %s pp %s", fld[1],
+             fld[2], fld[3], fld[4], fld[5]);
+    r->mbs = atoi(fld[2]);
+    r->tp = atoi(fld[3]);
+    r->dp = atoi(fld[4]);
+    r->stages = atoi(fld[5]);
+    r->gbs = 32; /* data/amp/clusters.json, homogeneous */
+    if (split_ints(fld[6], r->first, MAXST + 1) != r->stages + 1)
+      exit(1);
+    r->real_s = strcmp(fld[8], "inf") ? atof(fld[8]) : INFINITY;
+    r->real_mem = 0;
+  }
+  fclose(f);
+}
+
+/* data/sailor/validation/clariden_opt350.csv (scripts/
+** extract_sailor_validation.py). */
+static void read_sailor(const char *dir, struct set *st)
+{
+  char path[1024], line[1024];
+  FILE *f;
+  snprintf(path, sizeof path, "%s/sailor/validation/clariden_opt350.csv", dir);
+  if (!(f = fopen(path, "r"))) {
+    perror(path);
+    exit(1);
+  }
+  if (!fgets(line, sizeof line, f))
+    exit(1);
+  while (fgets(line, sizeof line, f) && st->n < MAXRUN) {
+    char *fld[12], *p = line;
+    int k, nf;
+    struct run *r = &st->r[st->n++];
+    line[strcspn(line, "\r\n")] = 0;
+    for (k = 0; k < 12; k++) {
+      char *c = strchr(p, ',');
+      fld[k] = p;
+      if (c) {
+        *c = 0;
+        p = c + 1;
+      } else {
+        p += strlen(p);
+      }
+    }
+    snprintf(r->name, sizeof r->name, "%s", fld[0]);
+    r->stages = atoi(fld[2]);
+    r->dp = atoi(fld[3]);
+    r->tp = atoi(fld[4]);
+    r->mbs = atoi(fld[5]);
+    r->gbs = atoll(fld[6]);
+    nf = split_ints(fld[7], r->first, MAXST);
+    if (nf != r->stages)
+      exit(1);
+    r->first[nf] = atoi(fld[8]);
+    r->real_s = atof(fld[9]);
+    r->real_mem = atof(fld[11]);
+  }
+  fclose(f);
+}
+
+static pp_plan *build(pp_ctx *ctx, const struct set *st, const struct run *r,
+                      int settings)
+{
+  pp_plan_params pa;
+  pp_plan_builder *b = NULL;
+  pp_plan *p = NULL;
+  int32_t ops[256], devs[64];
+  int s, d, k, v;
+  pp_plan_params_init(&pa);
+  pa.global_batch = r->gbs;
+  pa.micro_batch = r->mbs;
+  pa.tp = r->tp;
+  pa.schedule = PP_SCHED_1F1B;
+  if (settings) {
+    pa.precision = st->prec;
+    pa.engine = st->engine;
+    pa.zero = st->zero;
+  }
+  if (pp_plan_builder_create(ctx, &pa, r->name, &b))
+    die(r->name, ctx);
+  for (s = 0; s < r->stages; s++) {
+    int32_t id, n = r->first[s + 1] - r->first[s];
+    for (v = 0; v < n; v++)
+      ops[v] = r->first[s] + v;
+    if (pp_plan_builder_add_stage(b, ops, n, &id))
+      die(r->name, ctx);
+    for (d = 0; d < r->dp; d++) {
+      for (k = 0; k < r->tp; k++)
+        devs[k] = k + r->tp * d + r->tp * r->dp * s;
+      if (pp_plan_builder_add_replica(b, s, devs))
+        die(r->name, ctx);
+    }
+  }
+  if (pp_plan_builder_finish(b, &p))
+    die(r->name, ctx);
+  return p;
+}
+
+static void price(pp_ctx *ctx, const struct set *st, const struct run *r,
+                  int settings, struct pred *out)
+{
+  char spec[128];
+  pp_model *m = NULL;
+  pp_cluster *c = NULL;
+  pp_plan *p;
+  pp_eval *e = NULL;
+  pp_sim *sm = NULL;
+  pp_cost_params cp;
+  pp_eval_summary es;
+  pp_sim_summary ss;
+  int32_t d, ndev;
+
+  memset(out, 0, sizeof *out);
+  snprintf(spec, sizeof spec, st->cluster_fmt,
+           r->stages * r->dp * r->tp / 4 < 1 ? 1
+                                              : r->stages * r->dp * r->tp / 4);
+  if (pp_model_load(ctx, st->model, &m))
+    die(st->model, ctx);
+  if (pp_cluster_load(ctx, spec, &c))
+    die(spec, ctx);
+  p = build(ctx, st, r, settings);
+  pp_cost_params_init(&cp);
+  cp.record = 0;
+  if (pp_evaluate(ctx, p, m, c, &cp, &e) || pp_eval_get_summary(e, &es))
+    die(r->name, ctx);
+  if (pp_simulate(ctx, p, m, c, &cp, &sm) || pp_sim_get_summary(sm, &ss))
+    die(r->name, ctx);
+  out->t_est = es.iteration_ms / 1000;
+  out->t_sim = ss.iteration_ms / 1000;
+  out->fits = es.fits;
+  ndev = pp_cluster_ndev(c);
+  for (d = 0; d < ndev; d++) {
+    pp_device_memory dm;
+    if (pp_eval_device(e, d, &dm) == PP_OK && dm.used &&
+        dm.total_bytes > out->mem)
+      out->mem = dm.total_bytes;
+  }
+  out->ok = 1;
+  pp_sim_destroy(sm);
+  pp_eval_destroy(e);
+  pp_plan_destroy(p);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+}
+
+/* Average ranks (ties share their mean rank). */
+static void ranks(const double *x, int n, double *rk)
+{
+  int i, j;
+  for (i = 0; i < n; i++) {
+    int less = 0, eq = 0;
+    for (j = 0; j < n; j++) {
+      if (x[j] < x[i])
+        less++;
+      else if (x[j] == x[i])
+        eq++;
+    }
+    rk[i] = less + (eq + 1) / 2.0;
+  }
+}
+
+static double spearman(const double *a, const double *b, int n)
+{
+  double ra[MAXRUN], rb[MAXRUN], ma = 0, mb = 0, sab = 0, saa = 0, sbb = 0;
+  int i;
+  if (n < 2)
+    return NAN;
+  ranks(a, n, ra);
+  ranks(b, n, rb);
+  for (i = 0; i < n; i++) {
+    ma += ra[i] / n;
+    mb += rb[i] / n;
+  }
+  for (i = 0; i < n; i++) {
+    sab += (ra[i] - ma) * (rb[i] - mb);
+    saa += (ra[i] - ma) * (ra[i] - ma);
+    sbb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : NAN;
+}
+
+static void report(pp_ctx *ctx, struct set *st, int settings, int verbose)
+{
+  struct pred pr[MAXRUN];
+  double pt[2][MAXRUN] = {{0}}, mt[MAXRUN] = {0}, tm[2] = {0, 0}, mm = 0, worst = 0;
+  int i, nfin = 0, nmem = 0, nfail = 0, memflag = 0, timeflag = 0, fa = 0,
+         k;
+  const char *worst_name = "-";
+
+  printf("\n== %s: %s ==\n", st->title,
+         settings ? "the runs' settings" : "generic (engine-free)");
+  if (settings)
+    printf("   engine %s, precision %s, ZeRO %d\n", pp_engine_name(st->engine),
+           pp_precision_name(st->prec), st->zero);
+  if (verbose)
+    printf("   %-34s %9s %9s %9s %9s %9s\n", "run", "real s", "est s", "sim s",
+           "real GiB", "pred GiB");
+  for (i = 0; i < st->n; i++) {
+    const struct run *r = &st->r[i];
+    price(ctx, st, r, settings, &pr[i]);
+    if (verbose) {
+      printf("   %-34s %9.3f %9.3f %9.3f ", r->name, r->real_s, pr[i].t_est,
+             pr[i].t_sim);
+      if (r->real_mem > 0)
+        printf("%9.2f", r->real_mem / 1073741824.0);
+      else
+        printf("%9s", "-");
+      printf(" %9.2f%s\n", pr[i].mem / 1073741824.0,
+             pr[i].fits ? "" : "  (does not fit)");
+    }
+    if (isfinite(r->real_s)) {
+      for (k = 0; k < 2; k++) {
+        double x = k ? pr[i].t_sim : pr[i].t_est;
+        pt[k][nfin] = x;
+        tm[k] += fabs(x - r->real_s) / r->real_s;
+      }
+      mt[nfin++] = r->real_s;
+      if (!pr[i].fits)
+        fa++;
+    } else {
+      nfail++;
+      if (!pr[i].fits)
+        memflag++;
+      else if (pr[i].t_sim * AMP_TRIAL_ITERS > AMP_TRIAL_S)
+        timeflag++;
+      if (verbose)
+        printf("   %-34s failed: %s\n", r->name,
+               !pr[i].fits ? "memory explains it (predicted not to fit)"
+               : pr[i].t_sim * AMP_TRIAL_ITERS > AMP_TRIAL_S
+                   ? "time explains it (over AMP's 200 s trial)"
+                   : "NOT explained");
+    }
+    if (r->real_mem > 0) {
+      double under = (r->real_mem - pr[i].mem) / r->real_mem;
+      mm += fabs(pr[i].mem - r->real_mem) / r->real_mem;
+      nmem++;
+      if (under > worst) {
+        worst = under;
+        worst_name = r->name;
+      }
+    }
+  }
+  printf("   runs %d (finished %d, failed %d)\n", st->n, nfin, nfail);
+  printf("   Spearman, time        estimate %.3f   simulator %.3f\n",
+         spearman(pt[0], mt, nfin), spearman(pt[1], mt, nfin));
+  printf("   time MAPE             estimate %.1f%%   simulator %.1f%%\n",
+         nfin ? 100 * tm[0] / nfin : NAN, nfin ? 100 * tm[1] / nfin : NAN);
+  if (nmem)
+    printf("   memory MAPE %.1f%%, worst under-prediction %.1f%% (%s)\n",
+           100 * mm / nmem, 100 * worst, worst_name);
+  if (nfail)
+    printf("   failed runs flagged: %d by memory, %d by time (>%g s per %d "
+           "iterations), %d unexplained\n",
+           memflag, timeflag, AMP_TRIAL_S, AMP_TRIAL_ITERS,
+           nfail - memflag - timeflag);
+  printf("   false alarms (finished, predicted not to fit): %d\n", fa);
+}
+
+int main(int argc, char **argv)
+{
+  const char *dir = argc > 1 ? argv[1] : PP_SOURCE_DIR "/data";
+  static struct set amp, sailor;
+  int verbose = getenv("VERBOSE") != NULL;
+  pp_ctx *ctx = NULL;
+  if (pp_ctx_create(NULL, &ctx))
+    return 1;
+  amp.title = "AMP homogeneous (GPT-2 345M, 16 x T4)";
+  amp.model = "gpt2-amp";
+  amp.cluster_fmt = "amp-homogeneous";
+  amp.prec = PP_PREC_FP16;
+  amp.engine = PP_ENGINE_DEEPSPEED;
+  sailor.title = "Sailor clariden (OPT-350M, GH200)";
+  sailor.model = "opt-350";
+  sailor.cluster_fmt = "hier:%dx4,gpu=GH-96,intra=125.5,inter=22.93";
+  sailor.prec = PP_PREC_FP32;
+  sailor.engine = PP_ENGINE_DEEPSPEED;
+  read_amp(dir, &amp);
+  read_sailor(dir, &sailor);
+  printf("bench_fidelity: predictions against real runs (data: %s)\n", dir);
+  report(ctx, &amp, 0, verbose);
+  report(ctx, &amp, 1, verbose);
+  report(ctx, &sailor, 0, verbose);
+  report(ctx, &sailor, 1, verbose);
+  pp_ctx_destroy(ctx);
+  return 0;
+}

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** What each engine keeps in memory and how it moves gradients: the rules
+** the engine-aware cost model applies (docs/COST_MODEL.md, "Engines",
+** gives each rule with the file and line of the engine's source it comes
+** from; docs/REFERENCES.md lists the commits read).
+**
+** Objective: for a stage replica rank holding n parameters (its share
+** under tensor parallelism) in a data-parallel group of d replicas, the
+** bytes its weights, gradients and optimizer state take between steps,
+** the short-lived extra the optimizer step and the gradient reduction
+** allocate, and the bytes per gradient element the reduction moves.
+**
+** Invariant: "generic" is not handled here (cost_eval.c keeps the
+** engine-free formula for it, so old plans price as before).  Adam is the
+** optimizer of every engine rule (the plan's "optimizer" applies to
+** "generic" only): m and v in fp32, 8 bytes per parameter.
+**
+** Complexity: O(1) per call.
+*/
+#include "cost/cost.h"
+
+#include <string.h>
+
+/* DeepSpeed's flat gradient bucket of the non-ZeRO reduction:
+** MEMORY_OPT_ALLREDUCE_SIZE = 500000000 elements
+** (deepspeed/runtime/engine.py:111, DeepSpeed @ 38327e0; the same
+** constant in AMP's fork, engine.py:1266). */
+#define DS_BUCKET_ELEMS 5e8
+/* DeepSpeed ZeRO's reduce_bucket_size default, elements
+** (deepspeed/runtime/zero/config.py:109 @ 38327e0). */
+#define DS_ZERO_BUCKET_ELEMS 5e8
+
+static int mixed(pp_precision p)
+{
+  return p == PP_PREC_FP16 || p == PP_PREC_BF16;
+}
+
+void ppi_engine_state(pp_engine e, pp_precision prec, int32_t zero, int32_t d,
+                      double n, struct ppi_engine_mem *out)
+{
+  double dd = d > 0 ? d : 1, bucket;
+  memset(out, 0, sizeof *out);
+  if (n <= 0)
+    return;
+  switch (e) {
+  case PP_ENGINE_DEEPSPEED:
+    if (zero == 0) {
+      /* fp16: fp16 weights 2 + fp16 grads 2 + fp32 master 4 + Adam 8
+      ** (fused_optimizer.py:77-86, unfused_optimizer.py:63); the step
+      ** makes fp32 grads of every parameter (unfused_optimizer.py:221,
+      ** fused_optimizer.py:285): +4.  fp32: weights, grads 4 + 4, Adam
+      ** 8.  bf16 without ZeRO is BF16_Optimizer: a full fp32 gradient
+      ** accumulation buffer and a ZeRO-1-like partition of master and
+      ** Adam (bf16_optimizer.py:148-162): 2 + 2 + 4 + 12 / d. */
+      if (prec == PP_PREC_BF16)
+        out->state = n * (8 + 12 / dd);
+      else
+        out->state = 16 * n;
+      out->step = prec == PP_PREC_FP16 ? 4 * n : 0;
+      /* the reduction flattens each bucket of up to 5e8 elements
+      ** (engine.py:2492) and, when the communication dtype differs
+      ** (fp32_allreduce, AMP's fork engine.py:1236), converts it. */
+      bucket = n < DS_BUCKET_ELEMS ? n : DS_BUCKET_ELEMS;
+      out->reduce = bucket * (mixed(prec) ? 2 + 4 : 4);
+    } else {
+      /* ZeRO-1: 2 (weights) + 2 (grads) + 12 / d; ZeRO-2: grads
+      ** partitioned too; ZeRO-3: everything partitioned
+      ** (stage_1_and_2.py:377-409, stage3.py:905); fp32 runs keep
+      ** 4-byte weights and grads. */
+      double w = mixed(prec) ? 2 : 4, g = w;
+      double master = mixed(prec) ? 12 : 8;
+      if (zero == 1)
+        out->state = n * (w + g + master / dd);
+      else if (zero == 2)
+        out->state = n * (w + (g + master) / dd);
+      else
+        out->state = n * (w + g + master) / dd;
+      out->step = 4 * n / dd; /* the fp32 grad partition (:1896) */
+      /* the contiguous-gradient bucket of reduce_bucket_size elements
+      ** in the grad dtype (stage_1_and_2.py:2048) */
+      bucket = n < DS_ZERO_BUCKET_ELEMS ? n : DS_ZERO_BUCKET_ELEMS;
+      out->reduce = bucket * g;
+    }
+    break;
+  case PP_ENGINE_MEGATRON:
+    /* Megatron's DDP keeps fp32 main grads in one buffer for mixed
+    ** precision; with the distributed optimizer the fp32 main params and
+    ** Adam state are sharded: 18 bytes per parameter without it, 6 +
+    ** 12 / d with it (fp32: 16, 8 + 8 / d); docs/COST_MODEL.md cites
+    ** megatron/core/optimizer/distrib_optimizer.py. */
+    if (mixed(prec))
+      out->state = zero >= 1 ? n * (6 + 12 / dd) : 18 * n;
+    else
+      out->state = zero >= 1 ? n * (8 + 8 / dd) : 16 * n;
+    break;
+  case PP_ENGINE_TORCH:
+    /* DDP (zero 0): fp32 parameters (autocast keeps them), their grads,
+    ** DDP's own buckets (gradient_as_bucket_view false) and Adam: 4 + 4
+    ** + 4 + 8.  FSDP2 shards parameters, grads and optimizer state
+    ** (zero 3: 16 / d); reshard_after_forward=False (zero 2) keeps the
+    ** unsharded low-precision parameters between forward and backward:
+    ** + 2 (mixed) or 4. */
+    if (zero == 0)
+      out->state = 20 * n;
+    else if (zero == 2)
+      out->state = n * (16 / dd + (mixed(prec) ? 2 : 4));
+    else
+      out->state = 16 * n / dd;
+    break;
+  default:
+    break;
+  }
+}
+
+double ppi_engine_grad_bytes(pp_engine e, pp_precision prec)
+{
+  switch (e) {
+  case PP_ENGINE_DEEPSPEED:
+    /* fp32_allreduce: the reduction runs on an fp32 copy (AMP's
+    ** configuration and the DeepSpeed export's) */
+    return 4;
+  case PP_ENGINE_MEGATRON:
+    /* main grads are fp32 (grad_reduce_in_fp32 for bf16 runs) */
+    return 4;
+  case PP_ENGINE_TORCH:
+    /* DDP reduces the fp32 grads of fp32 parameters; FSDP2's
+    ** reduce_dtype follows param_dtype by default */
+    return mixed(prec) ? 2 : 4;
+  default:
+    return 0;
+  }
+}
+
+int ppi_engine_overlaps_reduce(pp_engine e)
+{
+  /* DeepSpeed's PipelineEngine reduces after the last micro-batch
+  ** (pipe/schedule.py:237-241); Megatron with --overlap-grad-reduce
+  ** (written by the Megatron export) and DDP/FSDP overlap the
+  ** reduction of the last micro-batch's gradients with its backward. */
+  return e == PP_ENGINE_MEGATRON || e == PP_ENGINE_TORCH;
+}
+
+double ppi_engine_bucket_bytes(pp_engine e)
+{
+  /* DDP's bucket_cap_mb = 25 (torch/nn/parallel/distributed.py);
+  ** Megatron's bucket of max(40M, 1M x dp) elements, fp32 grads
+  ** (megatron/core/distributed/distributed_data_parallel.py) */
+  if (e == PP_ENGINE_TORCH)
+    return 25.0 * 1048576;
+  if (e == PP_ENGINE_MEGATRON)
+    return 40e6 * 4;
+  return 0;
+}
+
+int ppi_engine_blocking_p2p(pp_engine e)
+{
+  /* DeepSpeed's p2p.send/recv are blocking (pipe/p2p.py:48, 59-60) */
+  return e == PP_ENGINE_DEEPSPEED;
+}
+
+int ppi_engine_keeps_output(pp_engine e)
+{
+  /* DeepSpeed's last stage returns from backward before freeing its
+  ** outputs (pipe/engine.py:811-814) and keeps at least two pipe
+  ** buffers (schedule.py:247-256: max(2, ...)): the previous
+  ** micro-batch's output stays resident while the next is computed. */
+  return e == PP_ENGINE_DEEPSPEED;
+}
+
+/* TUNING: the fixed memory of a training process on a GPU before its
+** first tensor: the CUDA context with PyTorch's kernels loaded, NCCL's
+** channel buffers of every communicator, cuBLAS/cuDNN workspaces and
+** the engine's fused kernels.  Measured, not derived: the intercept of
+** nvidia-smi's memory.used on Sailor's 15 clariden runs of OPT-350M
+** (GH200, Megatron-DeepSpeed, fp32, data/sailor/validation/
+** clariden_opt350.csv) once weights, optimizer state, activations,
+** buffers and the allocator's slack are accounted for
+** (bench/bench_fidelity; docs/COST_MODEL.md, "Fixed runtime memory").
+** No other GPU type has a measurement in the repository, so every type
+** takes it until `parplan calibrate` fits its own; it errs on the safe
+** side on GPUs whose NCCL uses fewer channels. */
+#define RUNTIME_GIB 4.1
+
+double ppi_engine_runtime_bytes(pp_engine e, const char *type)
+{
+  (void)type;
+  return e == PP_ENGINE_GENERIC ? 0 : RUNTIME_GIB * 1073741824.0;
+}
+
+/* TUNING: what PyTorch's caching allocator holds beyond the live peak
+** (rounded blocks, split segments it cannot return), as a fraction of
+** the peak of live tensors: 0.11, measured with RUNTIME_GIB above on the
+** clariden runs (the slope of nvidia-smi's figure against the
+** predicted live bytes is 1.11 across micro-batch sizes 1 to 8 and
+** 1 to 4 stages). */
+#define ALLOC_SLACK 0.11
+
+double ppi_engine_slack(pp_engine e)
+{
+  return e == PP_ENGINE_GENERIC ? 0 : ALLOC_SLACK;
+}
