@@ -135,8 +135,10 @@ static pp_status stage_times(struct ppi_cost *k, int32_t s,
       pp_op_sizes z; /* the whole tensor: every rank ends with all of it */
       if ((rc = pp_model_op_sizes(k->m, ops[i], 1, k->p->p.micro_batch, &z)))
         return rc;
-      out[4] += nar * z.out_bytes * k->ratio;
-      out[5] += nar;
+      if (z.out_bytes > 0) { /* no tensor, no collective */
+        out[4] += nar * z.out_bytes * k->ratio;
+        out[5] += nar;
+      }
     }
   }
   out[2] = k->p->p.recompute ? out[0] : 0;

@@ -84,12 +84,14 @@ void ppi_engine_state(pp_engine e, pp_precision prec, int32_t zero, int32_t d,
     }
     break;
   case PP_ENGINE_MEGATRON:
-    /* Megatron's DDP keeps fp32 main grads in one buffer for mixed
-    ** precision; with the distributed optimizer the fp32 main params and
-    ** Adam state are sharded: 18 bytes per parameter without it, 6 +
-    ** 12 / d with it (fp32: 16, 8 + 8 / d); docs/COST_MODEL.md cites
-    ** megatron/core/optimizer/distrib_optimizer.py. */
-    if (mixed(prec))
+    /* Megatron's table of bytes per parameter (docs/COST_MODEL.md,
+    ** "Engines", cites it): fp16 params and grads 20, or 4 + 16 / d
+    ** with the distributed optimizer; bf16 params with fp32 main grads
+    ** (grad_reduce_in_fp32, on for bf16) 18, or 6 + 12 / d; fp32 16, or
+    ** 8 + 8 / d. */
+    if (prec == PP_PREC_FP16)
+      out->state = zero >= 1 ? n * (4 + 16 / dd) : 20 * n;
+    else if (prec == PP_PREC_BF16)
       out->state = zero >= 1 ? n * (6 + 12 / dd) : 18 * n;
     else
       out->state = zero >= 1 ? n * (8 + 8 / dd) : 16 * n;
@@ -121,8 +123,9 @@ double ppi_engine_grad_bytes(pp_engine e, pp_precision prec)
     ** configuration and the DeepSpeed export's) */
     return 4;
   case PP_ENGINE_MEGATRON:
-    /* main grads are fp32 (grad_reduce_in_fp32 for bf16 runs) */
-    return 4;
+    /* fp16 runs reduce fp16 grads; bf16 runs fp32 main grads
+    ** (grad_reduce_in_fp32, set for bf16) */
+    return prec == PP_PREC_FP16 ? 2 : 4;
   case PP_ENGINE_TORCH:
     /* DDP reduces the fp32 grads of fp32 parameters; FSDP2's
     ** reduce_dtype follows param_dtype by default */
@@ -176,7 +179,7 @@ int ppi_engine_keeps_output(pp_engine e)
 ** (GH200, Megatron-DeepSpeed, fp32, data/sailor/validation/
 ** clariden_opt350.csv) once weights, optimizer state, activations,
 ** buffers and the allocator's slack are accounted for
-** (bench/bench_fidelity; docs/COST_MODEL.md, "Fixed runtime memory").
+** (bench/bench_fidelity.c; docs/COST_MODEL.md, "Fixed runtime memory").
 ** No other GPU type has a measurement in the repository, so every type
 ** takes it until `parplan calibrate` fits its own; it errs on the safe
 ** side on GPUs whose NCCL uses fewer channels. */
