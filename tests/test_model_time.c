@@ -54,8 +54,13 @@ static void t_lookup_rules(void **state)
   /* T4 has its own profiles at tp 1, micro-batch 2 and 4. */
   expect(m, 1, "T4", 0.72, 65, 1, 2, 1.7, -1, 0);
   expect(m, 1, "T4", 0.72, 65, 1, 4, 3.3, 0.5, 0);
-  /* micro-batch 3: 4 is nearer than 2 (log ratio). */
-  expect(m, 1, "T4", 0.72, 65, 1, 3, 3.3 * 3 / 4, 0.5, PP_EST_MBS);
+  /* micro-batch 3: linear between the profiled 2 (1.7) and 4 (3.3). */
+  expect(m, 1, "T4", 0.72, 65, 1, 3, 2.5, 0.5, PP_EST_MBS);
+  /* micro-batch 8, beyond the largest: the last step's cost per sample,
+  ** (3.3 - 1.7) / 2 = 0.8 (under 3.3 / 4), four more samples. */
+  expect(m, 1, "T4", 0.72, 65, 1, 8, 3.3 + 0.8 * 4, 0.5, PP_EST_MBS);
+  /* micro-batch 1, below the smallest: proportional to micro-batch 2. */
+  expect(m, 1, "T4", 0.72, 65, 1, 1, 1.7 / 2, -1, PP_EST_MBS);
   /* T4 at tp 2: only tp 1 profiles, scaled by 1/2. */
   expect(m, 1, "T4", 0.72, 65, 2, 2, 0.85, -1, PP_EST_TP);
   /* layer2 has no T4 micro-batch 4: micro-batch 2 scaled. */

@@ -16,8 +16,15 @@
 **   4. the reference type's profiles divided by the type's speed,
 **      flagged PP_EST_SPEED.
 ** Within a set of profiles the nearest point wins: the exact (tp, mbs);
-** else the same tp at the nearest micro-batch (scaled linearly,
-** PP_EST_MBS); else the nearest tp (scaled by tp'/tp, PP_EST_TP).
+** else the same tp at the nearest micro-batch (PP_EST_MBS): linear
+** between the two profiled sizes around it, beyond the largest the
+** last step's cost per sample (clamped to [0, the largest point's mean
+** per sample]), below the smallest proportional; else the nearest tp
+** (scaled by tp'/tp, PP_EST_TP).  GPUs get more efficient with larger
+** micro-batches (Sailor's profiles: per-sample time at micro-batch 8 is
+** 0.28-1.0 of micro-batch 1's), so proportional scaling from one point
+** overstates larger ones; between measured points the measurements say
+** how much.
 ** "Nearest" is in log ratio; ties go to the larger micro-batch and the
 ** smaller tp.  Cost: O(ntable) per call, integer tests per table (the
 ** type names are resolved once per call against the model's few).
@@ -165,18 +172,70 @@ static bool pick_in(const struct pp_model *m, int32_t v, int set,
   return p->table != -2;
 }
 
+/* The forward and backward of v at table (-1: the operator's own
+** fields). */
+static void point_times(const struct pp_model *m, int32_t v, int32_t table,
+                        double *f, double *b)
+{
+  if (table == -1) {
+    *f = m->fwd[v];
+    *b = m->bwd[v];
+  } else {
+    size_t c = (size_t)table * (size_t)m->nop + (size_t)v;
+    *f = m->tab_fwd[c];
+    *b = m->tab_bwd[c];
+  }
+}
+
+/* A second profiled micro-batch size beside the picked point p (same
+** type table id and tp): the nearest on the other side of mbs when mbs
+** lies between two, else the nearest below p's when mbs is beyond the
+** largest; -2 when none (mbs below the smallest, or one point only). */
+static int32_t second_point(const struct pp_model *m, int32_t v,
+                            const struct pick *p, int32_t mbs, int32_t *qmbs)
+{
+  int32_t t, best = -2, bm = 0, tid = p->table >= 0 ? m->tab_tid[p->table] : 0;
+  for (t = -1; t < m->ntable; t++) {
+    int32_t tm, ttp, ttid;
+    if (t == -1) {
+      tm = m->micro_batch;
+      ttp = 1;
+      ttid = 0;
+    } else {
+      size_t c = (size_t)t * (size_t)m->nop + (size_t)v;
+      if (isnan(m->tab_fwd[c]))
+        continue;
+      tm = m->tab_mbs[t];
+      ttp = m->tab_tp[t];
+      ttid = m->tab_tid[t];
+    }
+    if (t == p->table || ttp != p->tp || ttid != tid || tm == p->mbs)
+      continue;
+    if (mbs > p->mbs ? tm > mbs : tm < mbs) { /* the other side */
+      if (best == -2 || bm < p->mbs || (mbs > p->mbs ? tm < bm : tm > bm)) {
+        best = t;
+        bm = tm;
+      }
+    } else if (mbs > p->mbs && tm < p->mbs && (best == -2 || (bm < p->mbs &&
+                                                              tm > bm))) {
+      best = t; /* beyond the largest: the next point below */
+      bm = tm;
+    }
+  }
+  *qmbs = bm;
+  return best;
+}
+
 static void apply(const struct pp_model *m, int32_t v, const struct pick *p,
                   int32_t tp, int32_t mbs, pp_op_time *out)
 {
   double f, b, u, scale;
+  int32_t q, qm;
+  point_times(m, v, p->table, &f, &b);
   if (p->table == -1) {
-    f = m->fwd[v];
-    b = m->bwd[v];
     u = m->upd[v];
   } else {
     size_t c = (size_t)p->table * (size_t)m->nop + (size_t)v;
-    f = m->tab_fwd[c];
-    b = m->tab_bwd[c];
     u = m->tab_upd[c];
     if (isnan(u)) /* update not profiled there: the reference's, per tp */
       u = m->upd[v] / (double)p->tp;
@@ -184,6 +243,29 @@ static void apply(const struct pp_model *m, int32_t v, const struct pick *p,
   scale = ((double)mbs / p->mbs) * ((double)p->tp / tp);
   out->fwd_ms = f * scale;
   out->bwd_ms = b * scale;
+  if (mbs > 1 && p->mbs != mbs &&
+      (q = second_point(m, v, p, mbs, &qm)) != -2) {
+    /* Between two profiled sizes: linear between them; beyond the
+    ** largest: the last step's cost per sample, kept within [0, the
+    ** largest point's mean] (a GPU gets no slower per sample with
+    ** more of them, and noise must not make samples free).  Below the
+    ** smallest profiled size, proportional scaling stays. */
+    double fq, bq, x[2], y[2];
+    int i;
+    point_times(m, v, q, &fq, &bq);
+    x[0] = f;
+    x[1] = b;
+    y[0] = fq;
+    y[1] = bq;
+    for (i = 0; i < 2; i++) {
+      double slope = (x[i] - y[i]) / (p->mbs - qm), hi = x[i] / p->mbs;
+      if (mbs > p->mbs && qm < p->mbs)
+        slope = slope < 0 ? 0 : slope > hi ? hi : slope;
+      x[i] = (x[i] + slope * (mbs - p->mbs)) * ((double)p->tp / tp);
+    }
+    out->fwd_ms = x[0];
+    out->bwd_ms = x[1];
+  }
   out->update_ms = u * ((double)p->tp / tp);
   if (p->tp != tp)
     out->est |= PP_EST_TP;
