@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The engine-aware cost model (src/cost/engine.c, docs/COST_MODEL.md
+** "Engines", "Precision", "Fixed runtime memory", "Tensor parallelism")
+** against independent recomputations:
+**   - t_memory_random: on random chains and plans (engine, precision,
+**     ZeRO stage, tp, replicas, micro-batch, schedule drawn at random),
+**     every device's total equals the sum recomputed here from the
+**     documented bytes per parameter, the schedule's in-flight counts,
+**     the run's precision, the kept last-stage output, the transients,
+**     the slack and the runtime;
+**   - t_sim_memory: with one stage per device, the simulator's peak is
+**     the estimate's total under every engine;
+**   - t_precision: fp32 on an fp16 model doubles the transfers;
+**   - t_overlap: an engine that overlaps the gradient reduction exposes
+**     max(T - b, T x bucket / G) of it, DeepSpeed all of it;
+**   - t_tp_comm: a transformer block timed at another tp pays two
+**     allreduces each way, a profiled degree none.
+*/
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+
+#define GIB 1073741824.0
+
+/* docs/COST_MODEL.md, "Engines": bytes per parameter between steps. */
+static double state_bpp(pp_engine e, pp_precision p, int zero, double d)
+{
+  int mixed = p != PP_PREC_FP32;
+  switch (e) {
+  case PP_ENGINE_DEEPSPEED:
+    if (zero == 0)
+      return p == PP_PREC_BF16 ? 8 + 12 / d : 16;
+    if (zero == 1)
+      return mixed ? 4 + 12 / d : 8 + 8 / d;
+    if (zero == 2)
+      return mixed ? 2 + 14 / d : 4 + 12 / d;
+    return 16 / d;
+  case PP_ENGINE_MEGATRON:
+    if (p == PP_PREC_FP16)
+      return zero ? 4 + 16 / d : 20;
+    if (p == PP_PREC_BF16)
+      return zero ? 6 + 12 / d : 18;
+    return zero ? 8 + 8 / d : 16;
+  case PP_ENGINE_TORCH:
+    if (zero == 0)
+      return 20;
+    return zero == 2 ? 16 / d + (mixed ? 2 : 4) : 16 / d;
+  default: return 0;
+  }
+}
+
+/* The step's and the reduction's extra bytes per parameter (n < 5e8). */
+static double transient_bpp(pp_engine e, pp_precision p, int zero, double d)
+{
+  if (e != PP_ENGINE_DEEPSPEED)
+    return 0;
+  if (zero == 0) {
+    double step = p == PP_PREC_FP16 ? 4 : 0;
+    double red = p == PP_PREC_FP32 ? 4 : 6;
+    return step > red ? step : red;
+  }
+  {
+    double step = 4 / d, bucket = p == PP_PREC_FP32 ? 4 : 2;
+    return step > bucket ? step : bucket;
+  }
+}
+
+static int allowed_zero(pp_engine e, int S, uint64_t *rng)
+{
+  switch (e) {
+  case PP_ENGINE_DEEPSPEED:
+    return (int)tu_rand(rng, S > 1 ? 2 : 4);
+  case PP_ENGINE_MEGATRON: return (int)tu_rand(rng, 2);
+  default: {
+    static const int z[] = {0, 2, 3};
+    return z[tu_rand(rng, 3)];
+  }
+  }
+}
+
+struct rcase {
+  pp_model *m;
+  pp_cluster *c;
+  pp_plan *p;
+  int n, S, tp, R, mbs;
+  int lo[TU_MAXOP + 1];
+  pp_engine e;
+  pp_precision prec;
+  int zero;
+};
+
+static pp_plan *build_plan(pp_ctx *ctx, struct rcase *x, int64_t gbs,
+                           pp_schedule sc)
+{
+  pp_plan_params pa;
+  pp_plan_builder *b;
+  pp_plan *p = NULL;
+  int s, r, t, v;
+  pp_plan_params_init(&pa);
+  pa.global_batch = gbs;
+  pa.micro_batch = x->mbs;
+  pa.tp = x->tp;
+  pa.schedule = sc;
+  pa.engine = x->e;
+  pa.precision = x->prec;
+  pa.zero = x->zero;
+  assert_int_equal(pp_plan_builder_create(ctx, &pa, "t.plan", &b), PP_OK);
+  for (s = 0; s < x->S; s++) {
+    int32_t ops[TU_MAXOP], n = 0, id;
+    for (v = x->lo[s]; v < x->lo[s + 1]; v++)
+      ops[n++] = v;
+    assert_int_equal(pp_plan_builder_add_stage(b, ops, n, &id), PP_OK);
+    for (r = 0; r < x->R; r++) {
+      int32_t devs[TU_MAXDEV];
+      for (t = 0; t < x->tp; t++)
+        devs[t] = (s * x->R + r) * x->tp + t;
+      assert_int_equal(pp_plan_builder_add_replica(b, s, devs), PP_OK);
+    }
+  }
+  if (pp_plan_builder_finish(b, &p) != PP_OK)
+    fail_msg("plan: %s", pp_ctx_errmsg(ctx));
+  return p;
+}
+
+static void random_case(pp_ctx *ctx, uint64_t *rng, struct rcase *x)
+{
+  struct tu_op ops[TU_MAXOP];
+  static const pp_engine eng[] = {PP_ENGINE_DEEPSPEED, PP_ENGINE_MEGATRON,
+                                  PP_ENGINE_TORCH};
+  static const pp_precision prec[] = {PP_PREC_FP32, PP_PREC_FP16,
+                                      PP_PREC_BF16, PP_PREC_MODEL};
+  int v, s;
+  memset(x, 0, sizeof *x);
+  x->n = 2 + (int)tu_rand(rng, 5);
+  x->S = 1 + (int)tu_rand(rng, (uint32_t)(x->n < 3 ? x->n : 3));
+  x->tp = 1 + (int)tu_rand(rng, 2);
+  x->R = 1 + (int)tu_rand(rng, 2);
+  x->mbs = 1 + (int)tu_rand(rng, 3);
+  for (v = 0; v < x->n; v++)
+    ops[v] = (struct tu_op){1 + tu_rand(rng, 5), 2 + tu_rand(rng, 5), 0,
+                            2 * (int64_t)(1 + tu_rand(rng, 1000)) * 1000,
+                            2 * (int64_t)(1 + tu_rand(rng, 100)) * 1000,
+                            2 * (int64_t)(tu_rand(rng, 500)) * 1000};
+  x->m = tu_model_ops(ctx, x->n, ops, NULL, 0);
+  for (s = 0; s <= x->S; s++)
+    x->lo[s] = s * x->n / x->S;
+  x->e = eng[tu_rand(rng, 3)];
+  x->prec = prec[tu_rand(rng, 4)];
+  x->zero = allowed_zero(x->e, x->S, rng);
+  x->c = tu_cluster(ctx, x->S * x->R * x->tp, NULL, (double[]){1}, 1, NULL,
+                    NULL, 10, 0, 64);
+  x->p = build_plan(ctx, x, (int64_t)x->mbs * x->R * (1 + tu_rand(rng, 4)),
+                    tu_rand(rng, 2) ? PP_SCHED_1F1B : PP_SCHED_GPIPE);
+}
+
+static void free_case(struct rcase *x)
+{
+  pp_plan_destroy(x->p);
+  pp_cluster_destroy(x->c);
+  pp_model_destroy(x->m);
+}
+
+static void t_memory_random(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  uint64_t rng = 1717;
+  int iter;
+  for (iter = 0; iter < 300; iter++) {
+    struct rcase x;
+    pp_eval *e = NULL;
+    pp_precision pr;
+    double ratio;
+    int s, r, t;
+    random_case(ctx, &rng, &x);
+    pr = x.prec == PP_PREC_MODEL ? PP_PREC_FP16 : x.prec; /* model: fp16 */
+    ratio = pp_precision_bytes(pr) / 2.0;
+    if (pp_evaluate(ctx, x.p, x.m, x.c, NULL, &e) != PP_OK)
+      fail_msg("case %d: %s", iter, pp_ctx_errmsg(ctx));
+    for (s = 0; s < x.S; s++) {
+      pp_stage_cost sc;
+      double n = 0, saved = 0, xin = 0, xout = 0, keep = 0, st, tr, live;
+      double peak, want;
+      int v;
+      assert_int_equal(pp_eval_stage(e, s, &sc), PP_OK);
+      for (v = x.lo[s]; v < x.lo[s + 1]; v++) {
+        pp_op_sizes z;
+        assert_int_equal(pp_model_op_sizes(x.m, v, x.tp, x.mbs, &z), PP_OK);
+        n += z.param_bytes / 2; /* fp16 model: 2 bytes per parameter */
+        saved += z.saved_bytes * ratio;
+        if (v == x.lo[s + 1] - 1 && s + 1 < x.S) {
+          pp_op_sizes w; /* a boundary tensor: 1/tp of it per rank */
+          assert_int_equal(pp_model_op_sizes(x.m, v, 1, x.mbs, &w), PP_OK);
+          xout = w.out_bytes * ratio / x.tp;
+        }
+        if (v == x.n - 1 && x.e == PP_ENGINE_DEEPSPEED)
+          keep = z.out_bytes * ratio;
+      }
+      if (s > 0) {
+        pp_op_sizes z;
+        assert_int_equal(pp_model_op_sizes(x.m, x.lo[s] - 1, 1, x.mbs, &z),
+                         PP_OK);
+        xin = z.out_bytes * ratio / x.tp;
+      }
+      st = n * state_bpp(x.e, pr, x.zero, x.R);
+      tr = n * transient_bpp(x.e, pr, x.zero, x.R);
+      live = sc.in_flight * saved;
+      peak = st + live + 2 * (xin + xout) + keep + (tr > live ? tr - live : 0);
+      want = peak * 1.11 + 4.1 * GIB;
+      for (r = 0; r < x.R; r++)
+        for (t = 0; t < x.tp; t++) {
+          pp_device_memory dm;
+          int d = (s * x.R + r) * x.tp + t;
+          assert_int_equal(pp_eval_device(e, d, &dm), PP_OK);
+          if (fabs(dm.total_bytes - want) > 1e-9 * want)
+            fail_msg("case %d (%s %s zero %d, S %d R %d tp %d) device %d: "
+                     "total %.17g, recomputed %.17g",
+                     iter, pp_engine_name(x.e), pp_precision_name(x.prec),
+                     x.zero, x.S, x.R, x.tp, d, dm.total_bytes, want);
+          tu_near(dm.runtime_bytes, 4.1 * GIB, "runtime");
+          tu_near(dm.slack_bytes, 0.11 * peak, "slack");
+        }
+    }
+    pp_eval_destroy(e);
+    free_case(&x);
+  }
+}
+
+static void t_sim_memory(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  uint64_t rng = 99;
+  int iter;
+  for (iter = 0; iter < 60; iter++) {
+    struct rcase x;
+    pp_eval *e = NULL;
+    pp_sim *sm = NULL;
+    int d, nd;
+    random_case(ctx, &rng, &x);
+    assert_int_equal(pp_evaluate(ctx, x.p, x.m, x.c, NULL, &e), PP_OK);
+    assert_int_equal(pp_simulate(ctx, x.p, x.m, x.c, NULL, &sm), PP_OK);
+    nd = pp_cluster_ndev(x.c);
+    for (d = 0; d < nd; d++) {
+      pp_device_memory dm;
+      pp_sim_device sd;
+      assert_int_equal(pp_eval_device(e, d, &dm), PP_OK);
+      assert_int_equal(pp_sim_device_get(sm, d, &sd), PP_OK);
+      if (fabs(dm.total_bytes - sd.peak_memory_bytes) > 1e-9 * dm.total_bytes)
+        fail_msg("case %d device %d: estimate %.17g, simulator %.17g", iter,
+                 d, dm.total_bytes, sd.peak_memory_bytes);
+    }
+    pp_sim_destroy(sm);
+    pp_eval_destroy(e);
+    free_case(&x);
+  }
+}
+
+/* Two stages of one op each on two devices at 10 GB/s: fp32 on the fp16
+** model sends twice the bytes. */
+static void t_precision(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  struct tu_op ops[2] = {{1, 2, 0, 2000, 20000000, 0},
+                         {1, 2, 0, 2000, 1000, 0}};
+  struct rcase x;
+  double send[2];
+  int i;
+  for (i = 0; i < 2; i++) {
+    pp_eval *e = NULL;
+    pp_stage_cost sc;
+    memset(&x, 0, sizeof x);
+    x.m = tu_model_ops(ctx, 2, ops, NULL, 0);
+    x.c = tu_cluster(ctx, 2, NULL, (double[]){1}, 1, NULL, NULL, 10, 0, 64);
+    x.n = 2;
+    x.S = 2;
+    x.tp = 1;
+    x.R = 1;
+    x.mbs = 1;
+    x.lo[1] = 1;
+    x.lo[2] = 2;
+    x.e = PP_ENGINE_MEGATRON;
+    x.prec = i ? PP_PREC_FP32 : PP_PREC_FP16;
+    x.p = build_plan(ctx, &x, 4, PP_SCHED_1F1B);
+    assert_int_equal(pp_evaluate(ctx, x.p, x.m, x.c, NULL, &e), PP_OK);
+    assert_int_equal(pp_eval_stage(e, 0, &sc), PP_OK);
+    send[i] = sc.send_ms;
+    pp_eval_destroy(e);
+    free_case(&x);
+  }
+  tu_near(send[0], 20e6 / 10e6, "fp16 send");
+  tu_near(send[1], 2 * send[0], "fp32 send");
+}
+
+/* One op, two replicas on two devices at 5 GB/s: the ring moves
+** 2 (R-1)/R G; torch exposes max(T - b, T bucket / G). */
+static void t_overlap(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  int64_t P[2] = {200000000, 4000000000}; /* 1e8 and 2e9 fp16 params */
+  int i, k;
+  for (i = 0; i < 2; i++)
+    for (k = 0; k < 2; k++) {
+      struct tu_op ops[1] = {{10, 20, 0, P[i], 1000, 1000}};
+      struct rcase x;
+      pp_eval *e = NULL;
+      pp_eval_summary sum;
+      double G, T, want;
+      memset(&x, 0, sizeof x);
+      x.m = tu_model_ops(ctx, 1, ops, NULL, 0);
+      x.c = tu_cluster(ctx, 2, NULL, (double[]){1}, 1, NULL, NULL, 5, 0, 640);
+      x.n = x.S = x.tp = x.mbs = 1;
+      x.R = 2;
+      x.lo[1] = 1;
+      x.e = k ? PP_ENGINE_TORCH : PP_ENGINE_DEEPSPEED;
+      x.prec = PP_PREC_BF16;
+      x.p = build_plan(ctx, &x, 4, PP_SCHED_1F1B);
+      assert_int_equal(pp_evaluate(ctx, x.p, x.m, x.c, NULL, &e), PP_OK);
+      assert_int_equal(pp_eval_get_summary(e, &sum), PP_OK);
+      /* DeepSpeed reduces fp32 (4 bytes), torch bf16 (2) */
+      G = (double)P[i] / 2 * (k ? 2 : 4);
+      T = 2.0 * 1 / 2 * G / 5e6;
+      if (!k)
+        want = T;
+      else {
+        double last = 25.0 * 1048576 / G, x1 = (T - 20) / T;
+        want = T * (x1 > last ? x1 : last);
+      }
+      tu_near(sum.allreduce_ms, want, "exposed reduction");
+      pp_eval_destroy(e);
+      free_case(&x);
+    }
+}
+
+/* A transformer block profiled at tp 1 only, at tp 2 on a 4 GB/s pair:
+** two allreduces of its output forward and two backward. */
+static void t_tp_comm(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  pp_model_builder *b;
+  pp_model *m = NULL;
+  pp_op_desc d;
+  pp_cluster *c;
+  struct rcase x;
+  pp_eval *e = NULL;
+  pp_stage_cost sc;
+  double ar = 2.0 * 1 / 2 * 8e6 / 4e6; /* one ring allreduce, ms */
+  assert_int_equal(pp_model_builder_create(ctx, "blk", NULL, &b), PP_OK);
+  pp_op_desc_init(&d);
+  d.name = "blk";
+  d.kind = "transformer_layer";
+  d.fwd_ms = 3;
+  d.bwd_ms = 6;
+  d.param_bytes = 1000000;
+  d.out_bytes = 8000000;
+  d.saved_bytes = 1000;
+  assert_int_equal(pp_model_builder_add_op(b, &d, NULL), PP_OK);
+  assert_int_equal(pp_model_builder_finish(b, &m), PP_OK);
+  c = tu_cluster(ctx, 2, NULL, (double[]){1}, 1, NULL, NULL, 4, 0, 64);
+  memset(&x, 0, sizeof x);
+  x.m = m;
+  x.c = c;
+  x.n = x.S = x.R = x.mbs = 1;
+  x.tp = 2;
+  x.lo[1] = 1;
+  x.e = PP_ENGINE_MEGATRON;
+  x.prec = PP_PREC_MODEL;
+  x.p = build_plan(ctx, &x, 2, PP_SCHED_1F1B);
+  assert_int_equal(pp_evaluate(ctx, x.p, x.m, x.c, NULL, &e), PP_OK);
+  assert_int_equal(pp_eval_stage(e, 0, &sc), PP_OK);
+  tu_near(sc.fwd_ms, 3.0 / 2 + 2 * ar, "forward with two allreduces");
+  tu_near(sc.bwd_ms, 6.0 / 2 + 2 * ar, "backward with two allreduces");
+  pp_eval_destroy(e);
+  free_case(&x);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      TU_CTX_TEST(t_memory_random), TU_CTX_TEST(t_sim_memory),
+      TU_CTX_TEST(t_precision),     TU_CTX_TEST(t_overlap),
+      TU_CTX_TEST(t_tp_comm),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
