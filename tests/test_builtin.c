@@ -180,8 +180,8 @@ static void t_registry(void **state)
     /* The dtype each source was profiled in: AMP's runs are DeepSpeed
     ** fp16 (data/amp/clusters.json "precision"), Sailor's fp32
     ** (data/sailor/README.md). */
-    assert_int_equal(pp_model_dtype(m), strstr(name, "-amp") ? PP_PREC_FP16
-                                                             : PP_PREC_FP32);
+    assert_int_equal(pp_model_dtype(m),
+                     strstr(name, "-amp") ? PP_PREC_FP16 : PP_PREC_FP32);
     pp_model_destroy(m);
     n++;
   }
@@ -383,13 +383,15 @@ static void t_transgan_amp(void **state)
     ** transgan_block_saved): 8NC + 40NC/t + 8N + 4P, with P = heads * N
     ** * w attention probabilities that every tp rank keeps whole. */
     if (strncmp(csv_get(&c, r, "role"), "block", 5) == 0) {
-      const double N = csv_num(&c, r, "tokens"), C = csv_num(&c, r, "block_dim");
+      const double N = csv_num(&c, r, "tokens"),
+                   C = csv_num(&c, r, "block_dim");
       /* Stage 1 attends over all 81 tokens; stage 6 over 18 x 18. */
       const double w = N == 81 ? 81 : 18 * 18, P = 4 * N * w;
       assert_true(d.param_bytes ==
                   2 * (int64_t)csv_num(&c, r, "amp_param_elems_mp1"));
-      assert_true(d.out_bytes ==
-                  2 * (int64_t)csv_num(&c, r, "true_block_act_elems_per_sample"));
+      assert_true(
+          d.out_bytes ==
+          2 * (int64_t)csv_num(&c, r, "true_block_act_elems_per_sample"));
       for (k = 1; k <= 4; k *= 2) {
         pp_op_sizes z;
         assert_int_equal(pp_model_op_sizes(m, v, k, 1, &z), PP_OK);
@@ -595,10 +597,8 @@ static void t_sailor(void **state)
           pp_op_desc d;
           assert_int_equal(pp_model_op(m, l, &d), PP_OK);
           assert_true(d.param_bytes == (int64_t)(jnum(e, "params_bytes")));
-          assert_true(d.out_bytes ==
-                      (int64_t)(jnum(e, "act_output_bytes")));
-          assert_true(d.saved_bytes ==
-                      (int64_t)(jnum(e, "act_mem_bytes")));
+          assert_true(d.out_bytes == (int64_t)(jnum(e, "act_output_bytes")));
+          assert_true(d.saved_bytes == (int64_t)(jnum(e, "act_mem_bytes")));
         }
       }
     }
