@@ -7,15 +7,27 @@ The output is committed; CI does not need Python.  tests/test_builtin.c
 checks values of the generated tables against the CSV and JSON sources.
 
 Conventions (docs/FORMATS.md, "Built-in models"):
-- times in ms; bytes as trained in fp16/bf16 (2 bytes per parameter or
-  activation element), except where a tensor is fp32 on purpose;
-- AMP (data/amp, MccRee177/AMP @ 72eeea4): forward times are the
-  measured entries at micro-batch 1; backward = 2 x forward, AMP's own
-  convention (data/amp/COST_MODEL.md);
-- Sailor (data/sailor, eth-easl/sailor @ cf2c8e3): forward and backward
-  are measured; Sailor's update_s is the same value on every layer of a
-  profile, i.e. the whole model's optimizer step, so it is shared out
-  over layers in proportion to their parameters.
+- times in ms; every byte count in the model's dtype, which each model
+  states (pp_model_builder_set_dtype), except where a tensor is fp32 on
+  purpose (GPT-2's loss);
+- AMP (data/amp, MccRee177/AMP @ 72eeea4): dtype fp16 (AMP's runs:
+  DeepSpeed fp16, data/amp/clusters.json "precision"; the launch
+  scripts pass --fp16).  Forward times are the measured entries at
+  micro-batch 1; backward = 2 x forward, AMP's own convention
+  (data/amp/COST_MODEL.md).  Sizes are derived from the model code of
+  AMP's repository (gpt2() and transgan() below give each formula);
+- Sailor (data/sailor, eth-easl/sailor @ cf2c8e3): dtype fp32 (Sailor's
+  runs have no fp16/bf16 section in their DeepSpeed config,
+  data/sailor/README.md); params_bytes, act_output_bytes and
+  act_mem_bytes of llm_info.json are stored as measured (4 bytes per
+  float), for every tp degree.  Forward and backward are measured;
+  Sailor's update_s is the same value on every layer of a profile, i.e.
+  the whole model's optimizer step, so it is shared out over layers in
+  proportion to their parameters.  GH-96 times come from the
+  simulator's profiles (data/sailor/simulator/profiles_tmp_gh96.json,
+  extracted by scripts/extract_sailor_simulator.py) where the model has
+  them: profiles/GPT-Neo-2.7/GH-96 is defective and profiles/OPT-350/
+  GH-96 disagrees with the file Sailor validated against.
 """
 import csv
 import json
@@ -46,10 +58,15 @@ def cstr(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+# pp_precision values (include/parplan.h).
+DTYPES = {"fp32": "PP_PREC_FP32", "fp16": "PP_PREC_FP16", "bf16": "PP_PREC_BF16"}
+
+
 class Model:
-    def __init__(self, name, about, source, reftype, mbs=1):
+    def __init__(self, name, about, source, reftype, dtype, mbs=1):
         self.name, self.about, self.source = name, about, source
         self.reftype, self.mbs = reftype, mbs
+        self.dtype = DTYPES[dtype]
         self.types, self.ops, self.times, self.tps, self.hyper = [], [], [], [], []
 
     def type_index(self, t):
@@ -97,14 +114,77 @@ class Model:
             f.write("    {NULL, 0},\n")
         f.write("};\n")
         f.write("static const struct ppi_bmodel %s_model = {\n" % v)
-        f.write("    %s,\n    %s,\n    %s,\n    %s, %d,\n" % (
+        f.write("    %s,\n    %s,\n    %s,\n    %s, %d, %s,\n" % (
             cstr(self.name), cstr(self.about), cstr(self.source),
-            cstr(self.reftype), self.mbs))
+            cstr(self.reftype), self.mbs, self.dtype))
         f.write("    %s_types, %d, %s_ops, %d, %s_times, %d, %s_tps, %d,\n"
                 "    %s_hyper, %d};\n\n" % (
                     v, len(self.types), v, len(self.ops), v, len(self.times),
                     v, len(self.tps), v, len(self.hyper)))
         return v
+
+
+# AMP's repository, where the model code below is read from.
+AMP_MEGATRON = ("MccRee177/AMP @ 72eeea4, DeepSpeed/DeepSpeedExamples/"
+                "Megatron-LM-v1.1.5-3D_parallelism")
+
+
+def gpt2_sizes(tp, S, H, V, A):
+    """Per-entry (param, out, saved) bytes of AMP's GPT-2 pipe model
+    (megatron/model/gpt2_model.py, GPT2ModelPipe: entry 0 embedding,
+    1 transpose, 2..25 transformer layers, 26 transpose, 27 final
+    LayerNorm, 28 logits tied to entry 0, 29 fp16_to_fp32) on one of tp
+    tensor-parallel ranks, one sample, fp16 (2 bytes) unless stated.
+
+    Parameters (Megatron's splits, mpu/layers.py): the word table is
+    VocabParallelEmbedding (V*H/tp), positions whole (S*H); a layer is
+    (12H^2 + 7H)/tp + 6H (QKV and fc1 column-parallel with their biases,
+    proj and fc2 row-parallel with whole biases, two LayerNorms of 2H).
+
+    Saved activations of a layer, bytes: Korthikanti et al. 2022, eq. 2
+    (tensor parallel, no sequence parallel): s*h*(10 + 24/t) +
+    5*a*s^2/t, plus 2*a*s^2/t for the softmax's input.  AMP's runs do
+    not pass --scaled-upper-triang-masked-softmax-fusion nor
+    --scaled-masked-softmax-fusion (launch script ds_pretrain_gpt2_pipe.sh),
+    so FusedScaleMaskSoftmax takes its unfused branch
+    (megatron/model/fused_softmax.py:115-122: mask_func then
+    torch.nn.Softmax); the fused kernels would keep only their output
+    (fused_softmax.py:32, :60).  AMP's environment is PyTorch 1.7.1
+    (README.md: pip install torch==1.7.1+cu110), whose softmax autograd
+    keeps its input as well as its output (pytorch/pytorch issue 49600;
+    the input was dropped by PR 65242, released in 1.11).  The masked
+    scores are that input (gpt2_attention_mask_func fills them in place,
+    gpt2_model.py:41-43), a separate buffer from the probabilities.
+
+    The head: the logits (entry 28, parallel_lm_logits) keep their fp16
+    input, 2*s*h; fp16_to_fp32 (entry 29) writes s*V/tp fp32 logits,
+    which the loss (CrossEntropy, gpt2_model.py:54, .float() of an fp32
+    tensor is the same tensor) turns into the softmax in place and keeps
+    for backward (mpu/cross_entropy.py:96, save_for_backward(exp_logits))
+    while DeepSpeed keeps the same tensor as the stage output
+    (deepspeed/runtime/pipe/engine.py, _exec_forward_pass): 4*s*V/tp
+    saved.  The fp16 logits, 2*s*V/tp, have no reference after the
+    conversion (a dtype copy saves nothing for backward): a transient
+    peak, not a saved tensor."""
+    lay_param = (12 * H * H + 7 * H) // tp + 6 * H
+    lay_saved = S * H * 10 + S * H * 24 // tp + 7 * A * S * S // tp
+    out = {}
+    for i in range(30):
+        param, o, saved = 0, 2 * S * H, 0
+        if i == 0:
+            # Word table split over tp, positions whole; the embedding
+            # dropout keeps its 1-byte mask (Korthikanti's s*b*h).
+            param, saved = 2 * (V * H // tp + S * H), S * H
+        elif 2 <= i <= 25:
+            param, saved = 2 * lay_param, lay_saved
+        elif i == 27:
+            param, saved = 2 * 2 * H, 2 * S * H  # LayerNorm keeps its input
+        elif i == 28:
+            param, o, saved = 2 * V * H // tp, 2 * S * V // tp, 2 * S * H
+        elif i == 29:
+            o, saved = 4 * S * V // tp, 4 * S * V // tp
+        out[i] = (param, o, saved)
+    return out
 
 
 def gpt2():
@@ -113,32 +193,89 @@ def gpt2():
     m = Model("gpt2-amp", "GPT-2 (24 layers, hidden 1024, seq 1024) as AMP "
               "profiled it: 30 pipeline entries, V100 and T4 at tp 1/2/4",
               "AMP profiles, data/amp/gpt2_layers.csv (MccRee177/AMP @ 72eeea4)",
-              "V100")
-    # Megatron's activation memory of one transformer layer without
-    # parallelism, bytes: s*b*h*(34 + 5*a*s/h) (Korthikanti et al. 2022).
-    layer_saved = S * H * (34 + 5 * A * S // H)
+              "V100", "fp16")
     names = {0: "embedding", 1: "transpose_in", 26: "transpose_out",
              27: "final_layernorm", 28: "logits", 29: "to_fp32"}
+    sizes = {tp: gpt2_sizes(tp, S, H, V, A) for tp in (1, 2, 4)}
     for r in rows:
         i = int(r["idx"])
         name = names.get(i, "layer%d" % (i - 1))
         fwd = ms(r["fwd_s_P3_mp1"])
+        param, out, saved = sizes[1][i]
+        # The exact counts agree with the CSV's (a check of the formulas).
         act = int(r["amp_act_out_elems_per_sample_mp1"])
-        out = act * (4 if i == 29 else 2)
-        param = 2 * int(r["exact_param_elems_mp1"])
-        tied = -1
-        if i == 28:  # the output projection is the word embedding
-            param, tied = 2 * V * H, 0
-        saved = {0: S * H, 1: 0, 26: 0, 27: 2 * S * H, 28: 2 * S * H,
-                 29: 4 * S * V}.get(i, layer_saved)
+        assert out == act * (4 if i == 29 else 2), i
+        if i != 28:
+            assert param == 2 * int(r["exact_param_elems_mp1"]), i
+        tied = 0 if i == 28 else -1  # the output projection is the word table
         m.op(name, r["amp_kind"], fwd, 2 * fwd, 0, param, out, saved, tied)
         for gpu, t in (("P3", "V100"), ("G4", "T4")):
             for tp in (1, 2, 4):
                 f = ms(r["fwd_s_%s_mp%d" % (gpu, tp)])
                 m.time(i, t, tp, 1, f, 2 * f, -1)
+    for tp in (2, 4):
+        for i in range(len(rows)):
+            m.tps.append((i,) + (tp,) + sizes[tp][i])
     m.hyper = [("layers", L), ("hidden", H), ("seq", S), ("vocab", V),
                ("heads", A)]
     return m
+
+
+def transgan_entries(bottom, dim, window, latent):
+    """(role, tokens, channels, window tokens) of each of the 56 entries
+    of AMP's TransGAN generator pipe (megatron/model/trans_gan_gen.py,
+    ParallelTransGANGeneratorPipe, lines 797-1110) with AMP's arguments
+    (launch script ds_pretrain_transgan_pipe.sh: --bottom_width 9, --gf_dim
+    1024 (NHIDDEN), --g_window_size 18, --g_depth 12,0,0,0,0,12,
+    --latent_dim 512, --g_norm pn; num_heads 4 and drop rates 0 are the
+    constructor's defaults, line 762-763: pretrain_transgan.py:49 passes
+    only args and topology, so the script's --num-attention-heads 1,
+    which data/amp/clusters.json records, is Megatron's flag and does
+    not reach the generator).  tokens x channels is the
+    entry's output per sample; window is the tokens one attention spans
+    (a stage-1 block attends over all 81 tokens, window_size =
+    bottom_width; a stage-6 block over 18 x 18 windows)."""
+    b = bottom
+    e = [("l1_linear", b * b, dim, 0), ("other", b * b, dim, 0),
+         ("other", b * b, dim, 0)]
+    e += [("block_stage1", b * b, dim, b * b)] * 12
+    e += [("other", b * b, dim, 0)]                     # interpolate x1
+    e += [("other", (2 * b) ** 2, dim, 0)] * 3          # upsample, pos, id
+    e += [("other", (4 * b) ** 2, dim, 0)] * 2          # upsample, pos
+    e += [("other", (8 * b) ** 2, dim // 4, 0)] * 8     # pixel shuffle .. reverse
+    e += [("other", (16 * b) ** 2, dim // 16, 0)] * 7
+    e += [("other", (32 * b) ** 2, dim // 64, 0)] * 5
+    e += [("block_stage6", (32 * b) ** 2, dim // 64, window * window)] * 12
+    e += [("other", (32 * b) ** 2, dim // 64, 0)] * 2   # view, reverse
+    e += [("conv", (32 * b) ** 2, 3, 0)]                # Conv2d(16, 3, 1)
+    return e
+
+
+def transgan_block_saved(N, C, w, heads, tp):
+    """Bytes a ParallelTransformerBlock (trans_gan_gen.py:378-420) keeps
+    for backward, one sample, fp16, on one of tp ranks, under PyTorch
+    1.7.1 (AMP's README) with dropout and drop-path rates 0 (identity,
+    nothing kept).  N tokens of C channels, attention over windows of w
+    tokens, P = heads * N * w attention probabilities:
+
+      PixelNorm x2 (line 57): its input, 2NC, and rsqrt(mean), 2N  -> 4NC + 4N
+      noise (line 248): the fp32 randn of [B, N, 1], 4N            -> 4N
+      qkv (ColumnParallelLinear): its input, 2NC                   -> 2NC
+      q @ k^T (line 258): contiguous copies of q and k, 2NC/t each -> 4NC/t
+      softmax (line 265): input and output (PyTorch < 1.11)        -> 4P
+      attn @ v (line 267): v's copy, 2NC/t (attn is the output)    -> 2NC/t
+      proj (RowParallelLinear): its input, 2NC/t                   -> 2NC/t
+      fc1 (ColumnParallelLinear): its input, 2NC                   -> 2NC
+      gelu (line 66, x*0.5*(1+erf(x/sqrt 2))): erf's input and the
+        two factors of the product, 8NC/t each                    -> 24NC/t
+      fc2 (RowParallelLinear): its input, 8NC/t                    -> 8NC/t
+
+    Total 8NC + 40NC/t + 8N + 4P.  The attention keeps every head on
+    every rank (qkv is reshaped to num_heads heads of C/tp/num_heads,
+    line 253-255), so 4P does not divide by tp.  The per-layer index of
+    the relative position bias (a buffer, w^4 int64) is not per sample
+    and is left out."""
+    return 8 * N * C + 40 * N * C // tp + 8 * N + 4 * heads * N * w
 
 
 def transgan():
@@ -146,43 +283,53 @@ def transgan():
     m = Model("transgan-amp", "TransGAN generator (depth 12,0,0,0,0,12; dim "
               "1024) as AMP profiled it: 56 pipeline entries, V100 tp 1/2/4",
               "AMP profiles, data/amp/transgan_layers.csv (MccRee177/AMP @ 72eeea4)",
-              "V100")
-    latent, bottom, dim = 512, 9, 1024
-    last_act = 82944
+              "V100", "fp16")
+    latent, bottom, dim, window, heads = 512, 9, 1024, 18, 4
+    ents = transgan_entries(bottom, dim, window, latent)
+    assert len(ents) == len(rows)
     nblock = {}
+
+    def sizes(i, tp):
+        role, N, C, w = ents[i]
+        r = rows[i]
+        out = 2 * N * C
+        if role.startswith("block"):
+            assert r["role"] == role and int(r["tokens"]) == N
+            assert int(r["block_dim"]) == C
+            # AMP's 12*dim^2 (its all-reduce volume), split over tp.
+            param = 2 * int(r["amp_param_elems_mp1"]) // tp
+            return param, out, transgan_block_saved(N, C, w, heads, tp)
+        if role == "l1_linear":
+            # nn.Linear(latent, bottom^2 * dim) with bias, not split by
+            # tp (a plain torch module, line 797): it keeps its input z.
+            return 2 * (latent * N * C + N * C), out, 2 * latent
+        if role == "conv":
+            # nn.Conv2d(dim // 64, 3, 1) keeps its input (line 1104).
+            return 0, out, 2 * (32 * bottom) ** 2 * (dim // 64)
+        # Views, permutes, nearest/pixel-shuffle upsampling and the
+        # position-embedding add keep nothing for backward.
+        return 0, out, 0
+
     for r in rows:
         i = int(r["idx"])
-        role = r["role"]
+        role = ents[i][0]
         fwd = ms(r["fwd_s_P3_mp1"])
         if role.startswith("block"):
             k = nblock[role] = nblock.get(role, 0) + 1
-            name = "%s_%d" % (role, k)
-            kind = role
-            act = int(r["true_block_act_elems_per_sample"])
-            bd, tok = int(r["block_dim"]), int(r["tokens"])
-            param = 2 * int(r["amp_param_elems_mp1"])  # AMP's 12*dim^2
-            # Linear-in-sequence activation memory (34*s*h bytes): the
-            # high-resolution stage cannot hold a full 82944^2 attention.
-            saved = 34 * bd * tok
+            name, kind = "%s_%d" % (role, k), role
         elif role == "l1_linear":
             name, kind = "l1_linear", "linear"
-            act = int(r["amp_act_elems_per_sample"])
-            # Linear(latent, bottom^2 * dim) with bias: TransGAN's input.
-            param = 2 * (latent * bottom * bottom * dim + bottom * bottom * dim)
-            saved = 2 * latent
         else:
             name, kind = "other%d" % i, "other"
-            act = last_act if i > 40 else int(r["amp_act_elems_per_sample"])
-            param, saved = 0, 0
-        last_act = act
-        out = 2 * act
-        if not role.startswith("block") and role != "l1_linear":
-            saved = out
-        m.op(name, kind, fwd, 2 * fwd, 0, param, out, saved)
+        m.op(name, kind, fwd, 2 * fwd, 0, *sizes(i, 1))
         for tp in (1, 2, 4):
             f = ms(r["fwd_s_P3_mp%d" % tp])
             m.time(i, "V100", tp, 1, f, 2 * f, -1)
-    m.hyper = [("gf_dim", dim), ("bottom_width", bottom), ("latent_dim", latent)]
+    for tp in (2, 4):
+        for i in range(len(rows)):
+            m.tps.append((i, tp) + sizes(i, tp))
+    m.hyper = [("gf_dim", dim), ("bottom_width", bottom), ("latent_dim", latent),
+               ("window", window), ("heads", heads)]
     return m
 
 
@@ -194,25 +341,47 @@ SAILOR = [
 ]
 
 
+# The simulator's GH-96 profiles (scripts/extract_sailor_simulator.py).
+SIM_GH96 = os.path.join(DATA, "sailor", "simulator", "profiles_tmp_gh96.json")
+
+
+def sailor_profiles(sname):
+    """GPU type -> profile of one model: profiles/<model>/<GPU>, except
+    GH-96 where the simulator's file has the model (profiles/GPT-Neo-2.7/
+    GH-96 is a 26-layer OPT-350-sized file; profiles/OPT-350/GH-96's tp-4
+    times at mbs 1, 2, 4 differ from the ones Sailor validated with;
+    data/sailor/README.md)."""
+    pdir = os.path.join(DATA, "sailor", "profiles", sname)
+    sim = json.load(open(SIM_GH96), parse_float=Decimal)
+    prof = {g: json.load(open(os.path.join(pdir, g, "profile.json")),
+                         parse_float=Decimal)
+            for g in os.listdir(pdir)}
+    if sname in sim:
+        prof["GH-96"] = sim[sname]["GH-96"]
+    return {g: prof[g] for g in sorted(prof)}
+
+
 def sailor(bname, sname, ref, title):
     info = json.load(open(os.path.join(DATA, "sailor", "llm_info.json")))[sname]
-    pdir = os.path.join(DATA, "sailor", "profiles", sname)
-    gpus = sorted(g for g in os.listdir(pdir)
-                  if not (sname == "GPT-Neo-2.7" and g == "GH-96"))
+    prof = sailor_profiles(sname)
+    gpus = list(prof)
     L = len(info["1"])
     m = Model(bname, "%s from Sailor's measured profiles: %d entries on %s"
               % (title, L, ", ".join(gpus)),
-              "Sailor profiles, data/sailor (eth-easl/sailor @ cf2c8e3)", ref)
+              "Sailor profiles, data/sailor (eth-easl/sailor @ cf2c8e3)", ref,
+              "fp32")
     i1 = info["1"]
     layer_params = i1["1"]["params_floats"]
     params = {tp: [info[tp][str(l)]["params_floats"] for l in range(L)]
               for tp in info}
-    prof = {g: json.load(open(os.path.join(pdir, g, "profile.json")),
-                     parse_float=Decimal) for g in gpus}
 
     def share(update_s, tp):
         tot = sum(params[tp])
         return [float(Decimal(update_s) * 1000 * p / tot) for p in params[tp]]
+
+    def sizes(e):
+        # Sailor's bytes as measured: fp32, 4 bytes per float.
+        return e["params_bytes"], e["act_output_bytes"], e["act_mem_bytes"]
 
     ref_pt = prof[ref]["1"]["1"]
     upd = share(ref_pt["0"][2], "1")
@@ -229,8 +398,7 @@ def sailor(bname, sname, ref, title):
         else:
             name, kind = "extra%d" % l, "other"
         f, b = ms(ref_pt[str(l)][0]), ms(ref_pt[str(l)][1])
-        m.op(name, kind, f, b, upd[l], 2 * e["params_floats"],
-             2 * e["act_output_floats"], 2 * e["act_mem_floats"])
+        m.op(name, kind, f, b, upd[l], *sizes(e))
     for g in gpus:
         for mbs in sorted(prof[g], key=int):
             for tp in sorted(prof[g][mbs], key=int):
@@ -245,9 +413,7 @@ def sailor(bname, sname, ref, title):
         if tp == "1":
             continue
         for l in range(L):
-            e = info[tp][str(l)]
-            m.tps.append((l, int(tp), 2 * e["params_floats"],
-                          2 * e["act_output_floats"], 2 * e["act_mem_floats"]))
+            m.tps.append((l, int(tp)) + sizes(info[tp][str(l)]))
     m.hyper = [("transformer_layers", nlayer)]
     return m
 

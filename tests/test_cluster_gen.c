@@ -107,7 +107,7 @@ static const struct {
     {"V100", 15.78, 1, 125},       {"V100-16", 15.78, 1, 125},
     {"V100-32", 31.75, 1, 125},    {"T4", 15, 0.72, 65},
     {"A100-40", 40, 3.206, 312},   {"A100-80", 80, 3.457, 312},
-    {"H100", 79.65, 7.026, 989},   {"GH-96", 95.58, 7.026, 989},
+    {"H100", 79.65, 7.026, 989},   {"GH-96", 95.5771484375, 7.026, 989},
     {"RTX-2080", 7.79, 0.835, 40}, {"RTX-3090", 24, 1.545, 71},
     {"Titan-RTX", 24, 0.888, 130},
 };
@@ -172,9 +172,10 @@ static const struct {
     {"random_blk_1", 64, 8, {"V100", NULL}, false},
     {"random_blk_2", 64, 8, {"V100", NULL}, false},
     {"uniform_dist", 64, 64, {"V100", NULL}, false},
-    {"amp-homogeneous", 16, 4, {"T4", NULL}, false},
-    {"amp-het-cluster", 16, 4, {"V100", "T4"}, false},
-    {"amp-het-model", 16, 4, {"V100", NULL}, false},
+    {"amp-homogeneous", 16, 4, {"T4", NULL}, true},
+    {"amp-het-cluster", 16, 4, {"V100", "T4"}, true},
+    {"amp-het-model", 16, 4, {"V100", NULL}, true},
+    {"clariden", 128, 32, {"GH-96", NULL}, true},
 };
 #define NDEFAULTS ((int)(sizeof defaults / sizeof defaults[0]))
 
@@ -817,7 +818,35 @@ static void t_amp(void **state)
     assert_int_equal(pp_cluster_ndev(c), 16);
     assert_int_equal(pp_cluster_nnode(c), 4);
     assert_int_equal(pp_cluster_ntype(c), ntypes);
-    assert_int_equal(pp_cluster_nlink(c), 0);
+    /* One NIC per node: a link from the node's switch to the spine at
+    ** the node's inter bandwidth, which every GPU of the node shares;
+    ** each GPU links to its switch at the intra bandwidth. */
+    assert_int_equal(pp_cluster_nswitch(c), 5);
+    assert_int_equal(pp_cluster_nlink(c), 20);
+    {
+      int32_t l, nnic = 0, ngpu = 0;
+      for (l = 0; l < 20; l++) {
+        int32_t a, b, cnt;
+        double g;
+        assert_int_equal(pp_cluster_link(c, l, &a, &b, &g, &cnt), PP_OK);
+        assert_int_equal(cnt, 1);
+        if (a >= 16 && b >= 16) { /* switch to switch: a node's NIC */
+          const char *sa = pp_cluster_switch_name(c, a - 16);
+          const char *sb = pp_cluster_switch_name(c, b - 16);
+          const char *node = strcmp(sa, "spine") == 0 ? sb : sa;
+          assert_true(strcmp(sa, "spine") == 0 || strcmp(sb, "spine") == 0);
+          assert_true(strncmp(node, "node", 4) == 0);
+          assert_true(g == inter[atoi(node + 4)] / 8);
+          nnic++;
+        } else {
+          int32_t d = a < 16 ? a : b;
+          assert_true(g == intra[d / gpn] / 8);
+          ngpu++;
+        }
+      }
+      assert_int_equal(nnic, 4);
+      assert_int_equal(ngpu, 16);
+    }
     check_node_devices(c, nn, gpn, NULL);
     check_shape(c, map[k].spec);
     for (i = 0; i < 16; i++) {
@@ -849,6 +878,99 @@ static void t_amp(void **state)
     check_classes(ctx, c, "amp-het-cluster", want, 3);
     pp_cluster_destroy(c);
   }
+}
+
+/* ---- clariden -------------------------------------------------------- */
+
+static void near_rel(double got, double want, double rel)
+{
+  if (got != want && !(fabs(got - want) <= rel * fabs(want)))
+    fail_msg("%.17g, expected %.17g (relative %g)", got, want, rel);
+}
+
+/* min(fit at a 1 GiB message, peak) of one of Sailor's fits
+** [[c0, c1, c2], peak bytes/s], GB/s (data/sailor/README.md). */
+static double fit_gbps(const json_t *fit)
+{
+  const json_t *co = json_array_get(fit, 0);
+  double x = log2(1073741824.0) - log2(1e6);
+  double f = (json_number_value(json_array_get(co, 0)) * x +
+              json_number_value(json_array_get(co, 1))) *
+                 x +
+             json_number_value(json_array_get(co, 2));
+  return fmin(f, json_number_value(json_array_get(fit, 1)) / 1e9);
+}
+
+static void t_clariden(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  json_error_t jerr;
+  json_t *intra = json_load_file(
+      tu_path("data/sailor/simulator/intra_node_bandwidths.json"), 0, &jerr);
+  json_t *inter = json_load_file(
+      tu_path("data/sailor/simulator/multizone_gh96.json"), 0, &jerr);
+  json_t *mem = json_load_file(
+      tu_path("data/sailor/simulator/basic_cluster_config.json"), 0, &jerr);
+  double nv, nic, gib;
+  pp_cluster *c;
+  int32_t i, j, l, nn;
+  assert_non_null(intra);
+  assert_non_null(inter);
+  assert_non_null(mem);
+  /* The constants, recomputed from Sailor's measured fits. */
+  nv = fit_gbps(json_object_get(json_object_get(intra, "GH-96"), "2"));
+  nic = fit_gbps(json_object_get(
+      json_object_get(
+          json_object_get(json_object_get(inter, "us-central1-a"), "GH-96"),
+          "1"),
+      "1"));
+  gib = json_number_value(
+            json_object_get(json_object_get(mem, "GH-96"), "mem_per_gpu")) /
+        1073741824.0;
+  near_rel(nv, 125.46, 1e-4);
+  near_rel(nic, 22.93, 1e-3);
+  for (nn = 1; nn <= 3; nn++) {
+    char spec[32];
+    int nspine = nn > 1;
+    snprintf(spec, sizeof spec, "clariden:%d", (int)nn);
+    c = load_ok(ctx, spec);
+    assert_int_equal(pp_cluster_ndev(c), 4 * nn);
+    assert_int_equal(pp_cluster_nnode(c), nn);
+    check_node_devices(c, nn, 4, "GH-96");
+    check_type(c, 0, "GH-96");
+    near_rel(gib, 95.5771484375, 1e-15);
+    /* A mesh of 6 NVLinks a node, one NIC per GPU to the spine. */
+    assert_int_equal(pp_cluster_nswitch(c), nspine);
+    assert_int_equal(pp_cluster_nlink(c), 6 * nn + (nspine ? 4 * nn : 0));
+    for (l = 0; l < pp_cluster_nlink(c); l++) {
+      int32_t a, b, cnt;
+      double g;
+      assert_int_equal(pp_cluster_link(c, l, &a, &b, &g, &cnt), PP_OK);
+      if (b >= 4 * nn || a >= 4 * nn)
+        near_rel(g, nic, 1e-15);
+      else {
+        assert_int_equal(a / 4, b / 4);
+        near_rel(g, nv, 1e-12);
+      }
+    }
+    for (i = 0; i < 4 * nn; i++)
+      for (j = 0; j < 4 * nn; j++)
+        near_rel(pp_cluster_bandwidth(c, i, j),
+                 i == j           ? 0
+                 : i / 4 == j / 4 ? nv
+                                  : nic,
+                 1e-12);
+    pp_cluster_destroy(c);
+  }
+  c = load_ok(ctx, "clariden");
+  assert_int_equal(pp_cluster_ndev(c), 128);
+  pp_cluster_destroy(c);
+  c = load_ok(ctx, "clariden:2,inter=25");
+  assert_true(pp_cluster_bandwidth(c, 0, 4) == 25);
+  pp_cluster_destroy(c);
+  json_decref(intra);
+  json_decref(inter);
+  json_decref(mem);
 }
 
 /* ---- bad specs -------------------------------------------------------- */
@@ -1179,12 +1301,19 @@ static void t_big(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      TU_CTX_TEST(t_defaults),        TU_CTX_TEST(t_hier),
-      cmocka_unit_test(t_dgx1_table), TU_CTX_TEST(t_dgx1),
-      TU_CTX_TEST(t_grids),           TU_CTX_TEST(t_random),
-      cmocka_unit_test(t_seeds),      TU_CTX_TEST(t_amp),
-      TU_CTX_TEST(t_bad_specs),       cmocka_unit_test(t_long_spec),
-      TU_CTX_TEST(t_roundtrip),       TU_CTX_TEST(t_big),
+      TU_CTX_TEST(t_defaults),
+      TU_CTX_TEST(t_hier),
+      cmocka_unit_test(t_dgx1_table),
+      TU_CTX_TEST(t_dgx1),
+      TU_CTX_TEST(t_grids),
+      TU_CTX_TEST(t_random),
+      cmocka_unit_test(t_seeds),
+      TU_CTX_TEST(t_amp),
+      TU_CTX_TEST(t_clariden),
+      TU_CTX_TEST(t_bad_specs),
+      cmocka_unit_test(t_long_spec),
+      TU_CTX_TEST(t_roundtrip),
+      TU_CTX_TEST(t_big),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

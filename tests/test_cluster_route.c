@@ -16,6 +16,11 @@
 ** Plus: bonded links multiply the bandwidth, a disconnected graph is
 ** rejected naming the first unreached device, and the output matrix is
 ** symmetric with a zero diagonal.
+**
+** Paths (ppi_route_tree): on random graphs every tree path's bottleneck
+** is the widest, B(i,j), and the tree is the same on a second call; on a
+** rail-optimised cluster (every GPU its own NIC) the GPU pairs across
+** two nodes leave and enter through distinct NICs, each its own.
 */
 #include "testutil.h"
 
@@ -805,6 +810,124 @@ static void t_single(void **state)
   pp_cluster_destroy(c);
 }
 
+/* ---- paths ------------------------------------------------------------ */
+
+/* Walk the tree of source s from vertex v back to s: the bottleneck and
+** the links (into links[], at most cap), the count returned. */
+static int walk(const pp_cluster *c, const int32_t *tree, int32_t s, int32_t v,
+                double *bot, int32_t *links, int cap)
+{
+  int n = 0;
+  *bot = INFINITY;
+  while (v != s) {
+    int32_t r = tree[v], l = r / 2;
+    assert_true(r >= 0 && n < cap);
+    links[n++] = l;
+    *bot = fmin(*bot, c->link_gbps[l] * c->link_count[l]);
+    v = r % 2 ? c->link_b[l] : c->link_a[l];
+  }
+  return n;
+}
+
+static void t_tree_widest(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  int it;
+  rseed(0x5eed0005);
+  for (it = 0; it < 200; it++) {
+    struct graph gr;
+    pp_cluster *c = NULL;
+    int32_t t1[MAXV], t2[MAXV], i, j, links[MAXV];
+    int nv = 3 + (int)tu_rand(&rng_state, 7);
+    int nd = 2 + (int)tu_rand(&rng_state, (uint32_t)nv - 1);
+    random_graph(&gr, nv, nd, (int)tu_rand(&rng_state, (uint32_t)nv + 3),
+                 false);
+    assert_int_equal(build(ctx, &gr, PP_ROUTE_WIDEST, false, &c), PP_OK);
+    for (i = 0; i < nd; i++) {
+      assert_int_equal(ppi_route_tree(ctx, c, i, t1), PP_OK);
+      assert_int_equal(ppi_route_tree(ctx, c, i, t2), PP_OK);
+      assert_memory_equal(t1, t2, (size_t)nv * sizeof t1[0]);
+      assert_int_equal(t1[i], -1);
+      for (j = 0; j < nd; j++) {
+        double bot;
+        if (j == i)
+          continue;
+        walk(c, t1, i, j, &bot, links, MAXV);
+        if (bot != pp_cluster_bandwidth(c, i, j))
+          fail_msg("graph %d: path %d -> %d has bottleneck %g, B = %g", it,
+                   (int)i, (int)j, bot, pp_cluster_bandwidth(c, i, j));
+      }
+    }
+    pp_cluster_destroy(c);
+  }
+}
+
+/* Two nodes of 4 GPUs, NVLink between every pair of a node's GPUs, each
+** GPU its own NIC to one spine (clariden's shape, cluster_gen.c): GPU i
+** of node 0 reaches GPU i of node 1 through NIC i of both nodes, so the
+** 4 pairs use 4 distinct NICs on each side.  A spanning tree would keep
+** one NIC a node. */
+static void t_rail(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  pp_cluster_builder *b = start(ctx, 8, 1);
+  pp_cluster *c = NULL;
+  int32_t tree[9], links[9], i, j, l, n, nic[4];
+  char x[16], y[16];
+  for (i = 0; i < 8; i++) {
+    snprintf(x, sizeof x, "d%d", (int)i);
+    assert_int_equal(pp_cluster_builder_add_link(b, x, "s0", 22.93, 1), PP_OK);
+    for (j = i + 1; j < 8; j++)
+      if (i / 4 == j / 4) {
+        snprintf(y, sizeof y, "d%d", (int)j);
+        assert_int_equal(pp_cluster_builder_add_link(b, x, y, 125.46, 1),
+                         PP_OK);
+      }
+  }
+  assert_int_equal(pp_cluster_builder_finish(b, &c), PP_OK);
+  /* Link of d's NIC: the one joining device d and the switch. */
+  for (i = 0; i < 4; i++) {
+    double bot;
+    int32_t mine = -1, theirs = -1;
+    for (l = 0; l < c->nlink; l++) {
+      if (c->link_a[l] == i && c->link_b[l] == 8)
+        mine = l;
+      if (c->link_a[l] == i + 4 && c->link_b[l] == 8)
+        theirs = l;
+    }
+    assert_true(mine >= 0 && theirs >= 0);
+    assert_int_equal(ppi_route_tree(ctx, c, i, tree), PP_OK);
+    n = walk(c, tree, i, i + 4, &bot, links, 9);
+    assert_int_equal(n, 2);
+    assert_true(bot == 22.93);
+    /* The walk runs back from B: B's NIC i, then the source's own. */
+    assert_int_equal(links[1], mine);
+    assert_int_equal(links[0], theirs);
+    nic[i] = mine;
+    for (j = 0; j < i; j++)
+      assert_int_not_equal(nic[j], nic[i]);
+    /* Inside the node: the direct NVLink. */
+    n = walk(c, tree, i, (i + 1) % 4, &bot, links, 9);
+    assert_int_equal(n, 1);
+    assert_true(bot == 125.46);
+  }
+  pp_cluster_destroy(c);
+  /* The same through the generator: every GPU of clariden:2 leaves
+  ** through its own NIC. */
+  assert_int_equal(pp_cluster_load(ctx, "clariden:2", &c), PP_OK);
+  for (i = 0; i < 4; i++) {
+    double bot;
+    assert_int_equal(ppi_route_tree(ctx, c, i, tree), PP_OK);
+    n = walk(c, tree, i, i + 4, &bot, links, 9);
+    assert_int_equal(n, 2);
+    nic[i] = links[1];
+    assert_true(c->link_a[nic[i]] == i || c->link_b[nic[i]] == i);
+    for (j = 0; j < i; j++)
+      assert_int_not_equal(nic[j], nic[i]);
+  }
+  pp_cluster_destroy(c);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -812,6 +935,7 @@ int main(void)
       TU_CTX_TEST(t_random_parallel), TU_CTX_TEST(t_random_larger),
       TU_CTX_TEST(t_bonded),          TU_CTX_TEST(t_bonded_overflow),
       TU_CTX_TEST(t_disconnected),    TU_CTX_TEST(t_single),
+      TU_CTX_TEST(t_tree_widest),     TU_CTX_TEST(t_rail),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,6 +47,15 @@ PP_INTERNAL pp_status ppi_route(pp_ctx *ctx, int32_t ndev, int32_t nvert,
                                 const int32_t *b, const double *gbps,
                                 pp_routing r, double *bw, int32_t *unreached);
 
+/* The paths of a link graph from source device s (cluster_route.c):
+** res[v] is the directed link resource entering vertex v on the path
+** from s (link l from its end a to b is 2l, from b to a 2l+1; -1 for s
+** and for vertices s cannot reach); res has ndev + nswitch entries.
+** Every path is widest (its bottleneck is B(s,v)); ties go to fewer
+** links, then to the lower link index. */
+PP_INTERNAL pp_status ppi_route_tree(pp_ctx *ctx, const struct pp_cluster *c,
+                                     int32_t s, int32_t *res);
+
 /* A known accelerator: name, memory as nvidia-smi reports it, speed
 ** relative to V100, dense fp16 peak (gpu_catalog.c). */
 struct ppi_gpu {

@@ -21,17 +21,53 @@
 **   (docs/ALGORITHMS.md 1.5), seeded: devices shuffled into
 **   blocks; bandwidths drawn i.i.d. per pair.
 ** - amp-*: AMP's three clusters (data/amp/clusters.json): 4 nodes of 4
-**   GPUs; a link inside a node gets the node's intra bandwidth, across
-**   nodes the smaller inter bandwidth of the two; Gb/s / 8 = GB/s.
+**   GPUs, as a link graph.  Each GPU links to its node's switch at the
+**   node's intra bandwidth; the node has ONE NIC, a link from its switch
+**   to the spine at its inter bandwidth, which every transfer or ring
+**   leaving the node shares (a g4dn.12xlarge has 4 T4 behind one 50
+**   Gb/s network interface, a p3.8xlarge 4 V100 behind one 10 Gb/s:
+**   https://aws.amazon.com/ec2/instance-types/g4/ and
+**   https://aws.amazon.com/ec2/instance-types/p3/, "Network
+**   Performance"; an instance's bandwidth is one aggregate limit,
+**
+*https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-network-bandwidth.html).
+**   Pairwise, a pair inside a node gets the intra bandwidth and a pair
+**   across nodes the smaller inter bandwidth of the two (inter <= intra
+**   on both instance types), AMP's convention; Gb/s / 8 = GB/s.
+** - clariden: CSCS Alps/Clariden, the cluster of Sailor's validation
+**   runs (data/sailor/README.md): nodes of 4 GH200 ("GH-96"), NVLink
+**   between every pair of a node's GPUs and one NIC per GPU (HPE
+**   Slingshot, 200 Gb/s per GH200) to the fabric, modelled as one spine.
+**   The bandwidths are Sailor's measured fits (below, PPI_CLARIDEN_*).
 **
 ** Cost: O(D^2) for matrix generators, O(D) for link graphs (then the
-** routing of cluster_route.c).
+** routing of cluster_route.c; clariden's node mesh is 6 links a node).
 */
 #include "cluster/cluster_gen.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Clariden's links, GB/s per direction, from Sailor's measured fits
+** (data/sailor/simulator, eth-easl/sailor @ cf2c8e3).  A fit
+** [[c0, c1, c2], peak] gives c0 x^2 + c1 x + c2 GB/s at x = log2(n) -
+** log2(1e6) for n-byte messages, capped at the measured peak (bytes/s);
+** at a large message (n = 1 GiB, x = 10.07) the cap binds:
+** - NVLink, GPU pair: intra_node_bandwidths.json "GH-96" "2": fit 134.3,
+**   peak 125460726312 B/s -> 125.46;
+** - across nodes, GPU pair: multizone_gh96.json (from
+**   multizone_bandwidths_het.json) us-central1-a "GH-96" "1" "1": fit
+**   23.08, peak 22934533176.5 B/s -> 22.93 (of the 25 GB/s of a 200
+**   Gb/s Slingshot NIC).  With 4 GPUs a node on each end the fit's
+**   peak is 92.55 GB/s, about 4 x 23: one NIC per GPU.
+** tests/test_cluster_gen.c recomputes both from the files. */
+#define PPI_CLARIDEN_NVLINK_GBPS 125.460726312
+#define PPI_CLARIDEN_NIC_GBPS 22.934533176529446
+/* TUNING: the default size, 32 nodes (128 GH200): enough for the
+** largest of Sailor's validation runs (16 nodes, sailor/validation
+** in the shared data) and a search with room; no sweep recorded. */
+#define PPI_CLARIDEN_NODES 32
 
 void ppi_gen_params_init(struct ppi_gen_params *p, int kind, uint64_t seed)
 {
@@ -96,6 +132,13 @@ void ppi_gen_params_init(struct ppi_gen_params *p, int kind, uint64_t seed)
     p->ndims = 1;
     p->lo = 1;
     p->hi = 100;
+    break;
+  case PPI_GEN_CLARIDEN:
+    p->dims[0] = PPI_CLARIDEN_NODES;
+    p->ndims = 1;
+    p->gpu = "GH-96";
+    p->intra = PPI_CLARIDEN_NVLINK_GBPS;
+    p->inter = PPI_CLARIDEN_NIC_GBPS;
     break;
   default: break;
   }
@@ -371,43 +414,80 @@ done:
 
 static pp_status gen_amp(struct gen_run *g)
 {
-  /* {inter, intra} Gb/s per node and its GPU, from data/amp. */
+  /* {inter, intra} Gb/s per node and its GPU, from data/amp/clusters.json
+  ** (AMP's own figures: the instance types' network performance, and
+  ** its measured NVLink / PCIe rate inside a node). */
   static const struct {
     const char *gpu;
     double inter, intra;
   } t4 = {"T4", 50, 50}, v100 = {"V100", 10, 170};
   const struct ppi_gen_params *p = g->p;
-  const char *gpu[4];
-  double inter[4], intra[4];
-  int32_t n, k, i, j;
+  int32_t n, k;
+  char a[64], s[64];
   pp_status rc;
 
-  for (n = 0; n < 4; n++) {
-    bool is_t4 = p->kind == PPI_GEN_AMP_HOMOGENEOUS ||
-                 (p->kind == PPI_GEN_AMP_HET_CLUSTER && n == 3);
-    gpu[n] = is_t4 ? t4.gpu : v100.gpu;
-    inter[n] = is_t4 ? t4.inter : v100.inter;
-    intra[n] = is_t4 ? t4.intra : v100.intra;
-  }
   if (p->kind != PPI_GEN_AMP_HOMOGENEOUS && (rc = add_type(g, "V100")))
     return rc;
   if (p->kind != PPI_GEN_AMP_HET_MODEL && (rc = add_type(g, "T4")))
     return rc;
   for (n = 0; n < 4; n++)
     for (k = 0; k < 4; k++)
-      if ((rc = add_dev(g, gpu[n], n, k, true)))
+      if ((rc = add_dev(g,
+                        p->kind == PPI_GEN_AMP_HOMOGENEOUS ||
+                                (p->kind == PPI_GEN_AMP_HET_CLUSTER && n == 3)
+                            ? t4.gpu
+                            : v100.gpu,
+                        n, k, true)))
         return rc;
-  g->bw_cells = 256;
-  g->bw = ppi_calloc(g->ctx, g->bw_cells, sizeof(double));
-  if (!g->bw)
-    return g->ctx->err;
-  for (i = 0; i < 16; i++)
-    for (j = 0; j < 16; j++) {
-      double gbit =
-          i / 4 == j / 4 ? intra[i / 4] : fmin(inter[i / 4], inter[j / 4]);
-      g->bw[i * 16 + j] = i == j ? 0 : gbit / 8;
+  if ((rc = pp_cluster_builder_add_switch(g->b, "spine")))
+    return rc;
+  for (n = 0; n < 4; n++) {
+    bool is_t4 = p->kind == PPI_GEN_AMP_HOMOGENEOUS ||
+                 (p->kind == PPI_GEN_AMP_HET_CLUSTER && n == 3);
+    double inter = (is_t4 ? t4.inter : v100.inter) / 8;
+    double intra = (is_t4 ? t4.intra : v100.intra) / 8;
+    snprintf(s, sizeof s, "node%d.switch", (int)n);
+    if ((rc = pp_cluster_builder_add_switch(g->b, s)) ||
+        (rc = pp_cluster_builder_add_link(g->b, s, "spine", inter, 1)))
+      return rc; /* the node's one NIC */
+    for (k = 0; k < 4; k++) {
+      snprintf(a, sizeof a, "n%dg%d", (int)n, (int)k);
+      if ((rc = pp_cluster_builder_add_link(g->b, a, s, intra, 1)))
+        return rc;
     }
-  return pp_cluster_builder_set_bandwidth(g->b, g->bw, 16);
+  }
+  return PP_OK;
+}
+
+/* Clariden: nodes of 4 GH-96, NVLink between every pair of a node's
+** GPUs, every GPU's own NIC to the spine. */
+static pp_status gen_clariden(struct gen_run *g)
+{
+  const struct ppi_gen_params *p = g->p;
+  int32_t nn = p->dims[0], n, i, j;
+  char a[64], b[64];
+  pp_status rc;
+  if ((rc = check_count(g, 4.0 * nn)) || (rc = add_type(g, p->gpu)))
+    return rc;
+  for (n = 0; n < nn; n++)
+    for (i = 0; i < 4; i++)
+      if ((rc = add_dev(g, p->gpu, n, i, true)))
+        return rc;
+  if (nn > 1 && (rc = pp_cluster_builder_add_switch(g->b, "spine")))
+    return rc;
+  for (n = 0; n < nn; n++)
+    for (i = 0; i < 4; i++) {
+      snprintf(a, sizeof a, "n%dg%d", (int)n, (int)i);
+      if (nn > 1 &&
+          (rc = pp_cluster_builder_add_link(g->b, a, "spine", p->inter, 1)))
+        return rc;
+      for (j = i + 1; j < 4; j++) {
+        snprintf(b, sizeof b, "n%dg%d", (int)n, (int)j);
+        if ((rc = pp_cluster_builder_add_link(g->b, a, b, p->intra, 1)))
+          return rc;
+      }
+    }
+  return PP_OK;
 }
 
 pp_status ppi_cluster_generate(pp_ctx *ctx, const struct ppi_gen_params *p,
@@ -451,6 +531,7 @@ pp_status ppi_cluster_generate(pp_ctx *ctx, const struct ppi_gen_params *p,
   case PPI_GEN_RANDOM_BLK_1:
   case PPI_GEN_RANDOM_BLK_2:
   case PPI_GEN_UNIFORM_DIST: rc = gen_random(&g); break;
+  case PPI_GEN_CLARIDEN: rc = gen_clariden(&g); break;
   default: rc = gen_amp(&g); break;
   }
   if (rc == PP_OK) {

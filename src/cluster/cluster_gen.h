@@ -21,7 +21,8 @@ enum ppi_gen_kind {
   PPI_GEN_UNIFORM_DIST,
   PPI_GEN_AMP_HOMOGENEOUS,
   PPI_GEN_AMP_HET_CLUSTER,
-  PPI_GEN_AMP_HET_MODEL
+  PPI_GEN_AMP_HET_MODEL,
+  PPI_GEN_CLARIDEN
 };
 
 struct ppi_gen_params {

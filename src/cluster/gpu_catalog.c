@@ -13,6 +13,13 @@
 **   die with faster memory), so it is an optimistic estimate.
 ** peak_tflops: dense fp16/bf16 tensor-core peak from the vendors' data
 **   sheets (fp32 accumulate for GeForce cards).
+** GH-96 (the H100 of a GH200 Grace Hopper superchip, 96 GB HBM3): memory
+**   as Sailor counts it, 102625181696 bytes = 95.5771484375 GiB
+**   (data/sailor/simulator/basic_cluster_config.json); peak from NVIDIA's
+**   GH200 data sheet
+*(https://www.nvidia.com/en-us/data-center/grace-hopper-superchip/:
+**   FP16/BF16 tensor core 1,979 TFLOPS with sparsity, 989 dense), the
+**   H100 SXM's figure.
 */
 #include "cluster/cluster.h"
 
@@ -27,7 +34,7 @@ static const struct ppi_gpu catalog[] = {
     {"A100-40", 40.0, 3.206, 312, "Sailor OPT-350 profiles"},
     {"A100-80", 80.0, 3.457, 312, "Sailor OPT-350 profiles"},
     {"H100", 79.65, 7.026, 989, "GH-96's figure (no H100 profile)"},
-    {"GH-96", 95.58, 7.026, 989, "Sailor OPT-350 profiles"},
+    {"GH-96", 95.5771484375, 7.026, 989, "Sailor OPT-350 profiles"},
     {"RTX-2080", 7.79, 0.835, 40, "Sailor OPT-350 profiles"},
     {"RTX-3090", 24.0, 1.545, 71, "Sailor OPT-350 profiles"},
     {"Titan-RTX", 24.0, 0.888, 130, "Sailor OPT-350 profiles"},

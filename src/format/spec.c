@@ -68,6 +68,10 @@ static const struct gen_info gens[] = {
      "out) + 1 x g4dn.12xlarge (T4)"},
     {"amp-het-model", PPI_GEN_AMP_HET_MODEL, 0, 0, "latency",
      "amp-het-model  AMP: 4 x p3.8xlarge (16 V100)"},
+    {"clariden", PPI_GEN_CLARIDEN, 0, 1, "intra,inter," COMMON_OPTS,
+     "clariden[:NODES]  CSCS Alps/Clariden: nodes of 4 GH-96 (GH200), NVLink "
+     "125.46 GB/s per pair, one Slingshot NIC per GPU, 22.93 GB/s (default "
+     "32 nodes)"},
 };
 
 #define NGENS ((int)PPI_COUNT(gens))

@@ -29,6 +29,7 @@ static pp_status build(pp_ctx *ctx, const struct ppi_bmodel *bm, pp_model **out)
   snprintf(src, sizeof src, "built-in %s", bm->name);
   if ((rc = pp_model_builder_create(ctx, bm->name, src, &b)) ||
       (rc = pp_model_builder_set_micro_batch(b, bm->micro_batch)) ||
+      (rc = pp_model_builder_set_dtype(b, bm->dtype)) ||
       (rc = pp_model_builder_set_reference_type(b, bm->reftype)))
     goto done;
   for (i = 0; i < bm->nhyper; i++)

@@ -39,6 +39,7 @@ struct ppi_bmodel {
   const char *source;  /* where the numbers come from */
   const char *reftype; /* reference device type */
   int32_t micro_batch;
+  pp_precision dtype; /* what every byte count is in */
   const char *const *types;
   int ntype;
   const struct ppi_bop *ops;

@@ -6,13 +6,14 @@
 ** end a to its end b is resource 2l, from b to a is 2l+1).
 **
 ** The paths are the ones whose bottleneck the bandwidth matrix reports
-** (cluster_route.c): on the maximum spanning tree for widest-path
-** routing (Kruskal, ties by link index; the tree path between two
-** vertices has the widest bottleneck), and the widest of the shortest
-** paths for hop routing (BFS, then the widest parent at each depth).
-** A tree of parent links is built per source device on first use.
+** (cluster_route.c): for widest-path routing, ppi_route_tree's widest
+** path per pair over the whole link graph (ties to fewer links, then
+** the lower link index), which keeps every parallel NIC of a
+** rail-optimised node; and the widest of the shortest paths for hop
+** routing (BFS, then the widest parent at each depth).  A tree of
+** parent links is built per source device on first use.
 **
-** Complexity: O(L log L) once for the spanning tree, O(V + L) per
+** Complexity: O((V + L) log L) per widest source, O(V + L) per hops
 ** source, O(hops) per route.
 */
 #include "sim/sim.h"
@@ -115,6 +116,16 @@ static pp_status source_tree(pp_ctx *ctx, struct ppi_routes *rt, int32_t s)
   double *width = NULL;
   int32_t v, k;
 
+  if (c->routing == PP_ROUTE_WIDEST) {
+    if (!(t = ppi_alloc(ctx, (size_t)nv * sizeof *t)))
+      return PP_ENOMEM;
+    if (ppi_route_tree(ctx, c, s, t) != PP_OK) {
+      ppi_free(ctx, t, (size_t)nv * sizeof *t);
+      return PP_ENOMEM;
+    }
+    rt->tree[s] = t;
+    return PP_OK;
+  }
   if (!(t = ppi_alloc(ctx, (size_t)nv * sizeof *t)) ||
       !(dist = ppi_alloc(ctx, (size_t)nv * sizeof *dist)) ||
       !(queue = ppi_alloc(ctx, (size_t)nv * sizeof *queue)) ||
