@@ -392,7 +392,7 @@ int main(int argc, char **argv)
   amp.engine = PP_ENGINE_DEEPSPEED;
   sailor.title = "Sailor clariden (OPT-350M, GH200)";
   sailor.model = "opt-350";
-  sailor.cluster_fmt = "hier:%dx4,gpu=GH-96,intra=125.5,inter=22.93";
+  sailor.cluster_fmt = "clariden:%d";
   sailor.prec = PP_PREC_FP32;
   sailor.engine = PP_ENGINE_DEEPSPEED;
   read_amp(dir, &amp);

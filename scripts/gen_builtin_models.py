@@ -14,7 +14,14 @@ Conventions (docs/FORMATS.md, "Built-in models"):
   DeepSpeed fp16, data/amp/clusters.json "precision"; the launch
   scripts pass --fp16).  Forward times are the measured entries at
   micro-batch 1; backward = 2 x forward, AMP's own convention
-  (data/amp/COST_MODEL.md).  Sizes are derived from the model code of
+  (data/amp/COST_MODEL.md), except GPT-2's transformer entries: AMP's
+  ParallelTransformerLayerPipe runs the layer's forward twice (once
+  inside a print, megatron/model/transformer.py:509 and 513 of AMP's
+  Megatron-LM-v1.1.5-3D_parallelism), and the profile times the entry
+  as called (deepspeed/runtime/pipe/module.py:331-356 of AMP's fork:
+  wall time of layer(inputs) after a CUDA sync), so the profiled
+  forward is two forwards while the backward differentiates only the
+  returned one: 2 x a single forward = 1 x the profiled entry.  Sizes are derived from the model code of
   AMP's repository (gpt2() and transgan() below give each formula);
 - Sailor (data/sailor, eth-easl/sailor @ cf2c8e3): dtype fp32 (Sailor's
   runs have no fp16/bf16 section in their DeepSpeed config,
@@ -208,11 +215,12 @@ def gpt2():
         if i != 28:
             assert param == 2 * int(r["exact_param_elems_mp1"]), i
         tied = 0 if i == 28 else -1  # the output projection is the word table
-        m.op(name, r["amp_kind"], fwd, 2 * fwd, 0, param, out, saved, tied)
+        kb = 1 if r["amp_kind"] == "transformer_layer" else 2
+        m.op(name, r["amp_kind"], fwd, kb * fwd, 0, param, out, saved, tied)
         for gpu, t in (("P3", "V100"), ("G4", "T4")):
             for tp in (1, 2, 4):
                 f = ms(r["fwd_s_%s_mp%d" % (gpu, tp)])
-                m.time(i, t, tp, 1, f, 2 * f, -1)
+                m.time(i, t, tp, 1, f, kb * f, -1)
     for tp in (2, 4):
         for i in range(len(rows)):
             m.tps.append((i,) + (tp,) + sizes[tp][i])

@@ -224,7 +224,7 @@ static void t_gpt2_amp(void **state)
   struct csv c;
   pp_model_stats st;
   double own = 0, all = 0;
-  int r, k;
+  int r, k, kb;
   static const int tps[3] = {1, 2, 4};
   csv_read(&c, "data/amp/gpt2_layers.csv");
   assert_int_equal(c.nrow, 30);
@@ -241,7 +241,11 @@ static void t_gpt2_amp(void **state)
     assert_int_equal(v, r);
     assert_int_equal(pp_model_op(m, v, &d), PP_OK);
     near(d.fwd_ms, f, 1e-9, "gpt2-amp op %d fwd", v);
-    near(d.bwd_ms, 2 * d.fwd_ms, 1e-15, "gpt2-amp op %d bwd", v);
+    /* backward = 2 x forward (AMP's convention), but 1 x on the
+    ** transformer entries, whose profiled forward runs the layer twice
+    ** (scripts/gen_builtin_models.py) */
+    kb = v >= 2 && v <= 25 ? 1 : 2;
+    near(d.bwd_ms, kb * d.fwd_ms, 1e-15, "gpt2-amp op %d bwd", v);
     assert_true(d.update_ms == 0);
     /* Parameters as trained in fp16; the logits share the embedding's
     ** word table (52256 x 1024). */
@@ -266,7 +270,7 @@ static void t_gpt2_amp(void **state)
       f = csv_num(&c, r, col) * 1000;
       t = op_time(m, v, "T4", tps[k], 1);
       near(t.fwd_ms, f, 1e-9, "gpt2-amp op %d T4 tp %d fwd", v, tps[k]);
-      near(t.bwd_ms, 2 * f, 1e-9, "gpt2-amp op %d T4 tp %d bwd", v, tps[k]);
+      near(t.bwd_ms, kb * f, 1e-9, "gpt2-amp op %d T4 tp %d bwd", v, tps[k]);
       if (t.est != 0)
         fail_msg("gpt2-amp op %d T4 tp %d: est %u, want 0 (profiled)", v,
                  tps[k], t.est);
@@ -274,7 +278,8 @@ static void t_gpt2_amp(void **state)
       f = csv_num(&c, r, col) * 1000;
       t = op_time(m, v, "V100", tps[k], 1);
       near(t.fwd_ms, f, 1e-9, "gpt2-amp op %d V100 tp %d fwd", v, tps[k]);
-      near(t.bwd_ms, 2 * f, 1e-9, "gpt2-amp op %d V100 tp %d bwd", v, tps[k]);
+      near(t.bwd_ms, kb * f, 1e-9, "gpt2-amp op %d V100 tp %d bwd", v,
+           tps[k]);
       assert_int_equal(t.est, 0);
       /* NULL type: the reference type, the same numbers. */
       t = op_time(m, v, NULL, tps[k], 1);
@@ -707,18 +712,27 @@ static void t_missing_points(void **state)
          "llama op %d A100-40 tp 1", v);
     near(t.bwd_ms, 2 * json_number_value(json_array_get(e, 1)) * 1000, 1e-9,
          "llama op %d A100-40 tp 1 bwd", v);
-    /* mbs 8 was not profiled either: at tp 4, mbs 1 and 2 were; the
-    ** nearer, 2, scaled by 8 / 2. */
+    /* mbs 8 was not profiled either: at tp 4, mbs 1 and 2 were; beyond
+    ** the largest, mbs 2's time plus 6 x the last step's cost per
+    ** sample (t2 - t1), kept within [0, t2 / 2]. */
     t = op_time(m, v, "A100-40", 4, 8);
     assert_int_equal(t.est, PP_EST_MBS);
-    near(t.fwd_ms,
-         4 *
-             json_number_value(json_array_get(
-                 json_object_get(json_object_get(json_object_get(p, "2"), "4"),
-                                 lk),
-                 0)) *
-             1000,
-         1e-9, "llama op %d A100-40 tp 4 mbs 8", v);
+    {
+      double t1 = json_number_value(json_array_get(
+                      json_object_get(
+                          json_object_get(json_object_get(p, "1"), "4"), lk),
+                      0)) *
+                  1000,
+             t2 = json_number_value(json_array_get(
+                      json_object_get(
+                          json_object_get(json_object_get(p, "2"), "4"), lk),
+                      0)) *
+                  1000,
+             slope = t2 - t1;
+      slope = slope < 0 ? 0 : slope > t2 / 2 ? t2 / 2 : slope;
+      near(t.fwd_ms, t2 + 6 * slope, 1e-9, "llama op %d A100-40 tp 4 mbs 8",
+           v);
+    }
   }
   json_decref(p);
   pp_model_destroy(m);

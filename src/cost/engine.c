@@ -172,23 +172,41 @@ int ppi_engine_keeps_output(pp_engine e)
 }
 
 /* TUNING: the fixed memory of a training process on a GPU before its
-** first tensor: the CUDA context with PyTorch's kernels loaded, NCCL's
-** channel buffers of every communicator, cuBLAS/cuDNN workspaces and
-** the engine's fused kernels.  Measured, not derived: the intercept of
-** nvidia-smi's memory.used on Sailor's 15 clariden runs of OPT-350M
-** (GH200, Megatron-DeepSpeed, fp32, data/sailor/validation/
-** clariden_opt350.csv) once weights, optimizer state, activations,
-** buffers and the allocator's slack are accounted for
-** (bench/bench_fidelity.c; docs/COST_MODEL.md, "Fixed runtime memory").
-** No other GPU type has a measurement in the repository, so every type
-** takes it until `parplan calibrate` fits its own; it errs on the safe
-** side on GPUs whose NCCL uses fewer channels. */
-#define RUNTIME_GIB 4.1
+** first tensor: the CUDA context with PyTorch's kernels loaded (PyTorch
+** PR #86509 measured 667 MB without lazy loading, 287 MB with it), NCCL's
+** buffers (4 MiB per channel, peer and protocol for the Simple protocol
+** alone, NVIDIA/nccl src/init.cc @ 5067397 line 813; NVLink systems open
+** many more channels than PCIe ones), cuBLAS workspaces (32 MiB on
+** Hopper, 8 MiB + 128 KiB elsewhere) and the engine's fused kernels.  No
+** source gives the sum, so it is measured, per platform
+** (docs/COST_MODEL.md, "Fixed runtime memory"):
+**   - Hopper (GH200, H100, H200): 4.1 GiB, the intercept of nvidia-smi's
+**     memory.used on Sailor's 15 clariden runs of OPT-350M (GH200, CUDA
+**     12, Megatron-DeepSpeed, fp32; data/sailor/validation/
+**     clariden_opt350.csv) once weights, optimizer state, activations,
+**     buffers and the allocator's slack are accounted for
+**     (bench/bench_fidelity.c);
+**   - every other GPU: 1.0 GiB, from AMP's 52 runs on T4s (CUDA 11.0,
+**     PyTorch 1.7, DeepSpeed fp16): the finished runs need at most 1.4
+**     GiB of runtime to fit and the out-of-memory ones at least 0.35
+**     GiB to fail; 1.0 GiB is PyTorch's eager context and kernels plus
+**     NCCL's few PCIe channels.
+** `parplan calibrate` (a later issue) fits a cluster's own. */
+#define RUNTIME_HOPPER_GIB 4.1
+#define RUNTIME_OTHER_GIB 1.0
+
+static int hopper(const char *type)
+{
+  return type && (strncmp(type, "GH", 2) == 0 || strncmp(type, "H100", 4) == 0 ||
+                  strncmp(type, "H200", 4) == 0);
+}
 
 double ppi_engine_runtime_bytes(pp_engine e, const char *type)
 {
-  (void)type;
-  return e == PP_ENGINE_GENERIC ? 0 : RUNTIME_GIB * 1073741824.0;
+  if (e == PP_ENGINE_GENERIC)
+    return 0;
+  return (hopper(type) ? RUNTIME_HOPPER_GIB : RUNTIME_OTHER_GIB) *
+         1073741824.0;
 }
 
 /* TUNING: what PyTorch's caching allocator holds beyond the live peak
