@@ -351,7 +351,19 @@ void ppi_point_part_params(const struct space *sp, const struct point *pt,
   pa->gas = gas;
   pa->schedule = pt->sched == PP_SCHED_GPIPE ? PP_SCHED_GPIPE : PP_SCHED_1F1B;
   pa->optimizer = p->optimizer;
-  pa->reserve_bytes = p->reserve_bytes;
+  /* the memory margin as a reserve, on the smallest memory of the set, so
+  ** that the partitioners aim below capacity x (1 - margin) as the
+  ** pricing will ask */
+  {
+    const struct dset *set = &sp->sets[pt->set];
+    double cap = INFINITY;
+    int32_t k;
+    for (k = 0; k < set->n; k++)
+      cap = fmin(cap, (double)pp_cluster_type_memory(
+                          sp->c, pp_cluster_device_type(sp->c, set->dev[k])));
+    pa->reserve_bytes = p->reserve_bytes +
+                        (isfinite(cap) ? (int64_t)(p->memory_margin * cap) : 0);
+  }
   pa->bandwidth_gbps = linkbw;
 }
 
