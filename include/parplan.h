@@ -1163,6 +1163,13 @@ typedef struct pp_search_params {
                               gave a plan that fits (default 4; 0: off) */
   pp_progress_fn progress; /* NULL: none */
   void *progress_ud;
+  pp_precision precision; /* of every plan; default PP_PREC_MODEL */
+  pp_engine engine;       /* of every plan; default PP_ENGINE_GENERIC */
+  int32_t zero;           /* ZeRO stage of every plan, 0-3 (default 0);
+                             -1: each plan the best of the stages its
+                             engine runs at its pipeline depth */
+  double memory_margin;   /* fraction of every device's capacity a plan
+                             leaves free, [0, 1); default 0.05 */
 } pp_search_params;
 void pp_search_params_init(pp_search_params *p);
 
@@ -1209,6 +1216,8 @@ typedef struct pp_search_plan {
   int madpipe;           /* partitioned by MadPipe (memory bound): its
                             in-flight counts, maybe several stages on
                             one device */
+  int32_t zero;          /* its ZeRO stage (the search's, or the one
+                            chosen when that is -1) */
 } pp_search_plan;
 pp_status pp_search_plan_get(const pp_search *s, int32_t i,
                              pp_search_plan *out);

@@ -99,7 +99,7 @@ static void t_exact(void **state)
   assert_string_equal(
       pp_export_text(x),
       "--tensor-model-parallel-size 1 --pipeline-model-parallel-size 4 "
-      "--micro-batch-size 1 --global-batch-size 32 "
+      "--micro-batch-size 1 --global-batch-size 32 --fp16 "
       "--pipeline-model-parallel-layout "
       "\"Ettttt|ttttttt|tttttt|ttttttL\"\n");
   /* GPT-2's four no-op entries have no symbol; nothing else to say */

@@ -173,7 +173,8 @@ static pp_search *plan(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
   p.simulate = 0;
   p.map_time_s = 0;
   p.top_k = 3;
-  p.madpipe = 0; /* MadPipe's plans lie outside the enumerated space */
+  p.madpipe = 0;       /* MadPipe's plans lie outside the enumerated space */
+  p.memory_margin = 0; /* the enumeration it is checked against has none */
   if (pp_plan_search(ctx, m, c, &p, &s) != PP_OK)
     fail_msg("plan: %s", pp_ctx_errmsg(ctx));
   return s;

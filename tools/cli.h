@@ -51,6 +51,9 @@ struct cli_common {
   const char *model, *cluster, *out, *gantt_image;
   int json;
   int optimizer; /* -1: the library's default */
+  /* the run's settings (run_opts), -1 when not given: precision an index
+  ** of precision_at, engine a pp_engine, zero 0-3 or 4 for auto */
+  int precision, engine, zero;
   pp_cost_params cost;
 };
 

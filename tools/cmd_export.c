@@ -136,8 +136,8 @@ static int run_export(pp_ctx *ctx, void *opts)
   return ret;
 }
 
-static const struct cli_opt *const export_tables[] = {model_opts, cluster_opts,
-                                                      export_opts, NULL};
+static const struct cli_opt *const export_tables[] = {
+    model_opts, cluster_opts, export_opts, run_opts, NULL};
 
 const struct cli_cmd cmd_export = {
     "export",

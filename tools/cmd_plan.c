@@ -53,6 +53,10 @@ const struct cli_opt search_opts[] = {
              "              until N plans fit (default 4; 0: off)"},
     {"--no-simulate", CLI_FLAG, PLAN(sp.simulate), .value = 0,
      .help = "--no-simulate rank by the estimate only"},
+    {"--memory-margin", CLI_DOUBLE, PLAN(sp.memory_margin), 0, 0.99,
+     .help = "--memory-margin F  fraction of every device's memory a plan "
+             "leaves\n"
+             "              free (default 0.05)"},
     {NULL}};
 
 static const struct cli_opt trace_opts[] = {
@@ -94,6 +98,10 @@ static pp_search_params search_params(const struct plan_opts *o)
   if (o->c.optimizer >= 0)
     sp.optimizer = (pp_optimizer)o->c.optimizer;
   sp.recompute = recompute[o->recompute];
+  sp.precision =
+      o->c.precision >= 0 ? precision_at_index(o->c.precision) : PP_PREC_MODEL;
+  sp.engine = o->c.engine >= 0 ? (pp_engine)o->c.engine : DEFAULT_ENGINE;
+  sp.zero = o->c.zero == ZERO_AUTO ? -1 : o->c.zero >= 0 ? o->c.zero : 0;
   sp.reserve_bytes = o->c.cost.reserve_bytes;
   sp.allreduce = o->c.cost.allreduce;
   if (isatty(2))
@@ -200,10 +208,11 @@ static int run_compare(pp_ctx *ctx, void *opts)
 }
 
 static const struct cli_opt *const plan_tables[] = {
-    model_opts,   cluster_opts, search_opts, optimizer_opts, allreduce_opts,
-    reserve_opts, json_opts,    out_opts,    trace_opts,     NULL};
+    model_opts,     cluster_opts,   search_opts,  run_opts,
+    optimizer_opts, allreduce_opts, reserve_opts, json_opts,
+    out_opts,       trace_opts,     NULL};
 static const struct cli_opt *const compare_tables[] = {
-    model_opts,     cluster_opts, search_opts, optimizer_opts,
+    model_opts,     cluster_opts, search_opts, run_opts, optimizer_opts,
     allreduce_opts, reserve_opts, json_opts,   NULL};
 
 const struct cli_cmd cmd_plan = {

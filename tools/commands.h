@@ -13,6 +13,11 @@
 #define DEFAULT_MODEL "gpt2-amp"
 #define DEFAULT_CLUSTER "amp-het-cluster"
 #define DEFAULT_BATCH 32 /* AMP's GPT-2 experiments (data/amp) */
+/* The engine plan and compare plan for unless --engine says: the
+** engine-free model, as before engines were modelled. */
+#define DEFAULT_ENGINE PP_ENGINE_GENERIC
+/* --zero auto: the value of struct cli_common's zero. */
+#define ZERO_AUTO 4
 
 extern const struct cli_cmd cmd_plan, cmd_compare, cmd_default, cmd_describe,
     cmd_model, cmd_topo, cmd_evaluate, cmd_simulate, cmd_export, cmd_report,
@@ -21,7 +26,8 @@ extern const struct cli_cmd cmd_plan, cmd_compare, cmd_default, cmd_describe,
 /* Shared by several commands; they set struct cli_common's fields. */
 extern const struct cli_opt model_opts[], cluster_opts[], json_opts[],
     out_opts[], seed_opts[], help_opts[], cost_model_opts[], allreduce_opts[],
-    reserve_opts[], network_opts[], gantt_image_opts[], optimizer_opts[];
+    reserve_opts[], network_opts[], gantt_image_opts[], optimizer_opts[],
+    run_opts[];
 
 /* One command's, listed in the tool's --help. */
 extern const struct cli_opt chain_opts[], sim_opts[], part_opts[],
@@ -33,6 +39,9 @@ const char *schedule_at(int i);
 /* Set up the struct cli_common that opts begins with (main does, for
 ** every command). */
 void common_init(void *opts);
+
+/* The precision --precision names by index (fp32, fp16, bf16). */
+pp_precision precision_at_index(int i);
 
 /* What the commands that take a PLAN (o->arg) work on. */
 struct plan_inputs {

@@ -32,6 +32,29 @@ static const char *optimizer_at(int i)
   return pp_optimizer_name((pp_optimizer)i);
 }
 
+/* The precisions a run names: the library's, less "model" (the plan's
+** default, never given). */
+static const char *precision_at(int i)
+{
+  return i >= 0 ? pp_precision_name((pp_precision)(i + 1)) : NULL;
+}
+
+pp_precision precision_at_index(int i)
+{
+  return (pp_precision)(i + 1);
+}
+
+static const char *engine_at(int i)
+{
+  return pp_engine_name((pp_engine)i);
+}
+
+static const char *zero_at(int i)
+{
+  static const char *const names[] = {"0", "1", "2", "3", "auto"};
+  return i >= 0 && i <= ZERO_AUTO ? names[i] : NULL;
+}
+
 const char *schedule_at(int i)
 {
   return pp_schedule_name((pp_schedule)i);
@@ -112,12 +135,75 @@ const struct cli_opt optimizer_opts[] = {
      .help = "--optimizer sgd|adam|adam-mixed|2bw   (default adam-mixed)"},
     {NULL}};
 
+const struct cli_opt run_opts[] = {
+    {"--precision", CLI_ENUM, COMMON(precision), .names = precision_at,
+     .help = "--precision fp32|fp16|bf16   the run's precision (plan, "
+             "compare: default\n"
+             "              the model's dtype)"},
+    {"--engine", CLI_ENUM, COMMON(engine), .names = engine_at,
+     .help = "--engine generic|deepspeed|megatron|torch   the engine that "
+             "runs the\n"
+             "              plan (plan, compare: default generic)"},
+    {"--zero", CLI_ENUM, COMMON(zero), .names = zero_at,
+     .help = "--zero 0|1|2|3|auto   ZeRO stage (plan, compare: default 0; "
+             "auto: the\n"
+             "              best the engine runs at each pipeline depth; "
+             "plan and\n"
+             "              compare only)"},
+    {NULL}};
+
 void common_init(void *opts)
 {
   struct cli_common *c = opts;
   c->seed = 1;
   c->optimizer = -1;
+  c->precision = c->engine = c->zero = -1;
   pp_cost_params_init(&c->cost);
+}
+
+/* The plan *p with the settings --precision, --engine and --zero give
+** in place of its own (a new plan through the builder: plans are
+** immutable); untouched when none is given. */
+static pp_status override_plan(pp_ctx *ctx, const struct cli_common *o,
+                               pp_plan **p)
+{
+  pp_plan_params pp;
+  pp_plan_builder *b = NULL;
+  pp_plan *q = NULL;
+  int32_t s, r, S = pp_plan_nstage(*p);
+  pp_status rc;
+  if (o->precision < 0 && o->engine < 0 && o->zero < 0)
+    return PP_OK;
+  pp_plan_get_params(*p, &pp);
+  if (o->precision >= 0)
+    pp.precision = precision_at_index(o->precision);
+  if (o->engine >= 0)
+    pp.engine = (pp_engine)o->engine;
+  if (o->zero >= 0)
+    pp.zero = o->zero;
+  if ((rc = pp_plan_builder_create(ctx, &pp, pp_plan_source(*p), &b)))
+    return rc;
+  for (s = 0; s < S && !rc; s++) {
+    int32_t n, id;
+    double sig[4];
+    const int32_t *ops = pp_plan_stage_ops(*p, s, &n);
+    rc = pp_plan_builder_add_stage(b, ops, n, &id);
+    for (r = 0; r < pp_plan_nreplica(*p, s) && !rc; r++)
+      rc = pp_plan_builder_add_replica(b, id, pp_plan_replica(*p, s, r));
+    if (!rc && pp_plan_stage_in_flight(*p, s) > 0)
+      rc = pp_plan_builder_set_in_flight(b, id, pp_plan_stage_in_flight(*p, s));
+    if (!rc && pp_plan_stage_pattern(*p, s, sig))
+      rc = pp_plan_builder_set_pattern(b, id, sig);
+  }
+  if (rc) {
+    pp_plan_builder_destroy(b);
+    return rc;
+  }
+  if ((rc = pp_plan_builder_finish(b, &q)))
+    return rc;
+  pp_plan_destroy(*p);
+  *p = q;
+  return PP_OK;
 }
 
 int load_plan(pp_ctx *ctx, const char *cmd, const struct cli_common *o,
@@ -129,9 +215,15 @@ int load_plan(pp_ctx *ctx, const char *cmd, const struct cli_common *o,
     return cli_usage(cmd, "%s needs a PLAN file", cmd);
   if (!o->model || !o->cluster)
     return cli_usage(cmd, "%s needs --model M and --cluster C", cmd);
+  if (o->zero == ZERO_AUTO)
+    return cli_usage(cmd,
+                     "--zero auto is for plan and compare; %s takes "
+                     "0, 1, 2 or 3",
+                     cmd);
   if ((rc = pp_model_load(ctx, o->model, &in->m)) ||
       (rc = pp_cluster_load(ctx, o->cluster, &in->c)) ||
-      (rc = pp_plan_load(ctx, o->arg, in->m, in->c, &in->p))) {
+      (rc = pp_plan_load(ctx, o->arg, in->m, in->c, &in->p)) ||
+      (rc = override_plan(ctx, o, &in->p))) {
     free_plan(in);
     return cli_fail(ctx, rc);
   }

@@ -41,6 +41,9 @@ static const struct cli_section sections[] = {
      "subgraphs, refinement (docs/PARTITION.md):",
      part_dag_opts},
     {"plan options:", search_opts},
+    {"run settings (plan, compare; as overrides of the plan file's: "
+     "evaluate,\nsimulate, report, export):",
+     run_opts},
     {"  --optimizer   as for partition; --reserve-gb, --allreduce   as for\n"
      "                evaluate",
      help_opts},

@@ -141,6 +141,17 @@
 ** clusters keep the planner's own placement). */
 #define PPI_PLAN_MAP_MAX_DEVICES 512
 
+/* TUNING: the fraction of every device's capacity a searched plan must
+** leave free (pp_search_params.memory_margin, parplan plan
+** --memory-margin): a plan is kept only when each device's total is at
+** most capacity x (1 - margin).  The memory model's own error on the
+** calibration runs is a few per cent (docs/COST_MODEL.md, "Memory of a
+** device"), so
+** a plan priced right at capacity would fail as often as it runs; 5%
+** covers that error with little to spare.  Not a limit: a default the
+** caller may set anywhere in [0, 1). */
+#define PPI_SEARCH_MEMORY_MARGIN 0.05
+
 /* ---- cost model and simulator ------------------------------------------ */
 
 /* The hierarchical allreduce applies to at most this many nodes, with at

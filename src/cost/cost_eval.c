@@ -58,6 +58,9 @@ struct pp_eval {
   int recompute;
   pp_cost_kind kind;
   pp_optimizer opt;
+  pp_precision precision; /* the run's: the model's dtype for PREC_MODEL */
+  pp_engine engine;
+  int32_t zero;
   double period_ms;
   struct ppi_amp_terms amp;
 };
@@ -410,6 +413,10 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
   e->recompute = k->p->p.recompute;
   e->kind = k->cp.kind;
   e->opt = k->p->p.optimizer;
+  e->precision = k->p->p.precision == PP_PREC_MODEL ? k->m->dtype
+                                                    : k->p->p.precision;
+  e->engine = k->p->p.engine;
+  e->zero = k->p->p.zero;
   e->period_ms = k->period_ms;
   if (!(e->st = ppi_arena_alloc(&e->arena, ctx, (size_t)k->S, sizeof *e->st)) ||
       !(e->mem =
@@ -568,6 +575,9 @@ const struct ppi_eval_view *ppi_eval_view(const pp_eval *e,
   v->recompute = e->recompute;
   v->kind = e->kind;
   v->opt = e->opt;
+  v->precision = e->precision;
+  v->engine = e->engine;
+  v->zero = e->zero;
   v->period_ms = e->period_ms;
   v->sum = &e->sum;
   return v;

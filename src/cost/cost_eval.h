@@ -19,6 +19,9 @@ struct ppi_eval_view {
   int recompute;
   pp_cost_kind kind;
   pp_optimizer opt;
+  pp_precision precision; /* the run's: the model's dtype for PREC_MODEL */
+  pp_engine engine;
+  int32_t zero;
   double period_ms;
   const pp_eval_summary *sum;
 };

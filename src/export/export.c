@@ -363,3 +363,31 @@ pp_status ppi_export_check_1f1b(pp_ctx *ctx, pp_export *x, const pp_plan *p,
                            engine);
   return PP_OK;
 }
+
+pp_precision ppi_export_precision(const pp_plan *p, const pp_model *m)
+{
+  pp_precision d = pp_model_dtype(m);
+  if (p->p.precision != PP_PREC_MODEL)
+    return p->p.precision;
+  if (d == PP_PREC_FP16 && p->p.optimizer != PP_OPT_ADAM_MIXED)
+    return PP_PREC_FP32;
+  return d;
+}
+
+pp_status ppi_export_check_engine(pp_ctx *ctx, pp_export *x, const pp_plan *p,
+                                  pp_engine e, const char *engine)
+{
+  pp_status rc = PP_OK;
+  if (p->p.engine != PP_ENGINE_GENERIC && p->p.engine != e)
+    rc = ppi_export_warn(ctx, x,
+                         "the plan was priced for engine %s, not %s: its "
+                         "memory and times assume the other engine",
+                         pp_engine_name(p->p.engine), engine);
+  if (!rc && !((ppi_engine_zero_mask(e, p->nstage) >> p->p.zero) & 1u))
+    rc = ppi_export_warn(ctx, x,
+                         "%s cannot run ZeRO stage %d with %d pipeline "
+                         "stages (docs/FORMATS.md, \"Plan JSON\"); the files "
+                         "ask for it as the plan says",
+                         engine, (int)p->p.zero, (int)p->nstage);
+  return rc;
+}

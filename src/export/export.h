@@ -83,6 +83,16 @@ PP_INTERNAL pp_status ppi_export_check_rank_order(pp_ctx *ctx, pp_export *x,
                                                   const int32_t *rank_of,
                                                   const char *engine);
 /* The engine runs 1F1B: a warning for GPipe and 1F1B*. */
+/* The precision to launch p in: the plan's; for a plan without one, the
+** model's dtype, fp16 only with the mixed-precision optimizer (the rule
+** of exports before plans had a precision; fp32 otherwise). */
+PP_INTERNAL pp_precision ppi_export_precision(const pp_plan *p,
+                                              const pp_model *m);
+/* The plan was priced for another engine (not generic), or at a ZeRO
+** stage engine e cannot run at its depth (ppi_engine_zero_mask). */
+PP_INTERNAL pp_status ppi_export_check_engine(pp_ctx *ctx, pp_export *x,
+                                              const pp_plan *p, pp_engine e,
+                                              const char *engine);
 PP_INTERNAL pp_status ppi_export_check_1f1b(pp_ctx *ctx, pp_export *x,
                                             const pp_plan *p,
                                             const char *engine);

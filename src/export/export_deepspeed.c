@@ -5,10 +5,11 @@
 **
 **   ds_config.json  train_batch_size = micro-batch x micro-batches x dp,
 **                   train_micro_batch_size_per_gpu, gradient_accumulation
-**                   _steps (the micro-batches of one train_batch()), fp16
-**                   for the mixed-precision optimizer, ZeRO stage 0 (the
-**                   plan keeps every optimizer state on every replica;
-**                   pipeline parallelism excludes ZeRO-2 and -3 anyway);
+**                   _steps (the micro-batches of one train_batch()),
+**                   "fp16" or "bf16" for the plan's precision (a plan
+**                   without one: fp16 for the mixed-precision optimizer),
+**                   the plan's ZeRO stage (its PipelineEngine refuses 2
+**                   and 3 with more than one stage: a warning);
 **   ds_pipeline.py  PARTS, the explicit stage boundaries, and the small
 **                   PipelineModule subclass that applies them.  DeepSpeed
 **                   has no public argument for explicit parts (open
@@ -35,8 +36,9 @@
 
 #include <string.h>
 
-static void config(struct ppi_sbuf *b, const pp_plan *p)
+static void config(struct ppi_sbuf *b, const pp_plan *p, const pp_model *m)
 {
+  pp_precision prec = ppi_export_precision(p, m);
   int32_t R = p->rep_off[1] - p->rep_off[0];
   int64_t gas = p->p.global_batch / ((int64_t)p->p.micro_batch * R);
   ppi_sb_printf(b,
@@ -46,9 +48,16 @@ static void config(struct ppi_sbuf *b, const pp_plan *p)
                 "  \"gradient_accumulation_steps\": %lld,\n",
                 (long long)((int64_t)p->p.micro_batch * gas * R),
                 (int)p->p.micro_batch, (long long)gas);
-  if (p->p.optimizer == PP_OPT_ADAM_MIXED)
+  /* "fp16" and "bf16", each {"enabled": ...}
+  ** (microsoft/DeepSpeed@38327e07 deepspeed/runtime/constants.py:151, 153,
+  ** 123, 126); "zero_optimization": {"stage": z}
+  ** (deepspeed/runtime/zero/config.py:53, 91 @38327e07) */
+  if (prec == PP_PREC_FP16)
     ppi_sb_puts(b, "  \"fp16\": {\"enabled\": true, \"loss_scale\": 0},\n");
-  ppi_sb_puts(b, "  \"zero_optimization\": {\"stage\": 0}\n}\n");
+  else if (prec == PP_PREC_BF16)
+    ppi_sb_puts(b, "  \"bf16\": {\"enabled\": true},\n");
+  ppi_sb_printf(b, "  \"zero_optimization\": {\"stage\": %d}\n}\n",
+                (int)p->p.zero);
 }
 
 static const char *optimizer_note(pp_optimizer o)
@@ -194,7 +203,8 @@ pp_status pp_export_deepspeed(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
       (rc = ppi_export_check_shared(ctx, x, p, engine, "")) ||
       (rc = ppi_export_check_tp(ctx, x, p, c, engine)) ||
       (rc = ppi_export_check_rank_order(ctx, x, p, NULL, engine)) ||
-      (rc = ppi_export_check_1f1b(ctx, x, p, engine)))
+      (rc = ppi_export_check_1f1b(ctx, x, p, engine)) ||
+      (rc = ppi_export_check_engine(ctx, x, p, PP_ENGINE_DEEPSPEED, engine)))
     goto done;
   if (!pp_model_is_chain(m) &&
       (rc = ppi_export_warn(ctx, x,
@@ -208,7 +218,7 @@ pp_status pp_export_deepspeed(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
                             "the pipeline every step: the plan's "
                             "PipeDream-2BW optimizer is not expressible")))
     goto done;
-  config(&b, p);
+  config(&b, p, m);
   if ((rc = ppi_export_add(ctx, x, "ds_config.json", &b)))
     goto done;
   ppi_sb_clear(&b);

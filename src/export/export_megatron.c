@@ -3,8 +3,13 @@
 ** Export a plan to Megatron-LM / Megatron-Core arguments
 ** (docs/ECOSYSTEM.md 3.1, [Megatron-LM] @d98e8a64):
 **   --tensor-model-parallel-size TP --pipeline-model-parallel-size PP
-**   --micro-batch-size MBS --global-batch-size GBS
+**   --micro-batch-size MBS --global-batch-size GBS [--fp16 | --bf16]
+**   [--use-distributed-optimizer]
 **   --pipeline-model-parallel-layout "E t t ...|t t ...|... L"
+** The precision is the plan's (a plan without one: fp16 for the
+** mixed-precision optimizer, export.c); ZeRO stage 1 is Megatron's
+** distributed optimizer, 2 and 3 a warning (its FSDP modes are not
+** modelled).
 ** The layout gives every stage its own layer count (uneven stages), one
 ** symbol per operator by its kind: E embedding, t decoder layer, m MTP
 ** layer, L loss / output head; operators of other kinds (layer norms,
@@ -62,6 +67,7 @@ pp_status pp_export_megatron(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   struct ppi_stage_ops o;
   int32_t S, s, i, nsym[4] = {0, 0, 0, 0};
   int32_t first_e = -1, last_l = -1, unnamed = 0;
+  pp_precision prec;
   pp_status rc = PP_OK;
 
   if ((rc = ppi_export_begin(ctx, "pp_export_megatron", p, m, c, out, &x, &b,
@@ -73,7 +79,8 @@ pp_status pp_export_megatron(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
       (rc = ppi_export_check_shared(ctx, x, p, engine,
                                     " (interleaved stages are round-robin)")) ||
       (rc = ppi_export_check_tp(ctx, x, p, c, engine)) ||
-      (rc = ppi_export_check_rank_order(ctx, x, p, NULL, engine)))
+      (rc = ppi_export_check_rank_order(ctx, x, p, NULL, engine)) ||
+      (rc = ppi_export_check_engine(ctx, x, p, PP_ENGINE_MEGATRON, engine)))
     goto done;
   ppi_sb_printf(
       &b,
@@ -81,6 +88,15 @@ pp_status pp_export_megatron(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
       "%d --micro-batch-size %d --global-batch-size %lld",
       (int)p->p.tp, (int)S, (int)p->p.micro_batch,
       (long long)p->p.global_batch);
+  /* --fp16 and --bf16 are ModelParallelConfig's fields made arguments
+  ** (NVIDIA/Megatron-LM@d98e8a64 megatron/core/model_parallel_config.py:177,
+  ** 180; megatron/training/arguments.py:2373); ZeRO stage 1 is
+  ** --use-distributed-optimizer (arguments.py:3156 @d98e8a64) */
+  prec = ppi_export_precision(p, m);
+  if (prec != PP_PREC_FP32)
+    ppi_sb_printf(&b, " --%s", pp_precision_name(prec));
+  if (p->p.zero == 1)
+    ppi_sb_puts(&b, " --use-distributed-optimizer");
   if (p->p.recompute)
     ppi_sb_puts(&b, " --recompute-granularity full --recompute-method uniform "
                     "--recompute-num-layers 1");

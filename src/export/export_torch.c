@@ -14,7 +14,10 @@
 **                    plan predicted;
 **   pp_stages.py     the module FQNs of every stage (the operators'
 **                    names), the split_spec for pipeline(), the stage ->
-**                    rank map and the micro-batch counts;
+**                    rank map and the micro-batch counts; in comments,
+**                    the data parallelism and precision of the plan's
+**                    ZeRO stage (DDP, or FSDP2 with its reshard and
+**                    MixedPrecisionPolicy);
 **   torchtitan.toml  the [parallelism] and [training] settings:
 **                    pipeline degree, module_fqns_per_model_part, the CSV,
 **                    micro-batch size, tensor and data-parallel degrees,
@@ -109,6 +112,45 @@ static void stage_list(struct ppi_sbuf *b, const pp_plan *p, const pp_model *m,
   ppi_sb_puts(b, "]");
 }
 
+/* How the plan's data parallelism and precision are set up, in comments:
+** ZeRO stage 0 is DDP; 2 and 3 are FSDP2's fully_shard with
+** reshard_after_forward False and True
+** (pytorch/pytorch@1d2fbd40
+*torch/distributed/fsdp/_fully_shard/_fully_shard.py:90),
+** its precision through MixedPrecisionPolicy(param_dtype=...)
+** (torch/distributed/fsdp/_fully_shard/_fsdp_api.py:50 @05f814fe);
+** under DDP, autocast. */
+static void data_parallel_note(struct ppi_sbuf *b, const pp_plan *p,
+                               pp_precision prec)
+{
+  static const char *const dtype[] = {"", "torch.float32", "torch.float16",
+                                      "torch.bfloat16"};
+  ppi_sb_printf(b,
+                "#\n# Precision %s, ZeRO stage %d: ", pp_precision_name(prec),
+                (int)p->p.zero);
+  if (p->p.zero >= 2)
+    ppi_sb_printf(b,
+                  "shard every stage's modules with FSDP2 over\n"
+                  "# the data-parallel mesh,\n"
+                  "#   fully_shard(module, mesh=dp_mesh, "
+                  "reshard_after_forward=%s,\n"
+                  "#               mp_policy=MixedPrecisionPolicy("
+                  "param_dtype=%s))\n",
+                  p->p.zero == 3 ? "True" : "False", dtype[prec]);
+  else if (prec == PP_PREC_FP32)
+    ppi_sb_puts(b, "wrap every stage's module in\n"
+                   "# DistributedDataParallel over the data-parallel "
+                   "mesh, in fp32.\n");
+  else
+    ppi_sb_printf(b,
+                  "wrap every stage's module in\n"
+                  "# DistributedDataParallel over the data-parallel mesh and "
+                  "run it under\n"
+                  "#   torch.autocast(\"cuda\", dtype=%s)%s\n",
+                  dtype[prec],
+                  prec == PP_PREC_FP16 ? " with a GradScaler" : "");
+}
+
 static void stages_py(struct ppi_sbuf *b, const pp_plan *p, const pp_model *m,
                       const struct ppi_stage_ops *o, const int32_t *rank_of,
                       int32_t P)
@@ -131,10 +173,11 @@ static void stages_py(struct ppi_sbuf *b, const pp_plan *p, const pp_model *m,
       "# with STAGE_TO_RANK[s] == pp_rank; then run the plan's order:\n"
       "#   sched = PipelineScheduleMulti(stages, N_MICROBATCHES, "
       "loss_fn=...)\n"
-      "#   sched._load_csv(SCHEDULE_CSV)   # internal API: pin PyTorch\n\n"
-      "from torch.distributed.pipelining import SplitPoint\n\n",
+      "#   sched._load_csv(SCHEDULE_CSV)   # internal API: pin PyTorch\n",
       src ? src : "(unnamed)", pp_model_name(m), (int)S, (int)P, (int)R,
       (int)p->p.tp, (int)p->p.micro_batch, (long long)gas);
+  data_parallel_note(b, p, ppi_export_precision(p, m));
+  ppi_sb_puts(b, "\nfrom torch.distributed.pipelining import SplitPoint\n\n");
   ppi_sb_puts(b, "# the modules of every stage, in the model's order\n"
                  "STAGE_MODULES = [\n");
   for (s = 0; s < S; s++) {
@@ -230,7 +273,8 @@ pp_status pp_export_torch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   if ((rc = ppi_export_check_uniform(ctx, x, p, "torch")) ||
       (rc = ppi_export_check_runs(ctx, x, p, &o, engine)) ||
       (rc = ppi_export_check_tp(ctx, x, p, c, "torch")) ||
-      (rc = ppi_export_check_rank_order(ctx, x, p, rank_of, engine)))
+      (rc = ppi_export_check_rank_order(ctx, x, p, rank_of, engine)) ||
+      (rc = ppi_export_check_engine(ctx, x, p, PP_ENGINE_TORCH, "torch")))
     goto done;
   for (s = 0; s < S && rank_of[s] == s % P; s++)
     ;

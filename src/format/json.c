@@ -216,3 +216,39 @@ pp_status ppi_jobj_at(pp_ctx *ctx, const char *src, const char *what,
   *out = v;
   return PP_OK;
 }
+
+long ppi_json_key_line(const char *text, size_t len, const char *key)
+{
+  size_t i, klen = strlen(key);
+  long line = 1;
+  int depth = 0;
+  for (i = 0; i < len; i++) {
+    char ch = text[i];
+    if (ch == '\n')
+      line++;
+    else if (ch == '{' || ch == '[')
+      depth++;
+    else if (ch == '}' || ch == ']')
+      depth--;
+    else if (ch == '"') {
+      size_t start = ++i, j;
+      while (i < len && text[i] != '"') {
+        if (text[i] == '\\')
+          i++;
+        i++;
+      }
+      if (i >= len)
+        return 0;
+      if (depth != 1 || i - start != klen || memcmp(text + start, key, klen))
+        continue;
+      /* a key when a colon follows */
+      for (j = i + 1; j < len && (text[j] == ' ' || text[j] == '\t' ||
+                                  text[j] == '\r' || text[j] == '\n');
+           j++)
+        ;
+      if (j < len && text[j] == ':')
+        return line;
+    }
+  }
+  return 0;
+}

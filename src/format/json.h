@@ -47,4 +47,11 @@ PP_INTERNAL pp_status ppi_jval_num(pp_ctx *ctx, const char *src,
                                    const char *label, const json_t *v,
                                    double lo, double hi, double *out);
 
+/* The line (from 1) of the top-level key of the document text[0:len],
+** or 0 when it is not there: jansson keeps no positions for values, so
+** a reader that wants to name the line of a bad value finds its key.
+** The document is well-formed (ppi_json_parse accepted it).  O(len). */
+PP_INTERNAL long ppi_json_key_line(const char *text, size_t len,
+                                   const char *key);
+
 #endif /* PP_IO_JSON_H */

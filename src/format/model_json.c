@@ -174,6 +174,30 @@ static pp_status read_edges(struct mread *r, const json_t *edges, int32_t nop)
   return PP_OK;
 }
 
+/* "dtype": what the byte counts are in; absent, fp16 (the meaning of
+** models written before the field). */
+static pp_status read_dtype(struct mread *r, const char *text, size_t len,
+                            const json_t *root, pp_precision *out)
+{
+  const json_t *v = json_object_get(root, "dtype");
+  if (!v)
+    return PP_OK;
+  if (json_is_string(v) &&
+      pp_precision_parse(json_string_value(v), out) == PP_OK &&
+      *out != PP_PREC_MODEL)
+    return PP_OK;
+  if (json_is_string(v))
+    return ppi_fail_at(r->ctx, PP_EINPUT, r->src,
+                       ppi_json_key_line(text, len, "dtype"), 0,
+                       "model: \"dtype\" is \"%s\"; it must be fp32, fp16 "
+                       "or bf16",
+                       json_string_value(v));
+  return ppi_fail_at(r->ctx, PP_EINPUT, r->src,
+                     ppi_json_key_line(text, len, "dtype"), 0,
+                     "model: \"dtype\" is %s; it must be fp32, fp16 or bf16",
+                     ppi_json_type(v));
+}
+
 pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
                              const char *source, pp_model **out)
 {
@@ -183,6 +207,7 @@ pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
   char sname[256];
   int64_t mbs;
   double eff;
+  pp_precision dtype = PP_PREC_FP16;
   size_t i;
   pp_status rc;
 
@@ -209,7 +234,10 @@ pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
     ppi_path_stem(r.src, sname, sizeof sname);
     name = sname;
   }
+  if ((rc = read_dtype(&r, text, len, root, &dtype)))
+    goto done;
   if ((rc = pp_model_builder_create(ctx, name, r.src, &r.b)) ||
+      (rc = pp_model_builder_set_dtype(r.b, dtype)) ||
       (rc = pp_model_builder_set_micro_batch(r.b, (int32_t)mbs)) ||
       (rc = pp_model_builder_set_reference_type(r.b, reftype)) ||
       (rc = pp_model_builder_set_efficiency(r.b, eff)))
@@ -365,6 +393,7 @@ static void write_model(FILE *f, const struct pp_model *m)
   }
   fputs(",\n \"efficiency\": ", f);
   ppi_json_num(f, m->efficiency);
+  fprintf(f, ",\n \"dtype\": \"%s\"", pp_precision_name(m->dtype));
   if (m->nhyper) {
     fputs(",\n \"hyper\": {", f);
     for (i = 0; i < m->nhyper; i++) {

@@ -16,7 +16,9 @@
 **
 **   param_bytes: the floating-point initializers a node reads, counted
 **     at the first node that reads them (integer initializers are shape
-**     constants, not trained parameters);
+**     constants, not trained parameters), at their own element size: the
+**     model's dtype is the float type of most of those bytes (fp32
+**     without any; double counts as fp32);
 **   out_bytes: its first output; saved_bytes: all its outputs (what a
 **     training graph keeps for the backward pass, the usual estimate);
 **   fwd_flops: from op_type and shapes (Conv, ConvTranspose, Gemm,
@@ -100,6 +102,8 @@ struct onnx_run {
   struct ppi_strmap tmap; /* tensor name -> index in tv */
   struct ppi_vec tv;      /* struct tinfo */
   char **names;           /* operator names, n_node */
+  int64_t float_bytes[3]; /* initializer bytes in fp32 (and double), fp16,
+                             bf16: the model's dtype */
 };
 
 static pp_status ofail(struct onnx_run *r, const char *fmt, ...)
@@ -444,6 +448,27 @@ static pp_status out_size(struct onnx_run *r, size_t j, size_t i,
   return PP_OK;
 }
 
+/* The slot of float_bytes of a float type. */
+static int dtype_slot(int32_t t)
+{
+  return t == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16    ? 1
+         : t == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16 ? 2
+                                                        : 0;
+}
+
+/* The dtype of the sizes: the float type of most initializer bytes, so
+** that the model's dtype is what its parameter counts are in (fp32 when
+** no float initializer, ONNX's usual export; double counts as fp32). */
+static pp_precision onnx_dtype(const struct onnx_run *r)
+{
+  const int64_t *n = r->float_bytes;
+  if (n[1] > n[0] && n[1] >= n[2])
+    return PP_PREC_FP16;
+  if (n[2] > n[0] && n[2] > n[1])
+    return PP_PREC_BF16;
+  return PP_PREC_FP32;
+}
+
 static pp_status build(struct onnx_run *r, pp_model_builder *b)
 {
   const Onnx__GraphProto *g = r->g;
@@ -512,6 +537,8 @@ static pp_status build(struct onnx_run *r, pp_model_builder *b)
             goto done;
           }
           d.param_bytes += tbytes(t);
+          r->float_bytes[dtype_slot(g->initializer[t->init]->data_type)] +=
+              tbytes(t);
         }
         t->counted = true;
         continue;
@@ -639,7 +666,8 @@ pp_status pp_model_read_onnx(pp_ctx *ctx, const void *data, size_t len,
       (rc = pp_model_builder_set_micro_batch(b, params->batch)) ||
       (rc = pp_model_builder_set_efficiency(b, params->efficiency)))
     goto done;
-  if ((rc = build(&r, b)))
+  if ((rc = build(&r, b)) ||
+      (rc = pp_model_builder_set_dtype(b, onnx_dtype(&r))))
     goto done;
   rc = pp_model_builder_finish(b, out);
   b = NULL;

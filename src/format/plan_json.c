@@ -146,6 +146,55 @@ static pp_status read_stage(struct pread *r, pp_plan_builder *b, size_t si,
   return rc;
 }
 
+/* "precision", "engine" and "zero": absent, the defaults (the model's
+** dtype, generic, 0), so plans written before them keep their meaning;
+** a bad value names its line and the values allowed. */
+static pp_status read_settings(struct pread *r, const char *text, size_t len,
+                               const json_t *root, pp_plan_params *p)
+{
+  static const char *const keys[] = {"precision", "engine", "zero"};
+  static const char *const allowed[] = {"fp32, fp16 or bf16",
+                                        "generic, deepspeed, megatron or torch",
+                                        "0, 1, 2 or 3 (the ZeRO stage)"};
+  int k;
+  for (k = 0; k < 3; k++) {
+    const json_t *v = json_object_get(root, keys[k]);
+    bool good;
+    if (!v)
+      continue;
+    if (k == 2) {
+      good = json_is_integer(v) && json_integer_value(v) >= 0 &&
+             json_integer_value(v) <= 3;
+      if (good)
+        p->zero = (int32_t)json_integer_value(v);
+    } else if (k == 1) {
+      good = json_is_string(v) &&
+             pp_engine_parse(json_string_value(v), &p->engine) == PP_OK;
+    } else {
+      good = json_is_string(v) &&
+             pp_precision_parse(json_string_value(v), &p->precision) == PP_OK &&
+             p->precision != PP_PREC_MODEL;
+    }
+    if (good)
+      continue;
+    if (json_is_string(v))
+      return ppi_fail_at(r->ctx, PP_EINPUT, r->src,
+                         ppi_json_key_line(text, len, keys[k]), 0,
+                         "plan: \"%s\" is \"%s\"; it must be %s", keys[k],
+                         json_string_value(v), allowed[k]);
+    if (json_is_integer(v))
+      return ppi_fail_at(r->ctx, PP_EINPUT, r->src,
+                         ppi_json_key_line(text, len, keys[k]), 0,
+                         "plan: \"%s\" is %lld; it must be %s", keys[k],
+                         (long long)json_integer_value(v), allowed[k]);
+    return ppi_fail_at(r->ctx, PP_EINPUT, r->src,
+                       ppi_json_key_line(text, len, keys[k]), 0,
+                       "plan: \"%s\" is %s; it must be %s", keys[k],
+                       ppi_json_type(v), allowed[k]);
+  }
+  return PP_OK;
+}
+
 pp_status pp_plan_read_json(pp_ctx *ctx, const char *text, size_t len,
                             const char *source, const pp_model *m,
                             const pp_cluster *c, pp_plan **out)
@@ -209,11 +258,18 @@ pp_status pp_plan_read_json(pp_ctx *ctx, const char *text, size_t len,
     goto done;
   }
   p.recompute = v && json_is_true(v);
+  if ((rc = read_settings(&r, text, len, root, &p)))
+    goto done;
   if (json_array_size(stages) == 0) {
     rc = ppi_fail_at(ctx, PP_EINPUT, r.src, 0, 0,
                      "plan: \"stages\" is empty; a plan needs a stage");
     goto done;
   }
+  /* the builder checks this too, but cannot say where */
+  if ((rc = ppi_engine_zero_check(
+           ctx, r.src, ppi_json_key_line(text, len, "zero"), p.engine, p.zero,
+           (int32_t)json_array_size(stages))))
+    goto done;
   if ((rc = pp_plan_builder_create(ctx, &p, r.src, &b)))
     goto done;
   for (i = 0; i < json_array_size(stages) && !rc; i++) {
@@ -273,6 +329,14 @@ static void emit_plan(FILE *f, const void *obj)
           "\"optimizer\": \"%s\"",
           (int)tp, pp_schedule_name(p->p.schedule),
           p->p.recompute ? "true" : "false", pp_optimizer_name(p->p.optimizer));
+  /* the run's settings only when not their defaults: plans that do not
+  ** use them are written as before */
+  if (p->p.precision != PP_PREC_MODEL)
+    fprintf(f, ", \"precision\": \"%s\"", pp_precision_name(p->p.precision));
+  if (p->p.engine != PP_ENGINE_GENERIC)
+    fprintf(f, ", \"engine\": \"%s\"", pp_engine_name(p->p.engine));
+  if (p->p.zero != 0)
+    fprintf(f, ", \"zero\": %d", (int)p->p.zero);
   if (p->p.period_ms > 0) {
     fputs(", \"period_ms\": ", f);
     ppi_json_num(f, p->p.period_ms);

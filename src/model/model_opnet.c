@@ -497,7 +497,8 @@ pp_status ppi_model_opnet(pp_ctx *ctx, const struct ppi_opnet_params *p,
   if ((rc = pp_model_builder_create(ctx, p->kind, source, &g.b)) ||
       (rc = pp_model_builder_set_micro_batch(g.b, p->batch)) ||
       (rc = pp_model_builder_set_reference_type(g.b, gpu->name)) ||
-      (rc = pp_model_builder_set_efficiency(g.b, p->efficiency)))
+      (rc = pp_model_builder_set_efficiency(g.b, p->efficiency)) ||
+      (rc = pp_model_builder_set_dtype(g.b, PP_PREC_FP16))) /* 2 bytes */
     goto done;
   if (!strcmp(p->kind, "resnet"))
     rc = build_resnet(&g, p);

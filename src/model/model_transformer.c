@@ -61,6 +61,10 @@ pp_status ppi_model_transformer(pp_ctx *ctx,
     return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
                        "layers, hidden, heads, seq, vocab, mbs and bytes "
                        "must be positive");
+  if (p->bytes_per_elem != 2 && p->bytes_per_elem != 4)
+    return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
+                       "bytes=%d: an element is 2 bytes (fp16) or 4 (fp32)",
+                       (int)p->bytes_per_elem);
   if (p->hidden % p->heads != 0)
     return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
                        "hidden %d is not a multiple of heads %d",
@@ -81,6 +85,8 @@ pp_status ppi_model_transformer(pp_ctx *ctx,
       (rc = pp_model_builder_set_micro_batch(bld, p->micro_batch)) ||
       (rc = pp_model_builder_set_reference_type(bld, gpu->name)) ||
       (rc = pp_model_builder_set_efficiency(bld, p->efficiency)) ||
+      (rc = pp_model_builder_set_dtype(
+           bld, p->bytes_per_elem == 4 ? PP_PREC_FP32 : PP_PREC_FP16)) ||
       (rc = pp_model_builder_set_hyper(bld, "layers", p->layers)) ||
       (rc = pp_model_builder_set_hyper(bld, "hidden", p->hidden)) ||
       (rc = pp_model_builder_set_hyper(bld, "heads", p->heads)) ||

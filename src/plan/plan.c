@@ -11,6 +11,7 @@
 #include "plan/plan.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,10 +63,66 @@ const char *pp_engine_name(pp_engine e)
 pp_status pp_engine_parse(const char *name, pp_engine *out)
 {
   int v;
-  pp_status rc = ppi_enum_parse(engine_names, PPI_COUNT(engine_names), name, &v);
+  pp_status rc =
+      ppi_enum_parse(engine_names, PPI_COUNT(engine_names), name, &v);
   if (rc == PP_OK)
     *out = (pp_engine)v;
   return rc;
+}
+
+/* The ZeRO stages each engine runs (docs/FORMATS.md, "Plan JSON"), from
+** the engines' sources:
+**   deepspeed: its PipelineEngine asserts "ZeRO-2 and ZeRO-3 are
+**     incompatible with pipeline parallelism"
+**     (microsoft/DeepSpeed@38327e07 deepspeed/runtime/pipe/engine.py:77),
+**     so 0 or 1 with more than one stage; one stage runs on the plain
+**     DeepSpeedEngine, which takes 0 to 3
+**     (deepspeed/runtime/zero/config.py:91 @38327e07);
+**   megatron: 0, or 1 with --use-distributed-optimizer
+**     (NVIDIA/Megatron-LM@d98e8a64 megatron/training/arguments.py:3156);
+**     its FSDP modes are not modelled;
+**   torch: 0 (DDP), 2 or 3: FSDP2's fully_shard with
+**     reshard_after_forward False (unsharded parameters kept from forward
+**     to backward: ZeRO-2) or True (ZeRO-3)
+**     (pytorch/pytorch@1d2fbd40
+*torch/distributed/fsdp/_fully_shard/_fully_shard.py:90);
+**   generic: any stage. */
+unsigned ppi_engine_zero_mask(pp_engine e, int32_t pp)
+{
+  switch (e) {
+  case PP_ENGINE_DEEPSPEED: return pp > 1 ? 0x3u : 0xfu;
+  case PP_ENGINE_MEGATRON: return 0x3u;
+  case PP_ENGINE_TORCH: return 0x1u | 0x4u | 0x8u;
+  case PP_ENGINE_GENERIC: return 0xfu;
+  }
+  return 0;
+}
+
+pp_status ppi_engine_zero_check(pp_ctx *ctx, const char *src, long line,
+                                pp_engine e, int32_t zero, int32_t pp)
+{
+  unsigned mask = ppi_engine_zero_mask(e, pp);
+  char words[32];
+  int z, k = 0, cnt = 0, at = 0;
+  if (zero >= 0 && zero < 4 && ((mask >> zero) & 1u))
+    return PP_OK;
+  for (z = 0; z < 4; z++)
+    cnt += (mask >> z) & 1u;
+  words[0] = '\0';
+  for (z = 0; z < 4; z++) /* "0, 2 or 3" */
+    if ((mask >> z) & 1u) {
+      k++;
+      at += snprintf(words + at, sizeof words - (size_t)at, "%s%d",
+                     k == 1     ? ""
+                     : k == cnt ? " or "
+                                : ", ",
+                     z);
+    }
+  return ppi_fail_at(ctx, PP_EINPUT, src, line, 0,
+                     "engine %s cannot run ZeRO stage %d with %d pipeline "
+                     "stage%s; it takes %s (docs/FORMATS.md, \"Plan JSON\")",
+                     pp_engine_name(e), (int)zero, (int)pp, pp == 1 ? "" : "s",
+                     words);
 }
 
 const char *pp_optimizer_name(pp_optimizer o)
@@ -343,6 +400,9 @@ static pp_status check_frozen(pp_ctx *ctx, struct pp_plan *p)
   if (p->nstage == 0)
     return ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
                        "the plan has no stages");
+  if ((rc = ppi_engine_zero_check(ctx, p->source, 0, p->p.engine, p->p.zero,
+                                  p->nstage)))
+    return rc;
   {
     /* a periodic pattern: on every stage or none, with a period and one
     ** replica per stage */
@@ -580,4 +640,35 @@ int32_t ppi_plan_max_device(const struct pp_plan *p)
     if (p->dev[i] > m)
       m = p->dev[i];
   return m;
+}
+
+pp_status ppi_plan_with_params(pp_ctx *ctx, const pp_plan *p,
+                               const pp_plan_params *q, pp_plan **out)
+{
+  pp_plan_builder *b;
+  int32_t s, r, id;
+  pp_status rc;
+  *out = NULL;
+  if (q->tp != p->p.tp || q->global_batch != p->p.global_batch ||
+      q->micro_batch != p->p.micro_batch)
+    return ppi_fail(ctx, PP_EINVAL,
+                    "ppi_plan_with_params: the batch sizes and tp are the "
+                    "plan's");
+  if ((rc = pp_plan_builder_create(ctx, q, p->source, &b)))
+    return rc;
+  for (s = 0; s < p->nstage && !rc; s++) {
+    rc = pp_plan_builder_add_stage(b, p->ops + p->op_off[s],
+                                   p->op_off[s + 1] - p->op_off[s], &id);
+    for (r = p->rep_off[s]; r < p->rep_off[s + 1] && !rc; r++)
+      rc = pp_plan_builder_add_replica(b, id, p->dev + (size_t)r * p->p.tp);
+    if (!rc && p->inflight[s] > 0)
+      rc = pp_plan_builder_set_in_flight(b, id, p->inflight[s]);
+    if (!rc && !isnan(p->pat[4 * (size_t)s]))
+      rc = pp_plan_builder_set_pattern(b, id, p->pat + 4 * (size_t)s);
+  }
+  if (rc) {
+    pp_plan_builder_destroy(b);
+    return rc;
+  }
+  return pp_plan_builder_finish(b, out);
 }

@@ -27,4 +27,20 @@ struct pp_plan {
 /* The largest device index the plan names (-1 when none). */
 PP_INTERNAL int32_t ppi_plan_max_device(const struct pp_plan *p);
 
+/* The ZeRO stages engine e can run with a pipeline of pp stages: bit z
+** set when stage z is allowed (plan.c, docs/FORMATS.md, "Plan JSON"). */
+PP_INTERNAL unsigned ppi_engine_zero_mask(pp_engine e, int32_t pp);
+/* PP_OK when engine e runs ZeRO stage zero with pp pipeline stages,
+** else PP_EINPUT recorded at src:line (line 0: none) with the stages it
+** takes. */
+PP_INTERNAL pp_status ppi_engine_zero_check(pp_ctx *ctx, const char *src,
+                                            long line, pp_engine e,
+                                            int32_t zero, int32_t pp);
+/* A copy of p with other run settings (p's stages, replicas and devices;
+** q's batch sizes and tp must be p's): the planner prices one
+** partition under several ZeRO stages. */
+PP_INTERNAL pp_status ppi_plan_with_params(pp_ctx *ctx, const pp_plan *p,
+                                           const pp_plan_params *q,
+                                           pp_plan **out);
+
 #endif /* PP_PLAN_H */

@@ -69,11 +69,30 @@ struct ctxs {
 
 /* The plan of a partition in index order (Megatron's and AMP's
 ** placement, PipeDream's consecutive one). */
+/* A baseline's ZeRO stage at depth pp: the least the search tries there
+** (0 when the search's is -1: each engine's default); when the engine
+** cannot run the stage asked for at this depth, the highest below it
+** that it runs (DeepSpeed's pipeline: 1 for 2 or 3). */
+static int32_t baseline_zero(const pp_search_params *p, int32_t pp)
+{
+  unsigned m = ppi_search_zero_mask(p, pp);
+  int32_t z;
+  if (m) {
+    for (z = 0; !((m >> z) & 1u); z++)
+      ;
+    return z;
+  }
+  m = ppi_engine_zero_mask(p->engine, pp);
+  for (z = p->zero; z > 0 && !((m >> z) & 1u); z--)
+    ;
+  return z;
+}
+
 static pp_status plan_of_part(struct ctxs *x, const pp_partition *pt,
                               const struct ppi_shape *sh, pp_plan **out)
 {
   ppi_partition_ops(pt, sh->pp, x->ops, x->off);
-  return ppi_plan_of(x->ctx, x->p->global_batch, x->p->optimizer, sh, x->ops,
+  return ppi_plan_of(x->ctx, x->p, baseline_zero(x->p, sh->pp), sh, x->ops,
                      x->off, x->devs, out);
 }
 
@@ -93,7 +112,7 @@ static pp_status estimate(struct ctxs *x, const pp_plan *pl, pp_cost_kind kind,
     return rc;
   pp_eval_get_summary(e, &es);
   *ms = es.iteration_ms;
-  *fits = es.fits != 0;
+  *fits = ppi_eval_fits(e, x->c, x->p->memory_margin);
   pp_eval_destroy(e);
   return PP_OK;
 }
@@ -342,7 +361,7 @@ static pp_status rescore(struct ctxs *x, pp_compare_row *r, const pp_plan *pl)
     return rc;
   pp_sim_get_summary(sim, &ss);
   r->simulated_ms = ss.iteration_ms;
-  r->fits = fits && ss.fits;
+  r->fits = fits && ppi_sim_fits(sim, x->c, x->p->memory_margin);
   pp_sim_destroy(sim);
   return PP_OK;
 }

@@ -68,6 +68,10 @@ void pp_search_params_init(pp_search_params *p)
   p->map_time_s = 1;
   p->simulate = 1;
   p->madpipe = 4;
+  p->precision = PP_PREC_MODEL;
+  p->engine = PP_ENGINE_GENERIC;
+  p->zero = 0;
+  p->memory_margin = PPI_SEARCH_MEMORY_MARGIN;
 }
 
 static pp_status check_params(pp_ctx *ctx, const pp_search_params *p)
@@ -86,6 +90,21 @@ static pp_status check_params(pp_ctx *ctx, const pp_search_params *p)
   if (!pp_optimizer_name(p->optimizer))
     return ppi_fail(ctx, PP_EINVAL, "plan: unknown optimizer %d",
                     (int)p->optimizer);
+  if (!pp_precision_name(p->precision))
+    return ppi_fail(ctx, PP_EINVAL, "plan: unknown precision %d",
+                    (int)p->precision);
+  if (!pp_engine_name(p->engine))
+    return ppi_fail(ctx, PP_EINVAL, "plan: unknown engine %d", (int)p->engine);
+  if (p->zero < -1 || p->zero > 3)
+    return ppi_fail(ctx, PP_EINPUT,
+                    "plan: ZeRO stage %d; 0 to 3, or -1 for the best the "
+                    "engine runs",
+                    (int)p->zero);
+  if (!(p->memory_margin >= 0 && p->memory_margin < 1))
+    return ppi_fail(ctx, PP_EINPUT,
+                    "plan: memory margin %g; a fraction of capacity in "
+                    "[0, 1)",
+                    p->memory_margin);
   if (p->reserve_bytes < 0)
     return ppi_fail(ctx, PP_EINPUT, "plan: negative reserve");
   if ((p->schedules & 7u) == 0 || (p->schedules & ~7u))

@@ -17,10 +17,29 @@ struct ppi_shape {
   int rec;
 };
 
-/* Build a plan: stage s holds ops[off[s]:off[s+1]], its replica r the tp
-** devices devs[(s dp + r) tp ...] (search_price.c). */
-PP_INTERNAL pp_status ppi_plan_of(pp_ctx *ctx, int64_t gbs, pp_optimizer opt,
-                                  const struct ppi_shape *sh,
+/* The ZeRO stages a search tries at pipeline depth pp (bit z: stage z):
+** its own stage when it runs there, else none; with zero -1, those its
+** engine runs (ppi_engine_zero_mask), stage 0 alone for the generic
+** engine (search_price.c; docs/PLANNER.md, "Run settings"). */
+PP_INTERNAL unsigned ppi_search_zero_mask(const pp_search_params *p,
+                                          int32_t pp);
+/* The plan parameters every plan of a search carries: the global batch,
+** the optimizer, precision, engine, and ZeRO stage zero (search_price.c). */
+PP_INTERNAL void ppi_search_plan_params(const pp_search_params *p, int32_t zero,
+                                        pp_plan_params *pl);
+/* Whether every device of e fits with the search's memory margin: total
+** at most capacity x (1 - margin) (search_price.c). */
+PP_INTERNAL bool ppi_eval_fits(const pp_eval *e, const pp_cluster *c,
+                               double margin);
+/* The same of a simulation's peaks. */
+PP_INTERNAL bool ppi_sim_fits(const pp_sim *s, const pp_cluster *c,
+                              double margin);
+
+/* Build a plan of search p's settings at ZeRO stage zero: stage s holds
+** ops[off[s]:off[s+1]], its replica r the tp devices
+** devs[(s dp + r) tp ...] (search_price.c). */
+PP_INTERNAL pp_status ppi_plan_of(pp_ctx *ctx, const pp_search_params *p,
+                                  int32_t zero, const struct ppi_shape *sh,
                                   const int32_t *ops, const int32_t *off,
                                   const int32_t *devs, pp_plan **out);
 

@@ -9,8 +9,9 @@
 **
 ** Objective: the K plans of least simulated time among the kept ones.
 ** Invariant: the simulator's peak memory is the truth: a plan it finds
-** too big is dropped, whatever the estimate said.  Ties in simulated
-** time go to the earlier point in the enumeration.
+** too big (past capacity less the search's margin) is dropped, whatever
+** the estimate said.  Ties in simulated time go to the plan of least
+** memory share, then to the earlier point in the enumeration.
 ** Complexity: per kept plan, one mapping (bounded by map_time_s) and one
 ** simulation; at most 2 K plans.
 ** Source: docs/PLANNER.md, "Per point"; docs/MAPPING.md.
@@ -26,6 +27,8 @@ static int cmp_final(const void *x, const void *y)
   double ka = a->sim > 0 ? a->sim : a->est, kb = b->sim > 0 ? b->sim : b->est;
   if (ka != kb)
     return ka < kb ? -1 : 1;
+  if (a->peak != b->peak) /* equal times: the least memory share */
+    return a->peak < b->peak ? -1 : 1;
   return (a->pt.idx > b->pt.idx) - (a->pt.idx < b->pt.idx);
 }
 
@@ -39,6 +42,7 @@ static pp_status remap(pp_ctx *ctx, const struct space *sp, struct cand *x,
   pp_mapping *mp = NULL;
   pp_map_params mpp;
   pp_plan *pl = NULL;
+  pp_plan_params q, qb;
   int32_t S = x->pt.pp, R = x->pt.dp, s, r, *devs;
   double est, share, need, cap;
   bool fits;
@@ -63,8 +67,18 @@ static pp_status remap(pp_ctx *ctx, const struct space *sp, struct cand *x,
   for (s = 0; s < S; s++)
     for (r = 0; r < R; r++)
       devs[(size_t)s * R + r] = pp_mapping_device(mp, s, r);
-  if ((rc = ppi_search_build_plan(ctx, sp, &x->pt, opbuf, off, devs, &pl)) ||
-      (rc = ppi_search_price(ctx, sp, pl, &est, &fits, &share, &worst, &need,
+  if ((rc = ppi_search_build_plan(ctx, sp, &x->pt, opbuf, off, devs, &pl)))
+    goto done;
+  pp_plan_get_params(x->plan, &q); /* the ZeRO stage chosen for it */
+  if (pp_plan_get_params(pl, &qb), qb.zero != q.zero) {
+    pp_plan *at = NULL;
+    rc = ppi_plan_with_params(ctx, pl, &q, &at);
+    pp_plan_destroy(pl);
+    pl = at;
+    if (rc)
+      goto done;
+  }
+  if ((rc = ppi_search_price(ctx, sp, pl, &est, &fits, &share, &worst, &need,
                              &cap)))
     goto done;
   if (fits && est < x->est) {
@@ -97,7 +111,7 @@ static pp_status simulate(pp_ctx *ctx, const struct space *sp, struct cand *x,
     return rc;
   pp_sim_get_summary(sim, &ss);
   x->sim = ss.iteration_ms;
-  *fits = ss.fits != 0;
+  *fits = ppi_sim_fits(sim, sp->c, sp->p->memory_margin);
   for (d = 0; d < pp_cluster_ndev(sp->c); d++) {
     pp_sim_device sd;
     if (pp_sim_device_get(sim, d, &sd) == PP_OK && sd.used &&

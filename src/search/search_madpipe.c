@@ -63,7 +63,8 @@ static pp_status try_madpipe(struct worker *w, const struct point *pt,
   pp_plan_params pl;
   pp_plan_builder *b = NULL;
   pp_plan *plan = NULL;
-  int32_t s, r;
+  int32_t s, r, z;
+  unsigned zmask;
   double sig[4];
   pp_status rc;
 
@@ -91,11 +92,16 @@ static pp_status try_madpipe(struct worker *w, const struct point *pt,
     pp_partition_destroy(part);
     return PP_OK;
   }
-  pp_plan_params_init(&pl);
-  pl.global_batch = p->global_batch;
+  zmask = ppi_search_zero_mask(p, ps.nstage);
+  if (!zmask) { /* a depth the engine cannot run at the stage asked for */
+    pp_partition_destroy(part);
+    return PP_OK;
+  }
+  for (z = 0; !((zmask >> z) & 1u); z++) /* the least: offer tries the rest */
+    ;
+  ppi_search_plan_params(p, z, &pl);
   pl.micro_batch = pt->mbs;
   pl.schedule = PP_SCHED_1F1B_STAR;
-  pl.optimizer = p->optimizer;
   pl.period_ms = pt->dp == 1 ? ps.period_ms : 0;
   if ((rc = pp_plan_builder_create(&w->ctx, &pl, "parplan plan (madpipe)", &b)))
     goto done;

@@ -29,9 +29,15 @@ void ppi_cand_free(struct cand *x)
   x->part = NULL;
 }
 
+/* Least estimate; at equal estimates the least memory share, then the
+** earlier point (docs/PLANNER.md, "Run settings"). */
 static bool better(const struct cand *a, const struct cand *b)
 {
-  return a->est < b->est || (a->est == b->est && a->pt.idx < b->pt.idx);
+  if (a->est != b->est)
+    return a->est < b->est;
+  if (a->peak != b->peak)
+    return a->peak < b->peak;
+  return a->pt.idx < b->pt.idx;
 }
 
 void ppi_cand_keep(struct cand *l, int32_t *n, int32_t K, struct cand *x)
@@ -51,7 +57,56 @@ void ppi_cand_keep(struct cand *l, int32_t *n, int32_t K, struct cand *x)
   (*n)++;
 }
 
-pp_status ppi_plan_of(pp_ctx *ctx, int64_t gbs, pp_optimizer opt,
+unsigned ppi_search_zero_mask(const pp_search_params *p, int32_t pp)
+{
+  unsigned runs = ppi_engine_zero_mask(p->engine, pp);
+  if (p->zero >= 0)
+    return runs & (1u << p->zero);
+  return p->engine == PP_ENGINE_GENERIC ? 1u : runs;
+}
+
+void ppi_search_plan_params(const pp_search_params *p, int32_t zero,
+                            pp_plan_params *pl)
+{
+  pp_plan_params_init(pl);
+  pl->global_batch = p->global_batch;
+  pl->optimizer = p->optimizer;
+  pl->precision = p->precision;
+  pl->engine = p->engine;
+  pl->zero = zero;
+}
+
+bool ppi_eval_fits(const pp_eval *e, const pp_cluster *c, double margin)
+{
+  pp_eval_summary es;
+  int32_t d;
+  if (pp_eval_get_summary(e, &es) != PP_OK || !es.fits)
+    return false;
+  for (d = 0; margin > 0 && d < pp_cluster_ndev(c); d++) {
+    pp_device_memory dm;
+    if (pp_eval_device(e, d, &dm) == PP_OK && dm.used &&
+        dm.total_bytes > (double)dm.capacity_bytes * (1 - margin))
+      return false;
+  }
+  return true;
+}
+
+bool ppi_sim_fits(const pp_sim *s, const pp_cluster *c, double margin)
+{
+  pp_sim_summary ss;
+  int32_t d;
+  if (pp_sim_get_summary(s, &ss) != PP_OK || !ss.fits)
+    return false;
+  for (d = 0; margin > 0 && d < pp_cluster_ndev(c); d++) {
+    pp_sim_device sd;
+    if (pp_sim_device_get(s, d, &sd) == PP_OK && sd.used &&
+        sd.peak_memory_bytes > (double)sd.capacity_bytes * (1 - margin))
+      return false;
+  }
+  return true;
+}
+
+pp_status ppi_plan_of(pp_ctx *ctx, const pp_search_params *p, int32_t zero,
                       const struct ppi_shape *sh, const int32_t *ops,
                       const int32_t *off, const int32_t *devs, pp_plan **out)
 {
@@ -59,13 +114,11 @@ pp_status ppi_plan_of(pp_ctx *ctx, int64_t gbs, pp_optimizer opt,
   pp_plan_builder *b;
   int32_t s, r;
   pp_status rc;
-  pp_plan_params_init(&pl);
-  pl.global_batch = gbs;
+  ppi_search_plan_params(p, zero, &pl);
   pl.micro_batch = sh->mbs;
   pl.tp = sh->tp;
   pl.schedule = sh->sched;
   pl.recompute = sh->rec;
-  pl.optimizer = opt;
   if ((rc = pp_plan_builder_create(ctx, &pl, "parplan plan", &b)))
     return rc;
   for (s = 0; s < sh->pp; s++) {
@@ -131,8 +184,16 @@ pp_status ppi_search_build_plan(pp_ctx *ctx, const struct space *sp,
                                 pp_plan **out)
 {
   struct ppi_shape sh = ppi_shape_of(pt);
-  return ppi_plan_of(ctx, sp->p->global_batch, sp->p->optimizer, &sh, ops, off,
-                     devs, out);
+  unsigned mask = ppi_search_zero_mask(sp->p, pt->pp);
+  int32_t z = 0;
+  while (z < 4 && !((mask >> z) & 1u)) /* the least: offer tries the rest */
+    z++;
+  if (z == 4)
+    return ppi_fail(ctx, PP_EINPUT,
+                    "plan: engine %s runs no ZeRO stage asked for with %d "
+                    "pipeline stages",
+                    pp_engine_name(sp->p->engine), (int)pt->pp);
+  return ppi_plan_of(ctx, sp->p, z, &sh, ops, off, devs, out);
 }
 
 void ppi_search_cost_params(const struct space *sp, pp_cost_params *cp)
@@ -158,7 +219,7 @@ pp_status ppi_search_price(pp_ctx *ctx, const struct space *sp,
     return rc;
   pp_eval_get_summary(e, &es);
   *est = es.iteration_ms;
-  *fits = es.fits != 0;
+  *fits = ppi_eval_fits(e, sp->c, sp->p->memory_margin);
   *worst = es.worst_device;
   *share = 0;
   *need = *cap = 0;
@@ -173,34 +234,93 @@ pp_status ppi_search_price(pp_ctx *ctx, const struct space *sp,
   return PP_OK;
 }
 
+/* A plan's price (ppi_search_price's figures). */
+struct price {
+  double est, share, need, cap;
+  bool fits;
+  int32_t worst;
+};
+
+static pp_status price_of(pp_ctx *ctx, const struct space *sp,
+                          const pp_plan *pl, struct price *x)
+{
+  return ppi_search_price(ctx, sp, pl, &x->est, &x->fits, &x->share, &x->worst,
+                          &x->need, &x->cap);
+}
+
+/* Whether a is the better price: fitting first, then the least estimate
+** and the least memory share; of plans that do not fit, the closest. */
+static bool cheaper(const struct price *a, const struct price *b)
+{
+  if (a->fits != b->fits)
+    return a->fits;
+  if (a->fits && a->est != b->est)
+    return a->est < b->est;
+  return a->share < b->share;
+}
+
+/* *pl, built at the least ZeRO stage the search tries at its depth,
+** priced in *x; then the same plan at every other such stage, the best
+** kept in *pl and *x (the first of equals: the lower stage). */
+static pp_status best_zero(pp_ctx *ctx, const struct space *sp, pp_plan **pl,
+                           struct price *x)
+{
+  pp_plan_params q;
+  unsigned mask;
+  int32_t z;
+  pp_status rc;
+  if ((rc = price_of(ctx, sp, *pl, x)))
+    return rc;
+  pp_plan_get_params(*pl, &q);
+  mask = ppi_search_zero_mask(sp->p, pp_plan_nstage(*pl)) & ~(1u << q.zero);
+  for (z = 0; z < 4; z++) {
+    pp_plan *alt = NULL;
+    struct price y;
+    if (!((mask >> z) & 1u))
+      continue;
+    q.zero = z;
+    if ((rc = ppi_plan_with_params(ctx, *pl, &q, &alt)) ||
+        (rc = price_of(ctx, sp, alt, &y))) {
+      pp_plan_destroy(alt);
+      return rc;
+    }
+    if (cheaper(&y, x)) {
+      pp_plan_destroy(*pl);
+      *pl = alt;
+      *x = y;
+    } else {
+      pp_plan_destroy(alt);
+    }
+  }
+  return PP_OK;
+}
+
 pp_status ppi_search_offer(struct worker *w, const struct point *pt,
                            pp_plan *pl, pp_partition *part, struct cand *best,
                            bool *have)
 {
-  double est, share, need, cap;
-  bool fits;
-  int32_t worst;
-  pp_status rc = ppi_search_price(&w->ctx, w->sp, pl, &est, &fits, &share,
-                                  &worst, &need, &cap);
+  struct price x;
+  pp_status rc = best_zero(&w->ctx, w->sp, &pl, &x);
   if (rc) {
     pp_plan_destroy(pl);
     pp_partition_destroy(part);
     return rc;
   }
-  if (!fits) {
-    if (share < w->close_share ||
-        (share == w->close_share && pt->idx < w->close_idx)) {
-      w->close_share = share;
+  if (!x.fits) {
+    if (x.share < w->close_share ||
+        (x.share == w->close_share && pt->idx < w->close_idx)) {
+      w->close_share = x.share;
       w->close_idx = pt->idx;
-      w->close_dev = worst;
-      w->close_need = need;
-      w->close_cap = cap;
+      w->close_dev = x.worst;
+      w->close_need = x.need;
+      w->close_cap = x.cap;
     }
     pp_plan_destroy(pl);
     pp_partition_destroy(part);
     return PP_OK;
   }
-  if (*have && !(est < best->est)) {
+  if (*have &&
+      !(x.est < best->est || (x.est == best->est && x.share < best->peak))) {
     pp_plan_destroy(pl);
     pp_partition_destroy(part);
     return PP_OK;
@@ -211,8 +331,8 @@ pp_status ppi_search_offer(struct worker *w, const struct point *pt,
   best->pt = *pt;
   best->plan = pl;
   best->part = part;
-  best->est = est;
-  best->peak = share;
+  best->est = x.est;
+  best->peak = x.share;
   best->madpipe = w->offer_madpipe;
   *have = true;
   return PP_OK;
@@ -231,7 +351,19 @@ void ppi_point_part_params(const struct space *sp, const struct point *pt,
   pa->gas = gas;
   pa->schedule = pt->sched == PP_SCHED_GPIPE ? PP_SCHED_GPIPE : PP_SCHED_1F1B;
   pa->optimizer = p->optimizer;
-  pa->reserve_bytes = p->reserve_bytes;
+  /* the memory margin as a reserve, on the smallest memory of the set, so
+  ** that the partitioners aim below capacity x (1 - margin) as the
+  ** pricing will ask */
+  {
+    const struct dset *set = &sp->sets[pt->set];
+    double cap = INFINITY;
+    int32_t k;
+    for (k = 0; k < set->n; k++)
+      cap = fmin(cap, (double)pp_cluster_type_memory(
+                          sp->c, pp_cluster_device_type(sp->c, set->dev[k])));
+    pa->reserve_bytes = p->reserve_bytes +
+                        (isfinite(cap) ? (int64_t)(p->memory_margin * cap) : 0);
+  }
   pa->bandwidth_gbps = linkbw;
 }
 

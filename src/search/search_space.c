@@ -311,7 +311,9 @@ static pp_status make_points(pp_ctx *ctx, const struct space *sp,
       for (pp = 1; pp <= s->n / tp && pp <= sp->L && !rc; pp++) {
         int32_t dp = s->n / tp / pp, mbs;
         int64_t B;
-        if ((s->n / tp) % pp || p->global_batch % dp)
+        /* a depth the engine cannot run at the ZeRO stage asked for */
+        if ((s->n / tp) % pp || p->global_batch % dp ||
+            !ppi_search_zero_mask(p, pp))
           continue;
         B = p->global_batch / dp;
         nd = divisors(B, p->max_micro_batch, div);

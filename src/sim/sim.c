@@ -1177,6 +1177,10 @@ static pp_status finish(struct run *r, struct pp_sim *out)
   out->ndev = k->ndev;
   out->S = k->S;
   out->sched = k->p->p.schedule;
+  out->precision = k->p->p.precision == PP_PREC_MODEL ? k->m->dtype
+                                                      : k->p->p.precision;
+  out->engine = k->p->p.engine;
+  out->zero = k->p->p.zero;
   out->net = k->cp.network;
   out->sum.iteration_ms = r->now;
   out->sum.nevents = r->ntask;

@@ -41,6 +41,9 @@ struct pp_sim {
   char **dev_name;
   char *plan_src, *model_name, *cluster_name;
   pp_schedule sched;
+  pp_precision precision; /* the run's: the model's dtype for PREC_MODEL */
+  pp_engine engine;
+  int32_t zero;
   pp_sim_network net;
   int64_t nev;
   pp_sim_event *ev; /* sorted by start */

@@ -5,6 +5,7 @@
 */
 #include "cost/cost.h"
 #include "cost/cost_eval.h"
+#include "write/write.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -54,7 +55,9 @@ static void write_json(FILE *f, const struct ppi_eval_view *v)
   fputs(", \"gap\": ", f);
   ppi_json_num(
       f, s->lower_bound_ms > 0 ? s->iteration_ms / s->lower_bound_ms - 1 : NAN);
-  fprintf(f, ", \"fits\": %s, \"throughput\": ", s->fits ? "true" : "false");
+  fprintf(f, ", \"fits\": %s, \"margin_bytes\": ", s->fits ? "true" : "false");
+  ppi_json_num(f, s->margin_bytes);
+  fputs(", \"throughput\": ", f);
   ppi_json_num(f, s->throughput);
   fputs(",\n \"breakdown\": {\"steady_ms\": ", f);
   ppi_json_num(f, s->steady_ms);
@@ -68,7 +71,8 @@ static void write_json(FILE *f, const struct ppi_eval_view *v)
   ppi_json_num(f, s->update_ms);
   fprintf(f, "}, \"bottleneck_stage\": %d, \"estimated_times\": %s",
           (int)s->bottleneck, s->est ? "true" : "false");
-  fprintf(f, ",\n \"schedule\": \"%s\"", pp_schedule_name(v->sched));
+  fprintf(f, ",\n \"schedule\": \"%s\", ", pp_schedule_name(v->sched));
+  ppi_json_run(f, v->precision, v->engine, v->zero);
   if (v->period_ms > 0) {
     fputs(", \"period_ms\": ", f);
     ppi_json_num(f, v->period_ms);
@@ -108,6 +112,12 @@ static void write_json(FILE *f, const struct ppi_eval_view *v)
       ppi_json_num(f, x->buffer_bytes);
       fputs(", \"reserve_bytes\": ", f);
       ppi_json_num(f, x->reserve_bytes);
+      fputs(", \"runtime_bytes\": ", f);
+      ppi_json_num(f, x->runtime_bytes);
+      fputs(", \"transient_bytes\": ", f);
+      ppi_json_num(f, x->transient_bytes);
+      fputs(", \"slack_bytes\": ", f);
+      ppi_json_num(f, x->slack_bytes);
       fputs(", \"total_bytes\": ", f);
       ppi_json_num(f, x->total_bytes);
       fprintf(f, ", \"capacity_bytes\": %lld, \"fits\": %s}",
@@ -123,6 +133,7 @@ static void write_text(FILE *f, const struct ppi_eval_view *v)
   const pp_eval_summary *s = v->sum;
   char a[64], b[64], c[64], d[64];
   int32_t i;
+  bool engine_terms = false;
 
   fprintf(f, "plan %s: model %s on cluster %s\n", v->plan_src, v->model_name,
           v->cluster_name);
@@ -132,6 +143,8 @@ static void write_text(FILE *f, const struct ppi_eval_view *v)
           (int)v->S, (int)v->tp, (int)v->micro_batch,
           (long long)v->global_batch, pp_schedule_name(v->sched),
           v->recompute ? "on" : "off", pp_optimizer_name(v->opt));
+  ppi_run_words(a, sizeof a, v->precision, v->engine, v->zero);
+  fprintf(f, "  %s\n", a);
   fprintf(f, "iteration %.3f ms (analytic, %s cost model), %.2f samples/s\n",
           s->iteration_ms, v->kind == PP_COST_AMP ? "AMP's" : "parplan",
           s->throughput);
@@ -179,9 +192,16 @@ static void write_text(FILE *f, const struct ppi_eval_view *v)
       fputs(n > SHOW ? " ...\n" : "\n", f);
     }
   }
-  fputs("\ndevice            memory / capacity      model  activations  "
-        "buffers\n",
-        f);
+  /* the engine's terms, in columns only when some device has one: the
+  ** generic model's table stays as it was */
+  for (i = 0; i < v->ndev && !engine_terms; i++)
+    engine_terms = v->mem[i].used && (v->mem[i].runtime_bytes != 0 ||
+                                      v->mem[i].transient_bytes != 0 ||
+                                      v->mem[i].slack_bytes != 0);
+  fprintf(f,
+          "\ndevice            memory / capacity      model  activations  "
+          "buffers%s\n",
+          engine_terms ? "     runtime   transient       slack" : "");
   for (i = 0; i < v->ndev; i++) {
     const pp_device_memory *x = &v->mem[i];
     if (!x->used)
@@ -193,9 +213,19 @@ static void write_text(FILE *f, const struct ppi_eval_view *v)
     fprintf(f, "%-16.16s  %10s / %-10s %4.0f%%  %10s  %10s", v->dev_name[i], a,
             b, 100 * x->total_bytes / (double)x->capacity_bytes, c, d);
     ppi_fmt_bytes(a, sizeof a, x->buffer_bytes);
-    fprintf(f, "  %s%s\n", a,
-            x->total_bytes > (double)x->capacity_bytes ? "  DOES NOT FIT" : "");
+    fprintf(f, "  %s", a);
+    if (engine_terms) {
+      ppi_fmt_bytes(a, sizeof a, x->runtime_bytes);
+      ppi_fmt_bytes(b, sizeof b, x->transient_bytes);
+      ppi_fmt_bytes(c, sizeof c, x->slack_bytes);
+      fprintf(f, "  %10s  %10s  %10s", a, b, c);
+    }
+    fputs(x->total_bytes > (double)x->capacity_bytes ? "  DOES NOT FIT\n"
+                                                     : "\n",
+          f);
   }
+  ppi_margin_words(a, sizeof a, s->margin_bytes);
+  fprintf(f, "tightest device: %s\n", a);
   if (!s->fits && s->worst_device >= 0) {
     const pp_device_memory *x = &v->mem[s->worst_device];
     ppi_fmt_bytes(a, sizeof a, x->total_bytes);

@@ -598,8 +598,9 @@ static pp_status price_and_simulate(struct rep *r, const pp_cost_params *cp)
 }
 
 /* The planner's comparison (pp_plan_compare: our search and the
-** baselines) at the plan's global batch, optimizer and memory reserve,
-** with the report's time limit and threads. */
+** baselines) at the plan's global batch, optimizer, precision, engine,
+** ZeRO stage and memory reserve, with the report's time limit and
+** threads. */
 static pp_status run_comparison(struct rep *r, const pp_report_params *rp,
                                 const pp_cost_params *cp)
 {
@@ -609,6 +610,9 @@ static pp_status run_comparison(struct rep *r, const pp_report_params *rp,
   sp.time_limit_s = rp->time_limit_s;
   sp.threads = rp->threads;
   sp.optimizer = r->pp.optimizer;
+  sp.precision = r->pp.precision;
+  sp.engine = r->pp.engine;
+  sp.zero = r->pp.zero;
   sp.reserve_bytes = cp->reserve_bytes;
   sp.allreduce = cp->allreduce;
   return pp_plan_compare(r->ctx, r->m, r->c, &sp, &r->cmp);

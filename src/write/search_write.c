@@ -8,6 +8,7 @@
 ** plan again (pp_evaluate), so the report shows what `evaluate` would.
 */
 #include "plan/plan.h"
+#include "write/write.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -45,6 +46,14 @@ static pp_status price(pp_ctx *ctx, const pp_search *sr, const pp_plan *pl,
   return pp_evaluate(ctx, pl, m, c, &sum.cost, e);
 }
 
+/* The plan's precision, the model's dtype when it names none. */
+static pp_precision precision_of(const pp_plan *pl, const pp_model *m)
+{
+  pp_plan_params q;
+  pp_plan_get_params(pl, &q);
+  return q.precision == PP_PREC_MODEL ? pp_model_dtype(m) : q.precision;
+}
+
 static void json_plan(FILE *f, const pp_search_plan *y, const pp_plan *pl,
                       const pp_model *m, const pp_cluster *c, const pp_eval *e)
 {
@@ -53,11 +62,17 @@ static void json_plan(FILE *f, const pp_search_plan *y, const pp_plan *pl,
           "{\"devices\": %d, \"pp\": %d, \"dp\": %d, \"tp\": %d, "
           "\"micro_batch\": %d, \"gas\": %lld, \"schedule\": \"%s\", "
           "\"recompute\": %s, \"madpipe\": %s, \"placement\": \"%s\",\n"
-          "    \"iteration_ms\": ",
+          "    ",
           (int)y->devices, (int)y->pp, (int)y->dp, (int)y->tp,
           (int)y->micro_batch, (long long)y->gas, pp_schedule_name(y->schedule),
           y->recompute ? "true" : "false", y->madpipe ? "true" : "false",
           y->mapped ? "mapped" : "megatron");
+  {
+    pp_plan_params q;
+    pp_plan_get_params(pl, &q);
+    ppi_json_run(f, precision_of(pl, m), q.engine, q.zero);
+    fputs(", \"iteration_ms\": ", f);
+  }
   ppi_json_num(f, y->simulated_ms > 0 ? y->simulated_ms : y->estimate_ms);
   fputs(", \"estimate_ms\": ", f);
   ppi_json_num(f, y->estimate_ms);
@@ -74,6 +89,12 @@ static void json_plan(FILE *f, const pp_search_plan *y, const pp_plan *pl,
   ppi_json_num(f, y->lower_bound_ms);
   fputs(", \"peak_share\": ", f);
   ppi_json_num(f, y->peak_share);
+  if (e) {
+    pp_eval_summary es;
+    pp_eval_get_summary(e, &es);
+    fputs(", \"margin_bytes\": ", f);
+    ppi_json_num(f, es.margin_bytes);
+  }
   fputs(",\n    \"stages\": [", f);
   for (s = 0; s < S; s++) {
     int32_t lo, hi, n;
@@ -204,6 +225,13 @@ static void write_text(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
           y.recompute ? ", recomputation" : "",
           y.mapped ? "exact mapper" : "Megatron's rank order");
   {
+    pp_plan_params q;
+    char words[96];
+    pp_plan_get_params(pl, &q);
+    ppi_run_words(words, sizeof words, precision_of(pl, m), q.engine, q.zero);
+    fprintf(f, "%s\n", words);
+  }
+  {
     double t = y.simulated_ms > 0 ? y.simulated_ms : y.estimate_ms;
     fprintf(f,
             "iteration %.2f ms (%s; estimate %.2f ms), %.2f samples/s, "
@@ -250,6 +278,13 @@ static void write_text(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
     ppi_fmt_bytes(b2, sizeof b2, cap);
     fprintf(f, "%5d  %9d  %-34.34s %-30s %s / %s\n", (int)s, (int)n, span, devs,
             b1, b2);
+  }
+  if (e) {
+    pp_eval_summary es;
+    char words[64];
+    pp_eval_get_summary(e, &es);
+    ppi_margin_words(words, sizeof words, es.margin_bytes);
+    fprintf(f, "tightest device: %s\n", words);
   }
   pp_eval_destroy(e);
   if (sum.nplans > 1) {

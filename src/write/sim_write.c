@@ -9,11 +9,30 @@
 ** microseconds, as the format wants.  Every writer streams.
 */
 #include "sim/sim.h"
+#include "write/write.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Capacity less the peak on the device with the least room (0 when
+** none is used). */
+static double sim_margin(const struct pp_sim *s)
+{
+  double m = 0;
+  int32_t d;
+  bool any = false;
+  for (d = 0; d < s->ndev; d++) {
+    const pp_sim_device *v = &s->dev[d];
+    double room = (double)v->capacity_bytes - v->peak_memory_bytes;
+    if (v->used && (!any || room < m)) {
+      m = room;
+      any = true;
+    }
+  }
+  return m;
+}
 
 static void json_summary(FILE *f, const struct pp_sim *s)
 {
@@ -25,15 +44,19 @@ static void json_summary(FILE *f, const struct pp_sim *s)
   ppi_json_str(f, s->model_name);
   fputs(", \"cluster\": ", f);
   ppi_json_str(f, s->cluster_name);
-  fprintf(f, ", \"network\": \"%s\",\n \"iteration_ms\": ",
+  fprintf(f, ", \"network\": \"%s\", ",
           s->net == PP_NET_LINKS ? "links" : "channels");
+  ppi_json_run(f, s->precision, s->engine, s->zero);
+  fputs(",\n \"iteration_ms\": ", f);
   ppi_json_num(f, s->sum.iteration_ms);
   fputs(", \"analytic_ms\": ", f);
   ppi_json_num(f, s->sum.analytic_ms);
   fputs(", \"lower_bound_ms\": ", f);
   ppi_json_num(f, s->sum.lower_bound_ms);
-  fprintf(f, ", \"events\": %lld, \"fits\": %s,\n \"peak_memory_bytes\": [",
+  fprintf(f, ", \"events\": %lld, \"fits\": %s, \"margin_bytes\": ",
           (long long)s->sum.nevents, s->sum.fits ? "true" : "false");
+  ppi_json_num(f, sim_margin(s));
+  fputs(",\n \"peak_memory_bytes\": [", f);
   for (d = 0; d < s->ndev; d++) {
     if (d)
       fputs(", ", f);
@@ -172,6 +195,8 @@ static pp_status text(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
           s->model_name, s->cluster_name,
           s->net == PP_NET_LINKS ? "shared links"
                                  : "a channel per device pair");
+  ppi_run_words(a, sizeof a, s->precision, s->engine, s->zero);
+  fprintf(f, "  %s\n", a);
   fprintf(f,
           "iteration %.3f ms; analytic estimate %.3f ms; lower bound %.3f "
           "ms (gap %.1f%%)\n",
@@ -195,6 +220,8 @@ static pp_status text(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
             v->peak_memory_bytes > (double)v->capacity_bytes ? "  DOES NOT FIT"
                                                              : "");
   }
+  ppi_margin_words(a, sizeof a, sim_margin(s));
+  fprintf(f, "tightest device: %s\n", a);
   if (!x->fits && x->worst_device >= 0) {
     const pp_sim_device *v = &s->dev[x->worst_device];
     ppi_fmt_bytes(a, sizeof a, v->peak_memory_bytes);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** What the writers of the write layer share among themselves: the HTML
-** report embeds the Gantt chart that gantt_write.c draws.
+** report embeds the Gantt chart that gantt_write.c draws; evaluate,
+** simulate and plan state the run's settings and the memory margin in
+** the same words (run_words.c).
 */
 #ifndef PP_WRITE_H
 #define PP_WRITE_H
@@ -13,5 +15,14 @@
 PP_INTERNAL pp_status ppi_gantt_render(pp_ctx *ctx, const pp_sim *s,
                                        const pp_cluster *c, int png,
                                        struct ppi_sbuf *out);
+
+/* "precision fp16, engine generic, ZeRO stage 0" into buf. */
+PP_INTERNAL void ppi_run_words(char *buf, size_t n, pp_precision prec,
+                               pp_engine e, int32_t zero);
+/* "fits with 1.2 GiB to spare" (margin >= 0) or "needs 3.4 GiB more". */
+PP_INTERNAL void ppi_margin_words(char *buf, size_t n, double margin_bytes);
+/* "precision": "fp16", "engine": "generic", "zero": 0 (no braces). */
+PP_INTERNAL void ppi_json_run(FILE *f, pp_precision prec, pp_engine e,
+                              int32_t zero);
 
 #endif

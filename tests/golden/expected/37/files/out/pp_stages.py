@@ -9,6 +9,10 @@
 # with STAGE_TO_RANK[s] == pp_rank; then run the plan's order:
 #   sched = PipelineScheduleMulti(stages, N_MICROBATCHES, loss_fn=...)
 #   sched._load_csv(SCHEDULE_CSV)   # internal API: pin PyTorch
+#
+# Precision fp16, ZeRO stage 0: wrap every stage's module in
+# DistributedDataParallel over the data-parallel mesh and run it under
+#   torch.autocast("cuda", dtype=torch.float16) with a GradScaler
 
 from torch.distributed.pipelining import SplitPoint
 

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The run's settings and the memory margin in words, shared by the
+** writers of evaluate, simulate and plan (docs/FORMATS.md, "evaluate and
+** simulate output"): "precision fp16, engine deepspeed, ZeRO stage 1";
+** "fits with 1.2 GiB to spare" or "needs 3.4 GiB more" (GiB with one
+** decimal); and the same settings as JSON fields.  O(1).
+*/
+#include "write/write.h"
+
+#include <stdio.h>
+
+void ppi_run_words(char *buf, size_t n, pp_precision prec, pp_engine e,
+                   int32_t zero)
+{
+  snprintf(buf, n, "precision %s, engine %s, ZeRO stage %d",
+           pp_precision_name(prec), pp_engine_name(e), (int)zero);
+}
+
+void ppi_margin_words(char *buf, size_t n, double margin_bytes)
+{
+  double gib = margin_bytes / (1024.0 * 1024.0 * 1024.0);
+  if (margin_bytes >= 0)
+    snprintf(buf, n, "fits with %.1f GiB to spare", gib);
+  else
+    snprintf(buf, n, "needs %.1f GiB more", -gib);
+}
+
+void ppi_json_run(FILE *f, pp_precision prec, pp_engine e, int32_t zero)
+{
+  fprintf(f, "\"precision\": \"%s\", \"engine\": \"%s\", \"zero\": %d",
+          pp_precision_name(prec), pp_engine_name(e), (int)zero);
+}
