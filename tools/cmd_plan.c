@@ -101,7 +101,8 @@ static pp_search_params search_params(const struct plan_opts *o)
   sp.precision =
       o->c.precision >= 0 ? precision_at_index(o->c.precision) : PP_PREC_MODEL;
   sp.engine = o->c.engine >= 0 ? (pp_engine)o->c.engine : DEFAULT_ENGINE;
-  sp.zero = o->c.zero == ZERO_AUTO ? -1 : o->c.zero >= 0 ? o->c.zero : 0;
+  /* unless --zero says: every stage the engine runs */
+  sp.zero = o->c.zero >= 0 && o->c.zero != ZERO_AUTO ? o->c.zero : -1;
   sp.reserve_bytes = o->c.cost.reserve_bytes;
   sp.allreduce = o->c.cost.allreduce;
   if (isatty(2))

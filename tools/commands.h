@@ -13,9 +13,10 @@
 #define DEFAULT_MODEL "gpt2-amp"
 #define DEFAULT_CLUSTER "amp-het-cluster"
 #define DEFAULT_BATCH 32 /* AMP's GPT-2 experiments (data/amp) */
-/* The engine plan and compare plan for unless --engine says: the
-** engine-free model, as before engines were modelled. */
-#define DEFAULT_ENGINE PP_ENGINE_GENERIC
+/* The engine plan and compare plan for unless --engine says:
+** torch.distributed (pipelining with DDP or FSDP2), the one that runs
+** every model (docs/PLANNER.md, "Run settings"). */
+#define DEFAULT_ENGINE PP_ENGINE_TORCH
 /* --zero auto: the value of struct cli_common's zero. */
 #define ZERO_AUTO 4
 

@@ -143,9 +143,9 @@ const struct cli_opt run_opts[] = {
     {"--engine", CLI_ENUM, COMMON(engine), .names = engine_at,
      .help = "--engine generic|deepspeed|megatron|torch   the engine that "
              "runs the\n"
-             "              plan (plan, compare: default generic)"},
+             "              plan (plan, compare: default torch)"},
     {"--zero", CLI_ENUM, COMMON(zero), .names = zero_at,
-     .help = "--zero 0|1|2|3|auto   ZeRO stage (plan, compare: default 0; "
+     .help = "--zero 0|1|2|3|auto   ZeRO stage (plan, compare: default "
              "auto: the\n"
              "              best the engine runs at each pipeline depth; "
              "plan and\n"

@@ -76,6 +76,7 @@ struct ppi_cost {
   double *transient; /* [S] optimizer step / reduction peak per rank */
   double *keep;      /* [S] bytes kept beyond the schedule's in-flight
                         activations (DeepSpeed's last stage output) */
+  double *opmax;     /* [S] parameters of its largest operator per rank */
 
   unsigned est;
 };

@@ -164,6 +164,50 @@ static double tp_comm_ms(const struct ppi_cost *k, int32_t s, int32_t r,
          2.0 * (tp - 1) * count * k->c->latency_us / 1000;
 }
 
+/* One reduce-scatter or all-gather of bytes (per rank, whole) over the
+** replicas of stage s: a ring per tp rank at the slowest ring link. */
+static double dp_ring_ms(const struct ppi_cost *k, int32_t s, double bytes)
+{
+  int32_t R = ppi_cost_nrep(k, s), r, t;
+  double bmin = INFINITY;
+  if (R <= 1 || bytes <= 0)
+    return 0;
+  for (t = 0; t < k->tp; t++)
+    for (r = 0; r < R; r++) {
+      double bw = pp_cluster_bandwidth(k->c, ppi_cost_dev(k, s, r, t),
+                                       ppi_cost_dev(k, s, (r + 1) % R, t));
+      if (bw < bmin)
+        bmin = bw;
+    }
+  return (R - 1.0) / R * bytes / (bmin * 1e6) +
+         (R - 1.0) * k->c->latency_us / 1000;
+}
+
+/* The collectives ZeRO adds to every micro-batch of stage s: stage 2
+** reduce-scatters the gradients in each backward (its partitioned
+** gradients cannot accumulate whole); stage 3 and FSDP also all-gather
+** the parameters before the forward and again before the backward
+** (reshard after forward).  The engines prefetch them behind compute
+** (DeepSpeed's overlap_comm, on for stage 3, zero/config.py:351-353;
+** FSDP2's prefetching), so they cost only what compute does not hide. */
+static void zero_collectives(const struct ppi_cost *k, int32_t s, double *ag,
+                             double *rs, double *first, double *last)
+{
+  double w = pp_precision_bytes(k->prec), n = k->nparam[s];
+  double g = ppi_engine_grad_bytes(k->engine, k->prec);
+  *ag = *rs = *first = *last = 0;
+  if (k->engine == PP_ENGINE_GENERIC || k->zero < 2)
+    return;
+  *rs = dp_ring_ms(k, s, n * g);
+  /* nothing hides the last module's reduce-scatter, nor (stage 3) the
+  ** first module's gather; the largest operator stands for a module */
+  *last = dp_ring_ms(k, s, k->opmax[s] * g);
+  if (k->zero >= 3) {
+    *ag = dp_ring_ms(k, s, n * w);
+    *first = dp_ring_ms(k, s, k->opmax[s] * w);
+  }
+}
+
 static pp_status replica_times(pp_ctx *ctx, struct ppi_cost *k)
 {
   int32_t nt = k->c->ntype, s, r, t;
@@ -176,6 +220,8 @@ static pp_status replica_times(pp_ctx *ctx, struct ppi_cost *k)
     return PP_ENOMEM;
   }
   for (s = 0; s < k->S && !rc; s++) {
+    double zag, zrs, zfirst, zlast;
+    zero_collectives(k, s, &zag, &zrs, &zfirst, &zlast);
     memset(have, 0, (size_t)nt);
     for (r = 0; r < ppi_cost_nrep(k, s) && !rc; r++) {
       int32_t q = k->p->rep_off[s] + r;
@@ -192,6 +238,12 @@ static pp_status replica_times(pp_ctx *ctx, struct ppi_cost *k)
         f = x[0] + cm;
         b = x[1] + cm;
         rcm = x[2] > 0 ? x[2] + cm : 0;
+        if (zag > 0 || zrs > 0) { /* ZeRO-2/3: prefetched collectives */
+          f = (f > zag ? f : zag) + zfirst;
+          b = (b > zag + zrs ? b : zag + zrs) + zlast;
+          if (rcm > 0)
+            rcm = (rcm > zag ? rcm : zag) + zfirst;
+        }
         if (f + b + rcm > k->comp[q]) {
           k->f[q] = f;
           k->b[q] = b;
@@ -227,6 +279,8 @@ static pp_status stage_sizes(pp_ctx *ctx, struct ppi_cost *k)
         break;
       k->est |= z.est;
       k->saved[s] += z.saved_bytes;
+      if (z.param_bytes > k->opmax[s])
+        k->opmax[s] = z.param_bytes;
       root = m->tied[v] >= 0 ? m->tied[v] : v;
       if (!seen[root]) {
         pp_op_sizes zr;
@@ -242,6 +296,7 @@ static pp_status stage_sizes(pp_ctx *ctx, struct ppi_cost *k)
       seen[m->tied[v] >= 0 ? m->tied[v] : v] = 0;
     }
     k->nparam[s] = k->param[s] / pp_precision_bytes(m->dtype);
+    k->opmax[s] /= pp_precision_bytes(m->dtype);
     k->param[s] *= k->ratio;
     k->saved[s] *= k->ratio;
   }
@@ -321,10 +376,20 @@ static pp_status stage_graph(pp_ctx *ctx, struct ppi_cost *k)
 ** each tp rank, at the slowest link of any of the tp rings. */
 /* The bytes a rank of stage s reduces: its parameters' gradients in the
 ** engine's reduction dtype ("generic": the parameter bytes). */
+/* What stage s reduces after its last backward, as the bytes of an
+** allreduce of the same cost: ZeRO-1 reduce-scatters the gradients and
+** all-gathers the updated parameters (an allreduce's volume); ZeRO-2
+** reduced its gradients in every backward and only all-gathers the
+** parameters (half an allreduce of the weight bytes); ZeRO-3 keeps them
+** sharded for the next forward's gather (nothing). */
 static double grad_bytes(const struct ppi_cost *k, int32_t s)
 {
   if (k->engine == PP_ENGINE_GENERIC)
     return k->param[s];
+  if (k->zero == 2)
+    return k->nparam[s] * pp_precision_bytes(k->prec) / 2;
+  if (k->zero >= 3)
+    return 0;
   return k->nparam[s] * ppi_engine_grad_bytes(k->engine, k->prec);
 }
 
@@ -645,6 +710,7 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
   k->ratio = (double)pp_precision_bytes(k->prec) / pp_precision_bytes(m->dtype);
   if (!PPI_NEW(ctx, k->nparam, k->S) || !PPI_NEW(ctx, k->gbytes, k->S) || !PPI_NEW(ctx, k->state, k->S) ||
       !PPI_NEW(ctx, k->transient, k->S) || !PPI_NEW(ctx, k->keep, k->S) ||
+      !PPI_NEW(ctx, k->opmax, k->S) ||
       !PPI_NEW(ctx, k->gas, k->S) || !PPI_NEW(ctx, k->stage_of, m->nop) ||
       !PPI_NEW(ctx, k->f, k->nrep) || !PPI_NEW(ctx, k->b, k->nrep) ||
       !PPI_NEW(ctx, k->rc, k->nrep) || !PPI_NEW(ctx, k->u, k->nrep) ||
@@ -663,7 +729,7 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
     for (i = 0; i < n; i++)
       k->stage_of[ops[i]] = s;
   }
-  if ((rc = replica_times(ctx, k)) || (rc = stage_sizes(ctx, k)) ||
+  if ((rc = stage_sizes(ctx, k)) || (rc = replica_times(ctx, k)) ||
       (rc = stage_graph(ctx, k))) {
     ppi_cost_free(ctx, k);
     return rc;
@@ -710,6 +776,7 @@ void ppi_cost_free(pp_ctx *ctx, struct ppi_cost *k)
   FREE(k->state, S);
   FREE(k->transient, S);
   FREE(k->keep, S);
+  FREE(k->opmax, S);
   if (k->m)
     ppi_stage_edges_free(ctx, k->m, k->e);
   memset(k, 0, sizeof *k);

@@ -260,8 +260,12 @@ static bool cheaper(const struct price *a, const struct price *b)
 }
 
 /* *pl, built at the least ZeRO stage the search tries at its depth,
-** priced in *x; then the same plan at every other such stage, the best
-** kept in *pl and *x (the first of equals: the lower stage). */
+** priced in *x; then the same plan at every higher such stage, kept in
+** *pl and *x while the lower does not fit and it is cheaper: sharding
+** only where memory asks for it, as practitioners use it (DDP, not FSDP,
+** for a model whose replica fits).  Sharding's per-module hooks, gather
+** buffers and copies are not priced, so a stage that fits anyway would
+** win only by what the model leaves out. */
 static pp_status best_zero(pp_ctx *ctx, const struct space *sp, pp_plan **pl,
                            struct price *x)
 {
@@ -284,7 +288,8 @@ static pp_status best_zero(pp_ctx *ctx, const struct space *sp, pp_plan **pl,
       pp_plan_destroy(alt);
       return rc;
     }
-    if (cheaper(&y, x)) {
+    /* a higher stage only where the lower does not fit */
+    if (!x->fits && cheaper(&y, x)) {
       pp_plan_destroy(*pl);
       *pl = alt;
       *x = y;
