@@ -374,12 +374,86 @@ static void t_tp_comm(void **state)
   free_case(&x);
 }
 
+/* AMP's homogeneous cluster: 4 nodes of 4 T4s, one 50 Gb/s NIC per node.
+** One stage of GPT-2 replicated over the nodes: with tp 4 each node's
+** four tp rings leave through its one NIC together, so each gets a
+** quarter of it; with tp 1 and 16 replicas one ring crosses each NIC
+** once each way.  The estimate shares the NIC as the simulator's link
+** sharing does, and the simulator's channel mode agrees. */
+static void t_shared_nic(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  pp_model *m = NULL;
+  pp_cluster *c = NULL;
+  int k;
+  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "amp-homogeneous", &c), PP_OK);
+  for (k = 0; k < 3; k++) {
+    static const int tp[3] = {4, 1, 2}, R[3] = {4, 16, 8};
+    static const pp_allreduce ar[3] = {PP_AR_RING, PP_AR_RING, PP_AR_HIER};
+    pp_plan_params pa;
+    pp_plan_builder *b;
+    pp_plan *p = NULL;
+    pp_cost_params cp;
+    pp_eval *e = NULL;
+    pp_sim *sm = NULL;
+    pp_eval_summary es;
+    pp_sim_summary ss[2];
+    int32_t ops[30], devs[4], id, v, r, t, q;
+    pp_plan_params_init(&pa);
+    pa.global_batch = R[k];
+    pa.tp = tp[k];
+    pa.engine = PP_ENGINE_DEEPSPEED;
+    assert_int_equal(pp_plan_builder_create(ctx, &pa, "nic", &b), PP_OK);
+    for (v = 0; v < 30; v++)
+      ops[v] = v;
+    assert_int_equal(pp_plan_builder_add_stage(b, ops, 30, &id), PP_OK);
+    for (r = 0; r < R[k]; r++) {
+      for (t = 0; t < tp[k]; t++)
+        devs[t] = r * tp[k] + t;
+      assert_int_equal(pp_plan_builder_add_replica(b, 0, devs), PP_OK);
+    }
+    assert_int_equal(pp_plan_builder_finish(b, &p), PP_OK);
+    pp_cost_params_init(&cp);
+    cp.allreduce = ar[k];
+    cp.record = 0;
+    assert_int_equal(pp_evaluate(ctx, p, m, c, &cp, &e), PP_OK);
+    assert_int_equal(pp_eval_get_summary(e, &es), PP_OK);
+    for (q = 0; q < 2; q++) {
+      cp.network = q ? PP_NET_LINKS : PP_NET_CHANNELS;
+      assert_int_equal(pp_simulate(ctx, p, m, c, &cp, &sm), PP_OK);
+      assert_int_equal(pp_sim_get_summary(sm, &ss[q]), PP_OK);
+      pp_sim_destroy(sm);
+      if (fabs(ss[q].iteration_ms - es.iteration_ms) >
+          1e-6 * es.iteration_ms)
+        fail_msg("tp %d x %d replicas (%s): estimate %.9g ms, simulator "
+                 "(%s) %.9g ms",
+                 tp[k], R[k], pp_allreduce_name(ar[k]), es.iteration_ms,
+                 q ? "links" : "channels", ss[q].iteration_ms);
+    }
+    if (k == 0) {
+      /* 4 rings share 6.25 GB/s: 2 (4-1)/4 G at 6.25 / 4 GB/s, G the
+      ** fp32 gradients of a quarter of the model (fp32_allreduce) */
+      pp_stage_cost sc;
+      assert_int_equal(pp_eval_stage(e, 0, &sc), PP_OK);
+      assert_true(sc.allreduce_ms > 0);
+      tu_near(sc.allreduce_ms,
+              2.0 * 3 / 4 * (sc.param_bytes / 2 * 4) / (6.25 / 4 * 1e6),
+              "four rings through one NIC");
+    }
+    pp_eval_destroy(e);
+    pp_plan_destroy(p);
+  }
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       TU_CTX_TEST(t_memory_random), TU_CTX_TEST(t_sim_memory),
       TU_CTX_TEST(t_precision),     TU_CTX_TEST(t_overlap),
-      TU_CTX_TEST(t_tp_comm),
+      TU_CTX_TEST(t_tp_comm),       TU_CTX_TEST(t_shared_nic),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,4 +88,23 @@ PP_INTERNAL pp_status ppi_cluster_box(pp_ctx *ctx, const char *name,
                                       const pp_topo_params *p,
                                       pp_cluster **out);
 
+/* Paths of transfers over a link graph (cluster_paths.c): the
+** simulator's link sharing and the estimate's shared links use them. */
+struct ppi_routes {
+  const struct pp_cluster *c;
+  int32_t nvert;
+  uint8_t *keep;      /* links of the routing graph */
+  int32_t *off, *adj; /* adjacency (link ids) of kept links */
+  int32_t **tree;     /* per source device, NULL until used */
+};
+PP_INTERNAL pp_status ppi_routes_init(pp_ctx *ctx, struct ppi_routes *rt,
+                                      const struct pp_cluster *c);
+/* The directed link resources from device i to j, source first; *n = 0
+** for a cluster without a link graph. */
+PP_INTERNAL pp_status ppi_route_path(pp_ctx *ctx, struct ppi_routes *rt,
+                                     int32_t i, int32_t j, int32_t *res,
+                                     int32_t cap, int32_t *n);
+PP_INTERNAL double ppi_route_gbps(const struct ppi_routes *rt, int32_t res);
+PP_INTERNAL void ppi_routes_free(pp_ctx *ctx, struct ppi_routes *rt);
+
 #endif /* PP_CLUSTER_H */

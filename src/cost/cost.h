@@ -72,6 +72,9 @@ struct ppi_cost {
   double *nparam;   /* [S] parameters per tp rank, a tied group once */
   double *gbytes;   /* [S] gradient bytes reduced after the last
                        backward (the exposed share, engine.c) */
+  double *ar_slow;  /* [3 S] per stage, ring / hierarchical intra-node /
+                       inter-node hops: slowdown of shared links against
+                       the pairwise bandwidths (1 without a link graph) */
   double *state;    /* [S] weights, grads, optimizer state per rank */
   double *transient; /* [S] optimizer step / reduction peak per rank */
   double *keep;      /* [S] bytes kept beyond the schedule's in-flight

@@ -413,82 +413,160 @@ static double exposed_share(const struct ppi_cost *k, int32_t s, double ar)
   return x > last ? x : last;
 }
 
-static double ring_ms(const struct ppi_cost *k, int32_t s)
+/* The hierarchical grouping of stage s's replicas for tp rank t: by
+** node in order of first appearance, idx[a * PPI_HIER_MAX_PER_NODE + j]
+** the j-th replica on the a-th node; applies (1) when there are >= 2
+** nodes, each with the same number kk >= 2 of the stage's replicas. */
+static int hier_group(const struct ppi_cost *k, int32_t s, int32_t t,
+                      int32_t *nn_out, int32_t *kk_out, int32_t *idx)
 {
-  int32_t R = ppi_cost_nrep(k, s), r, t;
-  double bmin = INFINITY, P = grad_bytes(k, s);
-  if (R <= 1 || P <= 0)
+  int32_t R = ppi_cost_nrep(k, s), r, nn = 0, a, kk;
+  int32_t nodes[PPI_HIER_MAX_NODES], cnt[PPI_HIER_MAX_NODES];
+  if (R < 4)
+    return 0;
+  for (r = 0; r < R; r++) {
+    int32_t node = k->c->dev_node[ppi_cost_dev(k, s, r, t)];
+    for (a = 0; a < nn && nodes[a] != node; a++)
+      ;
+    if (a == nn) {
+      if (nn == PPI_HIER_MAX_NODES)
+        return 0;
+      nodes[nn] = node;
+      cnt[nn++] = 0;
+    }
+    if (cnt[a] == PPI_HIER_MAX_PER_NODE)
+      return 0;
+    idx[a * PPI_HIER_MAX_PER_NODE + cnt[a]++] = r;
+  }
+  if (nn < 2)
+    return 0;
+  kk = cnt[0];
+  for (a = 1; a < nn; a++)
+    if (cnt[a] != kk)
+      return 0;
+  if (kk < 2)
+    return 0;
+  *nn_out = nn;
+  *kk_out = kk;
+  return 1;
+}
+
+/* The hops of stage s's reduction, kind 0: the ring in replica order
+** (per tp rank, wrap-around included); kinds 1 and 2, when the
+** hierarchical reduction applies to every tp rank: its rings inside the
+** nodes and across them.  Returns whether the hierarchical applies. */
+typedef void (*hop_fn)(void *arg, int kind, int32_t i, int32_t j);
+static int visit_hops(const struct ppi_cost *k, int32_t s, hop_fn fn,
+                      void *arg)
+{
+  int32_t R = ppi_cost_nrep(k, s), r, t, nn, kk, a, j;
+  int32_t idx[PPI_HIER_MAX_NODES * PPI_HIER_MAX_PER_NODE];
+  int hier = 1;
+  if (R <= 1)
     return 0;
   for (t = 0; t < k->tp; t++)
-    for (r = 0; r < R; r++) {
-      double bw = pp_cluster_bandwidth(k->c, ppi_cost_dev(k, s, r, t),
-                                       ppi_cost_dev(k, s, (r + 1) % R, t));
-      if (bw < bmin)
-        bmin = bw;
+    for (r = 0; r < R; r++)
+      fn(arg, 0, ppi_cost_dev(k, s, r, t), ppi_cost_dev(k, s, (r + 1) % R, t));
+  for (t = 0; t < k->tp && hier; t++)
+    hier = hier_group(k, s, t, &nn, &kk, idx);
+  for (t = 0; t < k->tp && hier; t++) {
+    hier_group(k, s, t, &nn, &kk, idx);
+    for (a = 0; a < nn; a++)
+      for (j = 0; j < kk; j++) {
+        int32_t x = idx[a * PPI_HIER_MAX_PER_NODE + j];
+        fn(arg, 1, ppi_cost_dev(k, s, x, t),
+           ppi_cost_dev(k, s, idx[a * PPI_HIER_MAX_PER_NODE + (j + 1) % kk],
+                        t));
+        fn(arg, 2, ppi_cost_dev(k, s, x, t),
+           ppi_cost_dev(k, s, idx[((a + 1) % nn) * PPI_HIER_MAX_PER_NODE + j],
+                        t));
+      }
+  }
+  return hier;
+}
+
+/* Shared links: how many of the reductions' concurrent hops of each
+** kind cross each directed link resource (all stages reduce at once). */
+struct share {
+  const struct ppi_cost *k;
+  pp_ctx *ctx;
+  struct ppi_routes *rt; /* NULL: no link graph */
+  int32_t *cnt[3];       /* [2 x links] per kind; NULL: pairwise */
+  int32_t *buf, cap;
+  double bmin[3];
+  pp_status rc;
+};
+
+static int32_t hop_path(struct share *x, int32_t i, int32_t j)
+{
+  int32_t n = 0;
+  if (!x->rc)
+    x->rc = ppi_route_path(x->ctx, x->rt, i, j, x->buf, x->cap, &n);
+  return x->rc ? 0 : n;
+}
+
+static void hop_count(void *arg, int kind, int32_t i, int32_t j)
+{
+  struct share *x = arg;
+  int32_t n = hop_path(x, i, j), h;
+  for (h = 0; h < n; h++)
+    x->cnt[kind][x->buf[h]]++;
+}
+
+static void hop_min(void *arg, int kind, int32_t i, int32_t j)
+{
+  struct share *x = arg;
+  double bw = INFINITY;
+  if (x->rt && x->cnt[kind]) {
+    int32_t n = hop_path(x, i, j), h;
+    for (h = 0; h < n; h++) {
+      double g = ppi_route_gbps(x->rt, x->buf[h]) / x->cnt[kind][x->buf[h]];
+      if (g < bw)
+        bw = g;
     }
+  }
+  if (!(bw < INFINITY))
+    bw = pp_cluster_bandwidth(x->k->c, i, j);
+  if (bw < x->bmin[kind])
+    x->bmin[kind] = bw;
+}
+
+/* The slowest hop of each kind of stage s's reduction, with the links
+** shared (x->cnt) or not (cnt NULL: the pairwise bandwidths). */
+static int slowest_hops(struct share *x, int32_t s, double b[3])
+{
+  int hier;
+  x->bmin[0] = x->bmin[1] = x->bmin[2] = INFINITY;
+  hier = visit_hops(x->k, s, hop_min, x);
+  b[0] = x->bmin[0];
+  b[1] = x->bmin[1];
+  b[2] = x->bmin[2];
+  return hier;
+}
+
+/* The ring: 2 (R-1)/R P at the slowest hop. */
+static double ring_time(const struct ppi_cost *k, int32_t s, double bmin)
+{
+  int32_t R = ppi_cost_nrep(k, s);
+  double P = grad_bytes(k, s);
+  if (R <= 1 || P <= 0)
+    return 0;
   return 2.0 * (R - 1) / R * P / (bmin * 1e6) +
          2.0 * (R - 1) * k->c->latency_us / 1000;
 }
 
-/* The hierarchical allreduce time of stage s: replicas grouped by node in
-** order of first appearance; applies when there are >= 2 nodes, each
-** with the same number kk >= 2 of the stage's replicas.  Reduce-scatter
-** in a ring inside every node, allreduce of 1/kk of the bytes in kk rings
-** across the nodes (the j-th replica of every node), all-gather inside
-** the node.  -1 when it does not apply. */
-static double hier_ms(const struct ppi_cost *k, int32_t s)
+/* The hierarchical: reduce-scatter in a ring inside every node,
+** allreduce of 1/kk of the bytes in kk rings across the nodes (the j-th
+** replica of every node), all-gather inside the node. */
+static double hier_time(const struct ppi_cost *k, int32_t s, double bin,
+                        double bx)
 {
-  int32_t R = ppi_cost_nrep(k, s), r, t, nn = 0, kk, j, a;
-  int32_t nodes[PPI_HIER_MAX_NODES], cnt[PPI_HIER_MAX_NODES];
-  int32_t idx[PPI_HIER_MAX_NODES * PPI_HIER_MAX_PER_NODE];
-  double P = grad_bytes(k, s), bin = INFINITY, bx = INFINITY, lat;
-  if (R < 4 || P <= 0)
+  int32_t R = ppi_cost_nrep(k, s), nn, kk, idx[PPI_HIER_MAX_NODES *
+                                                PPI_HIER_MAX_PER_NODE];
+  double P = grad_bytes(k, s), lat = k->c->latency_us / 1000;
+  if (!hier_group(k, s, 0, &nn, &kk, idx))
     return -1;
-  for (t = 0; t < k->tp; t++) {
-    nn = 0;
-    for (r = 0; r < R; r++) {
-      int32_t node = k->c->dev_node[ppi_cost_dev(k, s, r, t)];
-      for (a = 0; a < nn && nodes[a] != node; a++)
-        ;
-      if (a == nn) {
-        if (nn == PPI_HIER_MAX_NODES)
-          return -1;
-        nodes[nn] = node;
-        cnt[nn++] = 0;
-      }
-      if (cnt[a] == PPI_HIER_MAX_PER_NODE)
-        return -1;
-      idx[a * PPI_HIER_MAX_PER_NODE + cnt[a]++] = r;
-    }
-    if (nn < 2)
-      return -1;
-    kk = cnt[0];
-    for (a = 1; a < nn; a++)
-      if (cnt[a] != kk)
-        return -1;
-    if (kk < 2)
-      return -1;
-    for (a = 0; a < nn; a++)
-      for (j = 0; j < kk; j++) {
-        double bw = pp_cluster_bandwidth(
-            k->c, ppi_cost_dev(k, s, idx[a * PPI_HIER_MAX_PER_NODE + j], t),
-            ppi_cost_dev(k, s, idx[a * PPI_HIER_MAX_PER_NODE + (j + 1) % kk],
-                         t));
-        if (bw < bin)
-          bin = bw;
-      }
-    for (j = 0; j < kk; j++)
-      for (a = 0; a < nn; a++) {
-        double bw = pp_cluster_bandwidth(
-            k->c, ppi_cost_dev(k, s, idx[a * PPI_HIER_MAX_PER_NODE + j], t),
-            ppi_cost_dev(k, s, idx[((a + 1) % nn) * PPI_HIER_MAX_PER_NODE + j],
-                         t));
-        if (bw < bx)
-          bx = bw;
-      }
-  }
   kk = R / nn;
-  lat = k->c->latency_us / 1000;
   return 2.0 * ((kk - 1.0) / kk * P / (bin * 1e6) + (kk - 1) * lat) +
          2.0 * (nn - 1.0) / nn * (P / kk) / (bx * 1e6) + 2.0 * (nn - 1) * lat;
 }
@@ -544,14 +622,57 @@ double ppi_cost_device_memory(const struct ppi_cost *k, int32_t d,
   return x->total_bytes;
 }
 
-static void allreduce(struct ppi_cost *k)
+/* Every stage's gradient reduction: ring or hierarchical (the faster
+** under --allreduce auto), with the links its concurrent hops share on
+** a cluster with a link graph (every stage reduces at once, each tp rank
+** its own rings): a hop gets its narrowest link's bandwidth over the
+** hops of its kind crossing that link.  k->ar_slow keeps, per stage and
+** kind, how much slower the shared hops are than the pairwise
+** bandwidths, for the simulator's channel mode. */
+static pp_status allreduce(pp_ctx *ctx, struct ppi_cost *k)
 {
-  int32_t s;
-  for (s = 0; s < k->S; s++) {
-    double ring = ring_ms(k, s), hier = -1;
-    if (k->cp.allreduce != PP_AR_RING)
-      hier = hier_ms(k, s);
-    double x;
+  struct ppi_routes rt;
+  struct share x;
+  int32_t s, q, nres = 2 * k->c->nlink;
+  pp_status rc = PP_OK;
+
+  memset(&x, 0, sizeof x);
+  memset(&rt, 0, sizeof rt);
+  x.k = k;
+  x.ctx = ctx;
+  if (k->c->has_links && k->c->nlink > 0) {
+    x.cap = k->c->ndev + k->c->nswitch + 1;
+    if ((rc = ppi_routes_init(ctx, &rt, k->c)))
+      return rc;
+    x.rt = &rt;
+    x.buf = ppi_alloc(ctx, (size_t)x.cap * sizeof *x.buf);
+    for (q = 0; q < 3; q++)
+      x.cnt[q] = ppi_calloc(ctx, (size_t)nres, sizeof *x.cnt[q]);
+    if (!x.buf || !x.cnt[0] || !x.cnt[1] || !x.cnt[2])
+      rc = PP_ENOMEM;
+    for (s = 0; s < k->S && !rc; s++)
+      if (grad_bytes(k, s) > 0) {
+        visit_hops(k, s, hop_count, &x);
+        rc = x.rc;
+      }
+  }
+  for (s = 0; s < k->S && !rc; s++) {
+    double b0[3], b1[3], ring, hier = -1, xs;
+    int32_t *keep[3] = {x.cnt[0], x.cnt[1], x.cnt[2]};
+    int h;
+    x.cnt[0] = x.cnt[1] = x.cnt[2] = NULL;
+    h = slowest_hops(&x, s, b0);
+    x.cnt[0] = keep[0];
+    x.cnt[1] = keep[1];
+    x.cnt[2] = keep[2];
+    slowest_hops(&x, s, b1);
+    if ((rc = x.rc))
+      break;
+    for (q = 0; q < 3; q++)
+      k->ar_slow[3 * s + q] = b1[q] < INFINITY && b1[q] > 0 ? b0[q] / b1[q] : 1;
+    ring = ring_time(k, s, b1[0]);
+    if (h && k->cp.allreduce != PP_AR_RING && grad_bytes(k, s) > 0)
+      hier = hier_time(k, s, b1[1], b1[2]);
     if (hier >= 0 && (k->cp.allreduce == PP_AR_HIER || hier < ring)) {
       k->ar_ms[s] = hier;
       k->ar_hier[s] = 1;
@@ -560,10 +681,17 @@ static void allreduce(struct ppi_cost *k)
       k->ar_hier[s] = 0;
     }
     /* what the simulator reduces after the drain: the exposed share */
-    x = exposed_share(k, s, k->ar_ms[s]);
-    k->ar_ms[s] *= x;
-    k->gbytes[s] = grad_bytes(k, s) * x;
+    xs = exposed_share(k, s, k->ar_ms[s]);
+    k->ar_ms[s] *= xs;
+    k->gbytes[s] = grad_bytes(k, s) * xs;
   }
+  if (x.rt) {
+    ppi_free(ctx, x.buf, (size_t)x.cap * sizeof *x.buf);
+    for (q = 0; q < 3; q++)
+      ppi_free(ctx, x.cnt[q], (size_t)nres * sizeof *x.cnt[q]);
+    ppi_routes_free(ctx, &rt);
+  }
+  return rc;
 }
 
 /* The link resource between stages s and s+1. */
@@ -708,7 +836,8 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
   k->zero = p->p.zero;
   k->prec = p->p.precision == PP_PREC_MODEL ? m->dtype : p->p.precision;
   k->ratio = (double)pp_precision_bytes(k->prec) / pp_precision_bytes(m->dtype);
-  if (!PPI_NEW(ctx, k->nparam, k->S) || !PPI_NEW(ctx, k->gbytes, k->S) || !PPI_NEW(ctx, k->state, k->S) ||
+  if (!PPI_NEW(ctx, k->nparam, k->S) || !PPI_NEW(ctx, k->gbytes, k->S) ||
+      !PPI_NEW(ctx, k->ar_slow, 3 * (size_t)k->S) || !PPI_NEW(ctx, k->state, k->S) ||
       !PPI_NEW(ctx, k->transient, k->S) || !PPI_NEW(ctx, k->keep, k->S) ||
       !PPI_NEW(ctx, k->opmax, k->S) ||
       !PPI_NEW(ctx, k->gas, k->S) || !PPI_NEW(ctx, k->stage_of, m->nop) ||
@@ -739,7 +868,10 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
     k->peak_extra[s] = p->p.recompute ? k->saved[s] : 0;
   }
   engine_memory(k);
-  allreduce(k);
+  if ((rc = allreduce(ctx, k))) {
+    ppi_cost_free(ctx, k);
+    return rc;
+  }
   if ((rc = plan_schedule(ctx, k))) {
     ppi_cost_free(ctx, k);
     return rc;
@@ -773,6 +905,7 @@ void ppi_cost_free(pp_ctx *ctx, struct ppi_cost *k)
   FREE(k->ar_hier, S);
   FREE(k->nparam, S);
   FREE(k->gbytes, S);
+  FREE(k->ar_slow, 3 * (size_t)S);
   FREE(k->state, S);
   FREE(k->transient, S);
   FREE(k->keep, S);

@@ -21,7 +21,7 @@
 ** Network: PP_NET_CHANNELS gives every directed device pair a FIFO
 ** channel at the pair's bandwidth (transfers between other pairs never
 ** interfere).  PP_NET_LINKS routes every transfer over the cluster's
-** physical links (sim_route.c) and shares them fluidly: a transfer runs
+** physical links (cluster/cluster_paths.c) and shares them fluidly: a transfer runs
 ** at min over its links of (bandwidth / transfers on it), scaled by
 ** B(i, j) / its narrowest link (1 for widest-path routing, 1 / hops for
 ** hop routing, whose matrix divides by the hops), so that alone it
@@ -821,7 +821,7 @@ static pp_status build_allreduce(struct run *r, int32_t s, int32_t t)
   struct ppi_cost *k = r->k;
   int32_t R = ppi_cost_nrep(k, s), i, a, j, nn = 0, kk;
   int32_t *devs, *qs, *slots, *node_of, *nodes, *cnt, *idx, *p1, *p2, *p3;
-  double P = k->gbytes[s];
+  double P = k->gbytes[s], sl[3] = {1, 1, 1};
   pp_status rc;
 
   if (!PPI_ARENA_NEW(&r->ar, r->ctx, devs, R) ||
@@ -839,8 +839,13 @@ static pp_status build_allreduce(struct run *r, int32_t s, int32_t t)
     qs[i] = k->p->rep_off[s] + i;
     devs[i] = ppi_cost_dev(k, s, i, t);
   }
+  /* channels do not share links: take the estimate's shared hops by
+  ** stretching the chunks (cost_model.c, allreduce); links share them */
+  if (k->cp.network == PP_NET_CHANNELS)
+    for (i = 0; i < 3; i++)
+      sl[i] = k->ar_slow[3 * s + i];
   if (!k->ar_hier[s]) {
-    if ((rc = add_ring(r, devs, qs, R, 2 * (R - 1), P / R, slots)))
+    if ((rc = add_ring(r, devs, qs, R, 2 * (R - 1), P / R * sl[0], slots)))
       return rc;
     for (i = 0; i < R; i++)
       r->first_slot[(size_t)qs[i] * r->tp + t] = slots[i];
@@ -871,7 +876,7 @@ static pp_status build_allreduce(struct run *r, int32_t s, int32_t t)
       d[j] = devs[idx[a * kk + j]];
       qq[j] = qs[idx[a * kk + j]];
     }
-    if ((rc = add_ring(r, d, qq, kk, kk - 1, P / kk, slots)))
+    if ((rc = add_ring(r, d, qq, kk, kk - 1, P / kk * sl[1], slots)))
       return rc;
     for (j = 0; j < kk; j++)
       p1[idx[a * kk + j]] = slots[j];
@@ -882,7 +887,8 @@ static pp_status build_allreduce(struct run *r, int32_t s, int32_t t)
       d[a] = devs[idx[a * kk + j]];
       qq[a] = qs[idx[a * kk + j]];
     }
-    if ((rc = add_ring(r, d, qq, nn, 2 * (nn - 1), P / kk / nn, slots)))
+    if ((rc = add_ring(r, d, qq, nn, 2 * (nn - 1), P / kk / nn * sl[2],
+                       slots)))
       return rc;
     for (a = 0; a < nn; a++)
       p2[idx[a * kk + j]] = slots[a];
@@ -893,7 +899,7 @@ static pp_status build_allreduce(struct run *r, int32_t s, int32_t t)
       d[j] = devs[idx[a * kk + j]];
       qq[j] = qs[idx[a * kk + j]];
     }
-    if ((rc = add_ring(r, d, qq, kk, kk - 1, P / kk, slots)))
+    if ((rc = add_ring(r, d, qq, kk, kk - 1, P / kk * sl[1], slots)))
       return rc;
     for (j = 0; j < kk; j++)
       p3[idx[a * kk + j]] = slots[j];

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Routes of transfers over a cluster's physical links, for the
-** simulator's link-sharing mode: the path a transfer from device i to
+** simulator's link-sharing mode and the estimate's shared links: the path a transfer from device i to
 ** device j takes, as directed link resources (link l traversed from its
 ** end a to its end b is resource 2l, from b to a is 2l+1).
 **
@@ -16,7 +16,7 @@
 ** Complexity: O((V + L) log L) per widest source, O(V + L) per hops
 ** source, O(hops) per route.
 */
-#include "sim/sim.h"
+#include "cluster/cluster.h"
 
 #include <math.h>
 #include <stdlib.h>
