@@ -624,9 +624,10 @@ double ppi_cost_device_memory(const struct ppi_cost *k, int32_t d,
 
 /* Every stage's gradient reduction: ring or hierarchical (the faster
 ** under --allreduce auto), with the links its concurrent hops share on
-** a cluster with a link graph (every stage reduces at once, each tp rank
-** its own rings): a hop gets its narrowest link's bandwidth over the
-** hops of its kind crossing that link.  k->ar_slow keeps, per stage and
+** a cluster with a link graph under an engine (every stage reduces at
+** once, each tp rank its own rings): a hop gets its narrowest link's
+** bandwidth over the hops of its kind crossing that link ("generic"
+** keeps the pairwise bandwidths it always had).  k->ar_slow keeps, per stage and
 ** kind, how much slower the shared hops are than the pairwise
 ** bandwidths, for the simulator's channel mode. */
 static pp_status allreduce(pp_ctx *ctx, struct ppi_cost *k)
@@ -640,7 +641,8 @@ static pp_status allreduce(pp_ctx *ctx, struct ppi_cost *k)
   memset(&rt, 0, sizeof rt);
   x.k = k;
   x.ctx = ctx;
-  if (k->c->has_links && k->c->nlink > 0) {
+  /* "generic" prices as before engines were modelled: pairwise */
+  if (k->c->has_links && k->c->nlink > 0 && k->engine != PP_ENGINE_GENERIC) {
     x.cap = k->c->ndev + k->c->nswitch + 1;
     if ((rc = ppi_routes_init(ctx, &rt, k->c)))
       return rc;
