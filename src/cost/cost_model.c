@@ -100,7 +100,8 @@ static int cmp_sedge(const void *x, const void *y)
 ** RowParallelLinear reduce their outputs forward; the ColumnParallel-
 ** Linear inputs' gradients are reduced backward), an operator with
 ** parameters split over the group one, an operator without parameters
-** none (docs/COST_MODEL.md, "Tensor parallelism"). */
+** none (docs/COST_MODEL.md, "Tensor parallelism").  Under an engine only:
+** "generic" prices tensor parallelism as it always did. */
 static int tp_allreduces(const struct pp_model *m, int32_t v)
 {
   const char *kind = m->op_kind[v];
@@ -130,7 +131,8 @@ static pp_status stage_times(struct ppi_cost *k, int32_t s,
     out[1] += t.bwd_ms;
     out[3] += t.update_ms > 0 ? t.update_ms : 0;
     k->est |= t.est;
-    if (k->tp > 1 && (t.est & (PP_EST_TP | PP_EST_FLOPS)) &&
+    if (k->tp > 1 && k->engine != PP_ENGINE_GENERIC &&
+        (t.est & (PP_EST_TP | PP_EST_FLOPS)) &&
         (nar = tp_allreduces(k->m, ops[i])) > 0) {
       pp_op_sizes z; /* the whole tensor: every rank ends with all of it */
       if ((rc = pp_model_op_sizes(k->m, ops[i], 1, k->p->p.micro_batch, &z)))
