@@ -519,11 +519,14 @@ static void t_cancel_and_alloc(void **state)
   p.map_time_s = 0;
   alloc_sweep(&fx->a, ctx, m, c, &p, 150);
   pp_cluster_destroy(c);
-  /* the same through MadPipe's pass (one point, where memory binds) */
-  assert_int_equal(pp_cluster_load(ctx, "hier:1x2,gpu=V100,mem=5", &c), PP_OK);
+  /* the same through MadPipe's pass (one point, where memory binds:
+  ** 5.6 GiB, GPT-2 as AMP ran it) */
+  assert_int_equal(pp_cluster_load(ctx, "hier:1x2,gpu=V100,mem=5.6", &c),
+                   PP_OK);
   p.schedules = 1u << PP_SCHED_1F1B_STAR;
   p.global_batch = 8;
   p.madpipe = 1;
+  p.max_tp = 1; /* a pipeline, not tp 2, where memory binds */
   assert_int_equal(pp_plan_search(ctx, m, c, &p, &s), PP_OK);
   {
     pp_search_summary sum;

@@ -72,6 +72,10 @@ struct ppi_cost {
   double *nparam;   /* [S] parameters per tp rank, a tied group once */
   double *gbytes;   /* [S] gradient bytes reduced after the last
                        backward (the exposed share, engine.c) */
+  double p2p_split; /* a boundary tensor travels as p2p_split pieces, one
+                       per tp rank (tp; DeepSpeed: 1, whole per rank) */
+  int blocking;     /* point-to-point blocks both ends (DeepSpeed): the
+                       transfers are inside the stages' compute */
   double *ar_slow;  /* [3 S] per stage, ring / hierarchical intra-node /
                        inter-node hops: slowdown of shared links against
                        the pairwise bandwidths (1 without a link graph) */
@@ -118,6 +122,12 @@ PP_INTERNAL double ppi_cost_device_memory(const struct ppi_cost *k, int32_t d,
                                           double state, double buffers,
                                           double live, double trans,
                                           pp_device_memory *x);
+
+/* The bytes one tp rank sends of a boundary tensor of `bytes'. */
+static inline double ppi_cost_p2p_bytes(const struct ppi_cost *k, double bytes)
+{
+  return bytes / k->p2p_split;
+}
 
 /* Transfer time of the bytes of one tp rank over devices i -> j. */
 PP_INTERNAL double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,

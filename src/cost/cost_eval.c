@@ -126,7 +126,8 @@ static pp_status channel_steady(pp_ctx *ctx, const struct ppi_cost *k,
           int32_t y = ppi_cost_dev(k, e->b, (int32_t)(m % Rb), t);
           int32_t from = dir ? y : x, to = dir ? x : y, id;
           int64_t key = (int64_t)from * k->ndev + to;
-          double ms = ppi_cost_comm(k, from, to, e->bytes / k->tp);
+          double ms =
+              ppi_cost_comm(k, from, to, ppi_cost_p2p_bytes(k, e->bytes));
           if (from == to || ms <= 0)
             continue;
           if ((id = ppi_i64map_get(&map, key)) < 0) {
@@ -186,7 +187,8 @@ static pp_status analytic(pp_ctx *ctx, const struct ppi_cost *k,
       double fin = start[s] + L[s];
       for (i = 0; i < k->ne; i++)
         if (k->e[i].a == s) {
-          double x = fin + 2 * edge_worst(k, &k->e[i]);
+          /* blocking transfers are inside the stages' compute */
+          double x = fin + (k->blocking ? 0 : 2 * edge_worst(k, &k->e[i]));
           if (x > start[k->e[i].b])
             start[k->e[i].b] = x;
         }
@@ -219,7 +221,7 @@ static pp_status analytic(pp_ctx *ctx, const struct ppi_cost *k,
       best = dload[d];
       sum->bottleneck = dstage[d];
     }
-  if ((rc = channel_steady(ctx, k, &ch)))
+  if (!k->blocking && (rc = channel_steady(ctx, k, &ch)))
     goto done;
   if (ch > best) {
     best = ch;

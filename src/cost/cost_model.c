@@ -72,7 +72,7 @@ double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
 double ppi_cost_edge_ms(const struct ppi_cost *k, const struct ppi_sedge *e,
                         int32_t ra, int32_t rb)
 {
-  double worst = 0, per = e->bytes / k->tp;
+  double worst = 0, per = ppi_cost_p2p_bytes(k, e->bytes);
   int32_t t;
   for (t = 0; t < k->tp; t++) {
     double x = ppi_cost_comm(k, ppi_cost_dev(k, e->a, ra, t),
@@ -368,8 +368,8 @@ static pp_status stage_graph(pp_ctx *ctx, struct ppi_cost *k)
   if ((rc = ppi_stage_edges(ctx, k->m, k->stage_of, scale, &k->e, &k->ne)))
     return rc;
   for (i = 0; i < k->ne; i++) {
-    k->xout[k->e[i].a] += k->e[i].bytes / k->tp;
-    k->xin[k->e[i].b] += k->e[i].bytes / k->tp;
+    k->xout[k->e[i].a] += ppi_cost_p2p_bytes(k, k->e[i].bytes);
+    k->xin[k->e[i].b] += ppi_cost_p2p_bytes(k, k->e[i].bytes);
   }
   return PP_OK;
 }
@@ -717,6 +717,37 @@ static double link_load(const struct ppi_cost *k, int32_t s)
   return worst / R;
 }
 
+/* Blocking point-to-point (DeepSpeed): a stage's forward waits for its
+** activations to arrive and to leave, its backward for the gradients
+** likewise, so each replica's forward and backward take those transfers
+** (the slowest replica pair of each edge); the transfers themselves then
+** take no time of their own (the estimate's fill path and channels, the
+** simulator's sends). */
+static void blocking_p2p(struct ppi_cost *k)
+{
+  int32_t i, r, s;
+  for (i = 0; i < k->ne; i++) {
+    const struct ppi_sedge *e = &k->e[i];
+    int32_t Ra = ppi_cost_nrep(k, e->a), Rb = ppi_cost_nrep(k, e->b);
+    int32_t R = Ra > Rb ? Ra : Rb;
+    double w = 0;
+    for (r = 0; r < R; r++) {
+      double x = ppi_cost_edge_ms(k, e, r % Ra, r % Rb);
+      if (x > w)
+        w = x;
+    }
+    for (s = 0; s < 2; s++) {
+      int32_t st = s ? e->b : e->a;
+      for (r = 0; r < ppi_cost_nrep(k, st); r++) {
+        int32_t q = k->p->rep_off[st] + r;
+        k->f[q] += w;
+        k->b[q] += w;
+        k->comp[q] += 2 * w;
+      }
+    }
+  }
+}
+
 /* Replica counts that differ per stage: the kernel raises the in-flight
 ** counts until the orders provably cannot block (sched.c). */
 static pp_status feedable(pp_ctx *ctx, struct ppi_cost *k)
@@ -840,6 +871,12 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
   k->zero = p->p.zero;
   k->prec = p->p.precision == PP_PREC_MODEL ? m->dtype : p->p.precision;
   k->ratio = (double)pp_precision_bytes(k->prec) / pp_precision_bytes(m->dtype);
+  /* DeepSpeed sends every output tensor whole from each tp rank
+  ** (runtime/pipe/engine.py:1039-1041, no split over the tp group) and
+  ** blocks on it (pipe/p2p.py:48, 59-60); the others send 1/tp per rank
+  ** (Megatron's pipeline tensors with sequence parallelism) */
+  k->p2p_split = k->engine == PP_ENGINE_DEEPSPEED ? 1 : k->tp;
+  k->blocking = ppi_engine_blocking_p2p(k->engine);
   if (!PPI_NEW(ctx, k->nparam, k->S) || !PPI_NEW(ctx, k->gbytes, k->S) ||
       !PPI_NEW(ctx, k->ar_slow, 3 * (size_t)k->S) || !PPI_NEW(ctx, k->state, k->S) ||
       !PPI_NEW(ctx, k->transient, k->S) || !PPI_NEW(ctx, k->keep, k->S) ||
@@ -867,6 +904,8 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
     ppi_cost_free(ctx, k);
     return rc;
   }
+  if (k->blocking)
+    blocking_p2p(k);
   for (s = 0; s < k->S; s++) {
     k->act[s] = p->p.recompute ? k->xin[s] : k->saved[s];
     k->peak_extra[s] = p->p.recompute ? k->saved[s] : 0;

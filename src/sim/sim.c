@@ -719,7 +719,8 @@ static pp_status comp_done(struct run *r, int32_t q)
       for (t = 0; t < r->tp; t++)
         if ((rc =
                  send(r, X_ACT, rep_dev(r, q, t), rep_dev(r, qb, t),
-                      e->bytes / r->tp, qb, -1, m, me, release(r, e->a, 2, m))))
+                      r->k->blocking ? 0 : ppi_cost_p2p_bytes(r->k, e->bytes),
+                      qb, -1, m, me, release(r, e->a, 2, m))))
           return rc;
     }
   } else if (kind == PP_TASK_BWD) {
@@ -736,7 +737,8 @@ static pp_status comp_done(struct run *r, int32_t q)
       for (t = 0; t < r->tp; t++)
         if ((rc =
                  send(r, X_GRAD, rep_dev(r, q, t), rep_dev(r, qa, t),
-                      e->bytes / r->tp, qa, -1, m, me, release(r, e->a, 3, m))))
+                      r->k->blocking ? 0 : ppi_cost_p2p_bytes(r->k, e->bytes),
+                      qa, -1, m, me, release(r, e->a, 3, m))))
           return rc;
     }
     if (++r->bdone[q] == r->k->gas[s]) {

@@ -198,9 +198,8 @@ static void write_text(FILE *f, const struct ppi_eval_view *v)
     engine_terms = v->mem[i].used && (v->mem[i].runtime_bytes != 0 ||
                                       v->mem[i].transient_bytes != 0 ||
                                       v->mem[i].slack_bytes != 0);
-  fprintf(f,
-          "\ndevice            memory / capacity      model  activations  "
-          "buffers%s\n",
+  fprintf(f, "\n%-16s  %23s %5s  %10s  %11s  %10s%s\n", "device",
+          "memory / capacity", "share", "model", "activations", "buffers",
           engine_terms ? "     runtime   transient       slack" : "");
   for (i = 0; i < v->ndev; i++) {
     const pp_device_memory *x = &v->mem[i];
@@ -210,10 +209,10 @@ static void write_text(FILE *f, const struct ppi_eval_view *v)
     ppi_fmt_bytes(b, sizeof b, (double)x->capacity_bytes);
     ppi_fmt_bytes(c, sizeof c, x->model_bytes);
     ppi_fmt_bytes(d, sizeof d, x->activation_bytes);
-    fprintf(f, "%-16.16s  %10s / %-10s %4.0f%%  %10s  %10s", v->dev_name[i], a,
+    fprintf(f, "%-16.16s  %10s / %-10s %4.0f%%  %10s  %11s", v->dev_name[i], a,
             b, 100 * x->total_bytes / (double)x->capacity_bytes, c, d);
     ppi_fmt_bytes(a, sizeof a, x->buffer_bytes);
-    fprintf(f, "  %s", a);
+    fprintf(f, "  %10s", a);
     if (engine_terms) {
       ppi_fmt_bytes(a, sizeof a, x->runtime_bytes);
       ppi_fmt_bytes(b, sizeof b, x->transient_bytes);
