@@ -64,6 +64,7 @@ struct ppi_gpu {
   double speed;
   double peak_tflops;
   const char *why; /* where the speed comes from */
+  double mem_gbps; /* memory bandwidth, GB/s, vendor data sheet */
 };
 PP_INTERNAL const struct ppi_gpu *ppi_gpu_find(const char *name);
 /* "V100, V100-16, ..." into buf, for "unknown GPU" messages. */

@@ -13,6 +13,11 @@
 **   die with faster memory), so it is an optimistic estimate.
 ** peak_tflops: dense fp16/bf16 tensor-core peak from the vendors' data
 **   sheets (fp32 accumulate for GeForce cards).
+** mem_gbps: peak memory bandwidth from the vendors' data sheets (V100
+**   SXM2 900 GB/s; T4 320; A100 40 GB SXM 1,555, 80 GB SXM 2,039; H100
+**   SXM 3,350; GH200 96 GB HBM3 4,000; RTX 2080 448; RTX 3090 936; Titan
+**   RTX 672), for memory-bound work such as the optimizer step
+**   (docs/COST_MODEL.md, "Optimizer step").
 ** GH-96 (the H100 of a GH200 Grace Hopper superchip, 96 GB HBM3): memory
 **   as Sailor counts it, 102625181696 bytes = 95.5771484375 GiB
 **   (data/sailor/simulator/basic_cluster_config.json); peak from NVIDIA's
@@ -27,17 +32,17 @@
 #include <string.h>
 
 static const struct ppi_gpu catalog[] = {
-    {"V100", 15.78, 1.0, 125, "reference (V100-SXM2-16GB)"},
-    {"V100-16", 15.78, 1.0, 125, "reference (V100-SXM2-16GB)"},
-    {"V100-32", 31.75, 1.0, 125, "same speed as V100-16"},
-    {"T4", 15.0, 0.720, 65, "AMP GPT-2 profiles, V100/T4"},
-    {"A100-40", 40.0, 3.206, 312, "Sailor OPT-350 profiles"},
-    {"A100-80", 80.0, 3.457, 312, "Sailor OPT-350 profiles"},
-    {"H100", 79.65, 7.026, 989, "GH-96's figure (no H100 profile)"},
-    {"GH-96", 95.5771484375, 7.026, 989, "Sailor OPT-350 profiles"},
-    {"RTX-2080", 7.79, 0.835, 40, "Sailor OPT-350 profiles"},
-    {"RTX-3090", 24.0, 1.545, 71, "Sailor OPT-350 profiles"},
-    {"Titan-RTX", 24.0, 0.888, 130, "Sailor OPT-350 profiles"},
+    {"V100", 15.78, 1.0, 125, "reference (V100-SXM2-16GB)", 900},
+    {"V100-16", 15.78, 1.0, 125, "reference (V100-SXM2-16GB)", 900},
+    {"V100-32", 31.75, 1.0, 125, "same speed as V100-16", 900},
+    {"T4", 15.0, 0.720, 65, "AMP GPT-2 profiles, V100/T4", 320},
+    {"A100-40", 40.0, 3.206, 312, "Sailor OPT-350 profiles", 1555},
+    {"A100-80", 80.0, 3.457, 312, "Sailor OPT-350 profiles", 2039},
+    {"H100", 79.65, 7.026, 989, "GH-96's figure (no H100 profile)", 3350},
+    {"GH-96", 95.5771484375, 7.026, 989, "Sailor OPT-350 profiles", 4000},
+    {"RTX-2080", 7.79, 0.835, 40, "Sailor OPT-350 profiles", 448},
+    {"RTX-3090", 24.0, 1.545, 71, "Sailor OPT-350 profiles", 936},
+    {"Titan-RTX", 24.0, 0.888, 130, "Sailor OPT-350 profiles", 672},
 };
 
 const struct ppi_gpu *ppi_gpu_find(const char *name)

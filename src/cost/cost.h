@@ -110,6 +110,9 @@ PP_INTERNAL int ppi_engine_overlaps_reduce(pp_engine e);
 PP_INTERNAL double ppi_engine_bucket_bytes(pp_engine e);
 PP_INTERNAL int ppi_engine_blocking_p2p(pp_engine e);
 PP_INTERNAL int ppi_engine_keeps_output(pp_engine e);
+/* Bytes the optimizer step streams through memory per parameter. */
+PP_INTERNAL double ppi_engine_step_bytes(pp_engine e, pp_precision prec,
+                                         int32_t zero, int32_t d);
 PP_INTERNAL double ppi_engine_runtime_bytes(pp_engine e, const char *type);
 PP_INTERNAL double ppi_engine_slack(pp_engine e);
 

@@ -120,6 +120,9 @@ static pp_status stage_times(struct ppi_cost *k, int32_t s,
   int32_t n, i;
   const int32_t *ops = pp_plan_stage_ops(k->p, s, &n);
   pp_status rc;
+  const struct ppi_gpu *gpu = key->name ? ppi_gpu_find(key->name) : NULL;
+  double step = ppi_engine_step_bytes(k->engine, k->prec, k->zero,
+                                      ppi_cost_nrep(k, s));
   out[0] = out[1] = out[2] = out[3] = out[4] = out[5] = 0;
   for (i = 0; i < n; i++) {
     pp_op_time t;
@@ -131,6 +134,17 @@ static pp_status stage_times(struct ppi_cost *k, int32_t s,
     out[1] += t.bwd_ms;
     out[3] += t.update_ms > 0 ? t.update_ms : 0;
     k->est |= t.est;
+    if (!(t.update_ms > 0) && step > 0 && gpu && gpu->mem_gbps > 0 &&
+        k->m->param[ops[i]] > 0) {
+      /* not profiled: the step is memory-bound, its bytes at the
+      ** type's memory bandwidth (docs/COST_MODEL.md, "Optimizer step") */
+      pp_op_sizes z;
+      if ((rc = pp_model_op_sizes(k->m, ops[i], k->tp, k->p->p.micro_batch,
+                                  &z)))
+        return rc;
+      out[3] += z.param_bytes / pp_precision_bytes(k->m->dtype) * step /
+                (gpu->mem_gbps * 1e6);
+    }
     if (k->tp > 1 && k->engine != PP_ENGINE_GENERIC &&
         (t.est & (PP_EST_TP | PP_EST_FLOPS)) &&
         (nar = tp_allreduces(k->m, ops[i])) > 0) {

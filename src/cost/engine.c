@@ -162,6 +162,24 @@ int ppi_engine_blocking_p2p(pp_engine e)
   return e == PP_ENGINE_DEEPSPEED;
 }
 
+double ppi_engine_step_bytes(pp_engine e, pp_precision prec, int32_t zero,
+                             int32_t d)
+{
+  /* Adam on fp32 master weights reads weight, gradient, m and v and
+  ** writes weight, m and v: 28 bytes per parameter of the rank's share;
+  ** mixed precision also makes the fp32 gradient from the low-precision
+  ** one (2 read, 4 written; unfused_optimizer.py:221) and copies the
+  ** master back (4 read, 2 written; unfused_optimizer.py:239): 12 more,
+  ** on every parameter the rank holds whole.  ZeRO (any stage) and
+  ** FSDP step only the rank's 1/d shard. */
+  double dd = d > 0 ? d : 1, adam = 28, conv = prec == PP_PREC_FP32 ? 0 : 12;
+  if (e == PP_ENGINE_GENERIC)
+    return 0;
+  if (zero >= 1 || (e == PP_ENGINE_DEEPSPEED && prec == PP_PREC_BF16))
+    return (adam + conv) / dd;
+  return adam + conv;
+}
+
 int ppi_engine_keeps_output(pp_engine e)
 {
   /* DeepSpeed's last stage returns from backward before freeing its
