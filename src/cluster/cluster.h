@@ -33,6 +33,8 @@ struct pp_cluster {
   int32_t nlink;
   int32_t *link_a, *link_b, *link_count; /* vertices: devices, switches */
   double *link_gbps;
+  int32_t *route_tree; /* [ndev x (ndev + nswitch)]: every source's
+                          paths (ppi_routes_cache), or NULL */
 
   struct ppi_strmap devmap; /* devices and switches by name */
   struct ppi_strmap typemap;
@@ -107,5 +109,9 @@ PP_INTERNAL pp_status ppi_route_path(pp_ctx *ctx, struct ppi_routes *rt,
                                      int32_t cap, int32_t *n);
 PP_INTERNAL double ppi_route_gbps(const struct ppi_routes *rt, int32_t res);
 PP_INTERNAL void ppi_routes_free(pp_ctx *ctx, struct ppi_routes *rt);
+/* Every source device's paths into c->route_tree (its arena), once, when
+** they fit PPI_ROUTE_CACHE_MAX entries: the estimate prices shared links
+** on every evaluation and would otherwise route again each time. */
+PP_INTERNAL pp_status ppi_routes_cache(pp_ctx *ctx, struct pp_cluster *c);
 
 #endif /* PP_CLUSTER_H */

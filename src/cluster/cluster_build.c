@@ -611,8 +611,10 @@ pp_status pp_cluster_builder_finish(pp_cluster_builder *b, pp_cluster **out)
     goto done;
   if (b->bw)
     rc = check_matrix(b);
-  else if (b->links.n)
-    rc = build_links(b);
+  else if (b->links.n) {
+    if ((rc = build_links(b)) == PP_OK)
+      rc = ppi_routes_cache(ctx, c);
+  }
   else {
     c->bw = ppi_arena_alloc(&c->arena, ctx, 1, sizeof(double));
     rc = c->bw ? PP_OK : ctx->err;

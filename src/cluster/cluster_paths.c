@@ -175,13 +175,19 @@ pp_status ppi_route_path(pp_ctx *ctx, struct ppi_routes *rt, int32_t i,
   int32_t v = j, k = 0, a, b;
   pp_status rc;
 
+  const int32_t *tr;
   *n = 0;
   if (!c->has_links || i == j)
     return PP_OK;
-  if (!rt->tree[i] && (rc = source_tree(ctx, rt, i)))
-    return rc;
+  if (c->route_tree)
+    tr = c->route_tree + (size_t)i * rt->nvert;
+  else {
+    if (!rt->tree[i] && (rc = source_tree(ctx, rt, i)))
+      return rc;
+    tr = rt->tree[i];
+  }
   while (v != i) {
-    int32_t r = rt->tree[i][v], l = r / 2;
+    int32_t r = tr[v], l = r / 2;
     if (r < 0 || k >= cap)
       return ppi_fail(ctx, PP_EINTERNAL, "route from device %d to %d: %s",
                       (int)i, (int)j, r < 0 ? "no path" : "too long");
@@ -195,6 +201,31 @@ pp_status ppi_route_path(pp_ctx *ctx, struct ppi_routes *rt, int32_t i,
   }
   *n = k;
   return PP_OK;
+}
+
+pp_status ppi_routes_cache(pp_ctx *ctx, struct pp_cluster *c)
+{
+  struct ppi_routes rt;
+  size_t nv = (size_t)c->ndev + (size_t)c->nswitch;
+  int32_t s, *all;
+  pp_status rc = PP_OK;
+  if (!c->has_links || (double)c->ndev * (double)nv > PPI_ROUTE_CACHE_MAX)
+    return PP_OK;
+  if (!(all = ppi_arena_alloc(&c->arena, ctx, (size_t)c->ndev * nv,
+                              sizeof *all)))
+    return ctx->err;
+  if ((rc = ppi_routes_init(ctx, &rt, c)))
+    return rc;
+  for (s = 0; s < c->ndev && !rc; s++)
+    if (!(rc = source_tree(ctx, &rt, s))) {
+      memcpy(all + (size_t)s * nv, rt.tree[s], nv * sizeof *all);
+      ppi_free(ctx, rt.tree[s], nv * sizeof *all);
+      rt.tree[s] = NULL;
+    }
+  ppi_routes_free(ctx, &rt);
+  if (!rc)
+    c->route_tree = all;
+  return rc;
 }
 
 double ppi_route_gbps(const struct ppi_routes *rt, int32_t res)

@@ -282,14 +282,15 @@ static pp_status best_zero(pp_ctx *ctx, const struct space *sp, pp_plan **pl,
     struct price y;
     if (!((mask >> z) & 1u))
       continue;
+    if (x->fits) /* a higher stage only where the lower does not fit */
+      break;
     q.zero = z;
     if ((rc = ppi_plan_with_params(ctx, *pl, &q, &alt)) ||
         (rc = price_of(ctx, sp, alt, &y))) {
       pp_plan_destroy(alt);
       return rc;
     }
-    /* a higher stage only where the lower does not fit */
-    if (!x->fits && cheaper(&y, x)) {
+    if (cheaper(&y, x)) {
       pp_plan_destroy(*pl);
       *pl = alt;
       *x = y;
