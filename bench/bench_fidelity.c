@@ -88,6 +88,31 @@ static int split_ints(char *s, int *out, int max)
   return n;
 }
 
+static void bad(const char *path, int row, const char *what)
+{
+  fprintf(stderr, "bench_fidelity: %s: row %d: %s\n", path, row, what);
+  exit(1);
+}
+
+/* Cut a CSV line (no quoting in these files) into n fields; missing
+** trailing fields are empty. */
+static void split_csv(char *line, char **fld, int n)
+{
+  char *p = line;
+  int k;
+  line[strcspn(line, "\r\n")] = 0;
+  for (k = 0; k < n; k++) {
+    char *c = strchr(p, ',');
+    fld[k] = p;
+    if (c) {
+      *c = 0;
+      p = c + 1;
+    } else {
+      p += strlen(p);
+    }
+  }
+}
+
 /* data/amp/amp_cached_trials.csv: experiment,pred_rank,mbs,mp,dp,pp,
 ** ds_partition,pred_s,real_s; the homogeneous rows with a real_s. */
 static void read_amp(const char *dir, struct set *st)
@@ -100,23 +125,11 @@ static void read_amp(const char *dir, struct set *st)
     exit(1);
   }
   if (!fgets(line, sizeof line, f))
-    exit(1);
+    bad(path, 1, "empty");
   while (fgets(line, sizeof line, f)) {
-    char *fld[9], *save = NULL, *p = line;
-    int k = 0;
+    char *fld[9];
     struct run *r;
-    line[strcspn(line, "\r\n")] = 0;
-    for (k = 0; k < 9; k++) {
-      char *c = strchr(p, ',');
-      fld[k] = p;
-      if (c) {
-        *c = 0;
-        p = c + 1;
-      } else {
-        p += strlen(p);
-      }
-    }
-    (void)save;
+    split_csv(line, fld, 9);
     if (strcmp(fld[0], "homogeneous") || !*fld[8] || st->n == MAXRUN)
       continue;
     r = &st->r[st->n++];
@@ -128,7 +141,7 @@ static void read_amp(const char *dir, struct set *st)
     r->stages = atoi(fld[5]);
     r->gbs = 32; /* data/amp/clusters.json, homogeneous */
     if (split_ints(fld[6], r->first, MAXST + 1) != r->stages + 1)
-      exit(1);
+      bad(path, st->n + 1, "ds_partition does not have pp + 1 boundaries");
     r->real_s = strcmp(fld[8], "inf") ? atof(fld[8]) : INFINITY;
     r->real_mem = 0;
   }
@@ -147,22 +160,12 @@ static void read_sailor(const char *dir, struct set *st)
     exit(1);
   }
   if (!fgets(line, sizeof line, f))
-    exit(1);
+    bad(path, 1, "empty");
   while (fgets(line, sizeof line, f) && st->n < MAXRUN) {
-    char *fld[12], *p = line;
-    int k, nf;
+    char *fld[12];
+    int nf;
     struct run *r = &st->r[st->n++];
-    line[strcspn(line, "\r\n")] = 0;
-    for (k = 0; k < 12; k++) {
-      char *c = strchr(p, ',');
-      fld[k] = p;
-      if (c) {
-        *c = 0;
-        p = c + 1;
-      } else {
-        p += strlen(p);
-      }
-    }
+    split_csv(line, fld, 12);
     snprintf(r->name, sizeof r->name, "%s", fld[0]);
     r->stages = atoi(fld[2]);
     r->dp = atoi(fld[3]);
@@ -171,7 +174,7 @@ static void read_sailor(const char *dir, struct set *st)
     r->gbs = atoll(fld[6]);
     nf = split_ints(fld[7], r->first, MAXST);
     if (nf != r->stages)
-      exit(1);
+      bad(path, st->n + 1, "stage_first_layers does not name every stage");
     r->first[nf] = atoi(fld[8]);
     r->real_s = atof(fld[9]);
     r->real_mem = atof(fld[11]);
@@ -234,7 +237,7 @@ static void price(pp_ctx *ctx, const struct set *st, const struct run *r,
   memset(out, 0, sizeof *out);
   snprintf(spec, sizeof spec, st->cluster_fmt,
            r->stages * r->dp * r->tp / 4 < 1 ? 1
-                                              : r->stages * r->dp * r->tp / 4);
+                                             : r->stages * r->dp * r->tp / 4);
   if (pp_model_load(ctx, st->model, &m))
     die(st->model, ctx);
   if (pp_cluster_load(ctx, spec, &c))
@@ -303,9 +306,9 @@ static double spearman(const double *a, const double *b, int n)
 static void report(pp_ctx *ctx, struct set *st, int settings, int verbose)
 {
   struct pred pr[MAXRUN];
-  double pt[2][MAXRUN] = {{0}}, mt[MAXRUN] = {0}, tm[2] = {0, 0}, mm = 0, worst = 0;
-  int i, nfin = 0, nmem = 0, nfail = 0, memflag = 0, timeflag = 0, fa = 0,
-         k;
+  double pt[2][MAXRUN] = {{0}}, mt[MAXRUN] = {0}, tm[2] = {0, 0}, mm = 0,
+         worst = 0;
+  int i, nfin = 0, nmem = 0, nfail = 0, memflag = 0, timeflag = 0, fa = 0, k;
   const char *worst_name = "-";
 
   printf("\n== %s: %s ==\n", st->title,

@@ -278,8 +278,7 @@ static void t_gpt2_amp(void **state)
       f = csv_num(&c, r, col) * 1000;
       t = op_time(m, v, "V100", tps[k], 1);
       near(t.fwd_ms, f, 1e-9, "gpt2-amp op %d V100 tp %d fwd", v, tps[k]);
-      near(t.bwd_ms, kb * f, 1e-9, "gpt2-amp op %d V100 tp %d bwd", v,
-           tps[k]);
+      near(t.bwd_ms, kb * f, 1e-9, "gpt2-amp op %d V100 tp %d bwd", v, tps[k]);
       assert_int_equal(t.est, 0);
       /* NULL type: the reference type, the same numbers. */
       t = op_time(m, v, NULL, tps[k], 1);
@@ -730,8 +729,7 @@ static void t_missing_points(void **state)
                   1000,
              slope = t2 - t1;
       slope = slope < 0 ? 0 : slope > t2 / 2 ? t2 / 2 : slope;
-      near(t.fwd_ms, t2 + 6 * slope, 1e-9, "llama op %d A100-40 tp 4 mbs 8",
-           v);
+      near(t.fwd_ms, t2 + 6 * slope, 1e-9, "llama op %d A100-40 tp 4 mbs 8", v);
     }
   }
   json_decref(p);

@@ -70,8 +70,7 @@ static double transient_bpp(pp_engine e, pp_precision p, int zero, double d)
 static int allowed_zero(pp_engine e, int S, uint64_t *rng)
 {
   switch (e) {
-  case PP_ENGINE_DEEPSPEED:
-    return (int)tu_rand(rng, S > 1 ? 2 : 4);
+  case PP_ENGINE_DEEPSPEED: return (int)tu_rand(rng, S > 1 ? 2 : 4);
   case PP_ENGINE_MEGATRON: return (int)tu_rand(rng, 2);
   default: {
     static const int z[] = {0, 2, 3};
@@ -129,8 +128,8 @@ static void random_case(pp_ctx *ctx, uint64_t *rng, struct rcase *x)
   struct tu_op ops[TU_MAXOP];
   static const pp_engine eng[] = {PP_ENGINE_DEEPSPEED, PP_ENGINE_MEGATRON,
                                   PP_ENGINE_TORCH};
-  static const pp_precision prec[] = {PP_PREC_FP32, PP_PREC_FP16,
-                                      PP_PREC_BF16, PP_PREC_MODEL};
+  static const pp_precision prec[] = {PP_PREC_FP32, PP_PREC_FP16, PP_PREC_BF16,
+                                      PP_PREC_MODEL};
   int v, s;
   memset(x, 0, sizeof *x);
   x->n = 2 + (int)tu_rand(rng, 5);
@@ -139,7 +138,9 @@ static void random_case(pp_ctx *ctx, uint64_t *rng, struct rcase *x)
   x->R = 1 + (int)tu_rand(rng, 2);
   x->mbs = 1 + (int)tu_rand(rng, 3);
   for (v = 0; v < x->n; v++)
-    ops[v] = (struct tu_op){1 + tu_rand(rng, 5), 2 + tu_rand(rng, 5), 0,
+    ops[v] = (struct tu_op){1 + tu_rand(rng, 5),
+                            2 + tu_rand(rng, 5),
+                            0,
                             2 * (int64_t)(1 + tu_rand(rng, 1000)) * 1000,
                             2 * (int64_t)(1 + tu_rand(rng, 100)) * 1000,
                             2 * (int64_t)(tu_rand(rng, 500)) * 1000};
@@ -247,8 +248,8 @@ static void t_sim_memory(void **state)
       assert_int_equal(pp_eval_device(e, d, &dm), PP_OK);
       assert_int_equal(pp_sim_device_get(sm, d, &sd), PP_OK);
       if (fabs(dm.total_bytes - sd.peak_memory_bytes) > 1e-9 * dm.total_bytes)
-        fail_msg("case %d device %d: estimate %.17g, simulator %.17g", iter,
-                 d, dm.total_bytes, sd.peak_memory_bytes);
+        fail_msg("case %d device %d: estimate %.17g, simulator %.17g", iter, d,
+                 dm.total_bytes, sd.peak_memory_bytes);
     }
     pp_sim_destroy(sm);
     pp_eval_destroy(e);
@@ -424,8 +425,7 @@ static void t_shared_nic(void **state)
       assert_int_equal(pp_simulate(ctx, p, m, c, &cp, &sm), PP_OK);
       assert_int_equal(pp_sim_get_summary(sm, &ss[q]), PP_OK);
       pp_sim_destroy(sm);
-      if (fabs(ss[q].iteration_ms - es.iteration_ms) >
-          1e-6 * es.iteration_ms)
+      if (fabs(ss[q].iteration_ms - es.iteration_ms) > 1e-6 * es.iteration_ms)
         fail_msg("tp %d x %d replicas (%s): estimate %.9g ms, simulator "
                  "(%s) %.9g ms",
                  tp[k], R[k], pp_allreduce_name(ar[k]), es.iteration_ms,

@@ -16,8 +16,8 @@
 #include <string.h>
 
 static pp_search *search(pp_ctx *ctx, const char *model, const char *cluster,
-                         int64_t gbs, pp_engine e, int32_t zero,
-                         pp_model **mo, pp_cluster **co)
+                         int64_t gbs, pp_engine e, int32_t zero, pp_model **mo,
+                         pp_cluster **co)
 {
   pp_search_params sp;
   pp_search *s = NULL;
@@ -48,8 +48,8 @@ static void t_margin_16gb(void **state)
       for (e = 0; e < 3; e++) {
         pp_model *m = NULL;
         pp_cluster *c = NULL;
-        pp_search *s = search(ctx, models[a], clusters[b], 64, engines[e], -1,
-                              &m, &c);
+        pp_search *s =
+            search(ctx, models[a], clusters[b], 64, engines[e], -1, &m, &c);
         pp_search_summary sum;
         int32_t i, d;
         assert_int_equal(pp_search_get_summary(s, &sum), PP_OK);

@@ -152,7 +152,6 @@
 ** caller may set anywhere in [0, 1). */
 #define PPI_SEARCH_MEMORY_MARGIN 0.05
 
-
 /* ---- cost model and simulator ------------------------------------------ */
 
 /* The hierarchical allreduce applies to at most this many nodes, with at

@@ -96,7 +96,6 @@ PP_INTERNAL pp_status ppi_cluster_box(pp_ctx *ctx, const char *name,
 struct ppi_routes {
   const struct pp_cluster *c;
   int32_t nvert;
-  uint8_t *keep;      /* links of the routing graph */
   int32_t *off, *adj; /* adjacency (link ids) of kept links */
   int32_t **tree;     /* per source device, NULL until used */
 };

@@ -614,8 +614,7 @@ pp_status pp_cluster_builder_finish(pp_cluster_builder *b, pp_cluster **out)
   else if (b->links.n) {
     if ((rc = build_links(b)) == PP_OK)
       rc = ppi_routes_cache(ctx, c);
-  }
-  else {
+  } else {
     c->bw = ppi_arena_alloc(&c->arena, ctx, 1, sizeof(double));
     rc = c->bw ? PP_OK : ctx->err;
   }

@@ -29,8 +29,8 @@
 **   https://aws.amazon.com/ec2/instance-types/g4/ and
 **   https://aws.amazon.com/ec2/instance-types/p3/, "Network
 **   Performance"; an instance's bandwidth is one aggregate limit,
-**
-*https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-network-bandwidth.html).
+**   the EC2 user guide's "ec2-instance-network-bandwidth" page on
+**   docs.aws.amazon.com).
 **   Pairwise, a pair inside a node gets the intra bandwidth and a pair
 **   across nodes the smaller inter bandwidth of the two (inter <= intra
 **   on both instance types), AMP's convention; Gb/s / 8 = GB/s.

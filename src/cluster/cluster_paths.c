@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Routes of transfers over a cluster's physical links, for the
-** simulator's link-sharing mode and the estimate's shared links: the path a transfer from device i to
-** device j takes, as directed link resources (link l traversed from its
-** end a to its end b is resource 2l, from b to a is 2l+1).
+** simulator's link-sharing mode and the estimate's shared links: the
+** path a transfer from device i to device j takes, as directed link
+** resources (link l traversed from its end a to its end b is resource
+** 2l, from b to a is 2l+1).
 **
 ** The paths are the ones whose bottleneck the bandwidth matrix reports
 ** (cluster_route.c): for widest-path routing, ppi_route_tree's widest
@@ -11,7 +12,8 @@
 ** the lower link index), which keeps every parallel NIC of a
 ** rail-optimised node; and the widest of the shortest paths for hop
 ** routing (BFS, then the widest parent at each depth).  A tree of
-** parent links is built per source device on first use.
+** parent links is built per source device on first use, or read from
+** the cluster's table (ppi_routes_cache, built with the cluster).
 **
 ** Complexity: O((V + L) log L) per widest source, O(V + L) per hops
 ** source, O(hops) per route.
@@ -22,33 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct lk {
-  double w;
-  int32_t l;
-};
-
-static int cmp_lk(const void *x, const void *y)
-{
-  const struct lk *a = x, *b = y;
-  if (a->w != b->w)
-    return a->w > b->w ? -1 : 1;
-  return (a->l > b->l) - (a->l < b->l);
-}
-
-static int32_t uf(int32_t *p, int32_t x)
-{
-  while (p[x] != x) {
-    p[x] = p[p[x]];
-    x = p[x];
-  }
-  return x;
-}
-
 pp_status ppi_routes_init(pp_ctx *ctx, struct ppi_routes *rt,
                           const struct pp_cluster *c)
 {
-  int32_t nv = c->ndev + c->nswitch, l, v, *deg = NULL, *par = NULL;
-  struct lk *ord = NULL;
+  int32_t nv = c->ndev + c->nswitch, l, v, *deg = NULL;
   pp_status rc = PP_OK;
 
   memset(rt, 0, sizeof *rt);
@@ -56,52 +35,28 @@ pp_status ppi_routes_init(pp_ctx *ctx, struct ppi_routes *rt,
   rt->nvert = nv;
   if (!c->has_links)
     return PP_OK;
-  rt->keep = ppi_calloc(ctx, (size_t)c->nlink, 1);
   rt->off = ppi_calloc(ctx, (size_t)nv + 1, sizeof *rt->off);
   rt->adj = ppi_calloc(ctx, 2 * (size_t)c->nlink + 1, sizeof *rt->adj);
   rt->tree = ppi_calloc(ctx, (size_t)c->ndev, sizeof *rt->tree);
   deg = ppi_calloc(ctx, (size_t)nv + 1, sizeof *deg);
-  ord = ppi_calloc(ctx, (size_t)c->nlink + 1, sizeof *ord);
-  par = ppi_calloc(ctx, (size_t)nv, sizeof *par);
-  if (!rt->keep || !rt->off || !rt->adj || !rt->tree || !deg || !ord || !par) {
+  if (!rt->off || !rt->adj || !rt->tree || !deg) {
     rc = PP_ENOMEM;
     goto done;
   }
-  if (c->routing == PP_ROUTE_WIDEST) {
-    for (l = 0; l < c->nlink; l++) {
-      ord[l].w = c->link_gbps[l] * c->link_count[l];
-      ord[l].l = l;
-    }
-    qsort(ord, (size_t)c->nlink, sizeof *ord, cmp_lk);
-    for (v = 0; v < nv; v++)
-      par[v] = v;
-    for (l = 0; l < c->nlink; l++) {
-      int32_t k = ord[l].l, x = uf(par, c->link_a[k]),
-              y = uf(par, c->link_b[k]);
-      if (x != y) {
-        par[x] = y;
-        rt->keep[k] = 1;
-      }
-    }
-  } else {
-    memset(rt->keep, 1, (size_t)c->nlink);
+  /* every link: widest routing takes ppi_route_tree's paths over the
+  ** whole graph, and hop routing's BFS below walks them all */
+  for (l = 0; l < c->nlink; l++) {
+    rt->off[c->link_a[l] + 1]++;
+    rt->off[c->link_b[l] + 1]++;
   }
-  for (l = 0; l < c->nlink; l++)
-    if (rt->keep[l]) {
-      rt->off[c->link_a[l] + 1]++;
-      rt->off[c->link_b[l] + 1]++;
-    }
   for (v = 0; v < nv; v++)
     rt->off[v + 1] += rt->off[v];
-  for (l = 0; l < c->nlink; l++)
-    if (rt->keep[l]) {
-      rt->adj[rt->off[c->link_a[l]] + deg[c->link_a[l]]++] = l;
-      rt->adj[rt->off[c->link_b[l]] + deg[c->link_b[l]]++] = l;
-    }
+  for (l = 0; l < c->nlink; l++) {
+    rt->adj[rt->off[c->link_a[l]] + deg[c->link_a[l]]++] = l;
+    rt->adj[rt->off[c->link_b[l]] + deg[c->link_b[l]]++] = l;
+  }
 done:
   ppi_free(ctx, deg, ((size_t)nv + 1) * sizeof *deg);
-  ppi_free(ctx, ord, ((size_t)c->nlink + 1) * sizeof *ord);
-  ppi_free(ctx, par, (size_t)nv * sizeof *par);
   if (rc)
     ppi_routes_free(ctx, rt);
   return rc;
@@ -211,8 +166,8 @@ pp_status ppi_routes_cache(pp_ctx *ctx, struct pp_cluster *c)
   pp_status rc = PP_OK;
   if (!c->has_links || (double)c->ndev * (double)nv > PPI_ROUTE_CACHE_MAX)
     return PP_OK;
-  if (!(all = ppi_arena_alloc(&c->arena, ctx, (size_t)c->ndev * nv,
-                              sizeof *all)))
+  if (!(all =
+            ppi_arena_alloc(&c->arena, ctx, (size_t)c->ndev * nv, sizeof *all)))
     return ctx->err;
   if ((rc = ppi_routes_init(ctx, &rt, c)))
     return rc;
@@ -244,7 +199,6 @@ void ppi_routes_free(pp_ctx *ctx, struct ppi_routes *rt)
     for (d = 0; d < c->ndev; d++)
       ppi_free(ctx, rt->tree[d], (size_t)rt->nvert * sizeof(int32_t));
   ppi_free(ctx, rt->tree, (size_t)c->ndev * sizeof *rt->tree);
-  ppi_free(ctx, rt->keep, (size_t)c->nlink);
   ppi_free(ctx, rt->off, ((size_t)rt->nvert + 1) * sizeof *rt->off);
   ppi_free(ctx, rt->adj, (2 * (size_t)c->nlink + 1) * sizeof *rt->adj);
   memset(rt, 0, sizeof *rt);

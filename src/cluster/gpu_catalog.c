@@ -21,8 +21,7 @@
 ** GH-96 (the H100 of a GH200 Grace Hopper superchip, 96 GB HBM3): memory
 **   as Sailor counts it, 102625181696 bytes = 95.5771484375 GiB
 **   (data/sailor/simulator/basic_cluster_config.json); peak from NVIDIA's
-**   GH200 data sheet
-*(https://www.nvidia.com/en-us/data-center/grace-hopper-superchip/:
+**   GH200 data sheet (nvidia.com, data-center/grace-hopper-superchip:
 **   FP16/BF16 tensor core 1,979 TFLOPS with sparsity, 989 dense), the
 **   H100 SXM's figure.
 */

@@ -68,18 +68,18 @@ struct ppi_cost {
   pp_engine engine;
   pp_precision prec;
   int32_t zero;
-  double ratio;     /* bytes(prec) / bytes(model dtype) */
-  double *nparam;   /* [S] parameters per tp rank, a tied group once */
-  double *gbytes;   /* [S] gradient bytes reduced after the last
-                       backward (the exposed share, engine.c) */
-  double p2p_split; /* a boundary tensor travels as p2p_split pieces, one
-                       per tp rank (tp; DeepSpeed: 1, whole per rank) */
-  int blocking;     /* point-to-point blocks both ends (DeepSpeed): the
-                       transfers are inside the stages' compute */
-  double *ar_slow;  /* [3 S] per stage, ring / hierarchical intra-node /
-                       inter-node hops: slowdown of shared links against
-                       the pairwise bandwidths (1 without a link graph) */
-  double *state;    /* [S] weights, grads, optimizer state per rank */
+  double ratio;      /* bytes(prec) / bytes(model dtype) */
+  double *nparam;    /* [S] parameters per tp rank, a tied group once */
+  double *gbytes;    /* [S] gradient bytes reduced after the last
+                        backward (the exposed share, engine.c) */
+  double p2p_split;  /* a boundary tensor travels as p2p_split pieces, one
+                        per tp rank (tp; DeepSpeed: 1, whole per rank) */
+  int blocking;      /* point-to-point blocks both ends (DeepSpeed): the
+                        transfers are inside the stages' compute */
+  double *ar_slow;   /* [3 S] per stage, ring / hierarchical intra-node /
+                        inter-node hops: slowdown of shared links against
+                        the pairwise bandwidths (1 without a link graph) */
+  double *state;     /* [S] weights, grads, optimizer state per rank */
   double *transient; /* [S] optimizer step / reduction peak per rank */
   double *keep;      /* [S] bytes kept beyond the schedule's in-flight
                         activations (DeepSpeed's last stage output) */

@@ -415,8 +415,8 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
   e->recompute = k->p->p.recompute;
   e->kind = k->cp.kind;
   e->opt = k->p->p.optimizer;
-  e->precision = k->p->p.precision == PP_PREC_MODEL ? k->m->dtype
-                                                    : k->p->p.precision;
+  e->precision =
+      k->p->p.precision == PP_PREC_MODEL ? k->m->dtype : k->p->p.precision;
   e->engine = k->p->p.engine;
   e->zero = k->p->p.zero;
   e->period_ms = k->period_ms;

@@ -121,8 +121,8 @@ static pp_status stage_times(struct ppi_cost *k, int32_t s,
   const int32_t *ops = pp_plan_stage_ops(k->p, s, &n);
   pp_status rc;
   const struct ppi_gpu *gpu = key->name ? ppi_gpu_find(key->name) : NULL;
-  double step = ppi_engine_step_bytes(k->engine, k->prec, k->zero,
-                                      ppi_cost_nrep(k, s));
+  double step =
+      ppi_engine_step_bytes(k->engine, k->prec, k->zero, ppi_cost_nrep(k, s));
   out[0] = out[1] = out[2] = out[3] = out[4] = out[5] = 0;
   for (i = 0; i < n; i++) {
     pp_op_time t;
@@ -139,8 +139,8 @@ static pp_status stage_times(struct ppi_cost *k, int32_t s,
       /* not profiled: the step is memory-bound, its bytes at the
       ** type's memory bandwidth (docs/COST_MODEL.md, "Optimizer step") */
       pp_op_sizes z;
-      if ((rc = pp_model_op_sizes(k->m, ops[i], k->tp, k->p->p.micro_batch,
-                                  &z)))
+      if ((rc =
+               pp_model_op_sizes(k->m, ops[i], k->tp, k->p->p.micro_batch, &z)))
         return rc;
       out[3] += z.param_bytes / pp_precision_bytes(k->m->dtype) * step /
                 (gpu->mem_gbps * 1e6);
@@ -472,8 +472,7 @@ static int hier_group(const struct ppi_cost *k, int32_t s, int32_t t,
 ** hierarchical reduction applies to every tp rank: its rings inside the
 ** nodes and across them.  Returns whether the hierarchical applies. */
 typedef void (*hop_fn)(void *arg, int kind, int32_t i, int32_t j);
-static int visit_hops(const struct ppi_cost *k, int32_t s, hop_fn fn,
-                      void *arg)
+static int visit_hops(const struct ppi_cost *k, int32_t s, hop_fn fn, void *arg)
 {
   int32_t R = ppi_cost_nrep(k, s), r, t, nn, kk, a, j;
   int32_t idx[PPI_HIER_MAX_NODES * PPI_HIER_MAX_PER_NODE];
@@ -577,8 +576,8 @@ static double ring_time(const struct ppi_cost *k, int32_t s, double bmin)
 static double hier_time(const struct ppi_cost *k, int32_t s, double bin,
                         double bx)
 {
-  int32_t R = ppi_cost_nrep(k, s), nn, kk, idx[PPI_HIER_MAX_NODES *
-                                                PPI_HIER_MAX_PER_NODE];
+  int32_t R = ppi_cost_nrep(k, s), nn, kk,
+          idx[PPI_HIER_MAX_NODES * PPI_HIER_MAX_PER_NODE];
   double P = grad_bytes(k, s), lat = k->c->latency_us / 1000;
   if (!hier_group(k, s, 0, &nn, &kk, idx))
     return -1;
@@ -618,9 +617,9 @@ static void engine_memory(struct ppi_cost *k)
   }
 }
 
-double ppi_cost_device_memory(const struct ppi_cost *k, int32_t d,
-                              double state, double buffers, double live,
-                              double trans, pp_device_memory *x)
+double ppi_cost_device_memory(const struct ppi_cost *k, int32_t d, double state,
+                              double buffers, double live, double trans,
+                              pp_device_memory *x)
 {
   double peak, over;
   x->model_bytes = state;
@@ -643,9 +642,9 @@ double ppi_cost_device_memory(const struct ppi_cost *k, int32_t d,
 ** a cluster with a link graph under an engine (every stage reduces at
 ** once, each tp rank its own rings): a hop gets its narrowest link's
 ** bandwidth over the hops of its kind crossing that link ("generic"
-** keeps the pairwise bandwidths it always had).  k->ar_slow keeps, per stage and
-** kind, how much slower the shared hops are than the pairwise
-** bandwidths, for the simulator's channel mode. */
+** keeps the pairwise bandwidths it always had).  k->ar_slow keeps, per
+** stage and kind, how much slower the shared hops are than the
+** pairwise bandwidths, for the simulator's channel mode. */
 static pp_status allreduce(pp_ctx *ctx, struct ppi_cost *k)
 {
   struct ppi_routes rt;
@@ -892,9 +891,9 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
   k->p2p_split = k->engine == PP_ENGINE_DEEPSPEED ? 1 : k->tp;
   k->blocking = ppi_engine_blocking_p2p(k->engine);
   if (!PPI_NEW(ctx, k->nparam, k->S) || !PPI_NEW(ctx, k->gbytes, k->S) ||
-      !PPI_NEW(ctx, k->ar_slow, 3 * (size_t)k->S) || !PPI_NEW(ctx, k->state, k->S) ||
-      !PPI_NEW(ctx, k->transient, k->S) || !PPI_NEW(ctx, k->keep, k->S) ||
-      !PPI_NEW(ctx, k->opmax, k->S) ||
+      !PPI_NEW(ctx, k->ar_slow, 3 * (size_t)k->S) ||
+      !PPI_NEW(ctx, k->state, k->S) || !PPI_NEW(ctx, k->transient, k->S) ||
+      !PPI_NEW(ctx, k->keep, k->S) || !PPI_NEW(ctx, k->opmax, k->S) ||
       !PPI_NEW(ctx, k->gas, k->S) || !PPI_NEW(ctx, k->stage_of, m->nop) ||
       !PPI_NEW(ctx, k->f, k->nrep) || !PPI_NEW(ctx, k->b, k->nrep) ||
       !PPI_NEW(ctx, k->rc, k->nrep) || !PPI_NEW(ctx, k->u, k->nrep) ||

@@ -110,8 +110,7 @@ void ppi_engine_state(pp_engine e, pp_precision prec, int32_t zero, int32_t d,
     else
       out->state = 16 * n / dd;
     break;
-  default:
-    break;
+  default: break;
   }
 }
 
@@ -130,8 +129,7 @@ double ppi_engine_grad_bytes(pp_engine e, pp_precision prec)
     /* DDP reduces the fp32 grads of fp32 parameters; FSDP2's
     ** reduce_dtype follows param_dtype by default */
     return mixed(prec) ? 2 : 4;
-  default:
-    return 0;
+  default: return 0;
   }
 }
 
@@ -215,16 +213,16 @@ int ppi_engine_keeps_output(pp_engine e)
 
 static int hopper(const char *type)
 {
-  return type && (strncmp(type, "GH", 2) == 0 || strncmp(type, "H100", 4) == 0 ||
-                  strncmp(type, "H200", 4) == 0);
+  return type &&
+         (strncmp(type, "GH", 2) == 0 || strncmp(type, "H100", 4) == 0 ||
+          strncmp(type, "H200", 4) == 0);
 }
 
 double ppi_engine_runtime_bytes(pp_engine e, const char *type)
 {
   if (e == PP_ENGINE_GENERIC)
     return 0;
-  return (hopper(type) ? RUNTIME_HOPPER_GIB : RUNTIME_OTHER_GIB) *
-         1073741824.0;
+  return (hopper(type) ? RUNTIME_HOPPER_GIB : RUNTIME_OTHER_GIB) * 1073741824.0;
 }
 
 /* TUNING: what PyTorch's caching allocator holds beyond the live peak

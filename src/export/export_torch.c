@@ -115,8 +115,8 @@ static void stage_list(struct ppi_sbuf *b, const pp_plan *p, const pp_model *m,
 /* How the plan's data parallelism and precision are set up, in comments:
 ** ZeRO stage 0 is DDP; 2 and 3 are FSDP2's fully_shard with
 ** reshard_after_forward False and True
-** (pytorch/pytorch@1d2fbd40
-*torch/distributed/fsdp/_fully_shard/_fully_shard.py:90),
+** (pytorch/pytorch@1d2fbd40, _fully_shard.py:90 in
+** torch/distributed/fsdp/_fully_shard/),
 ** its precision through MixedPrecisionPolicy(param_dtype=...)
 ** (torch/distributed/fsdp/_fully_shard/_fsdp_api.py:50 @05f814fe);
 ** under DDP, autocast. */

@@ -9,18 +9,19 @@
 **
 ** Objective: the p2p objective (map_cost.c); not applied to the others,
 ** whose allreduce ring ties the replicas together.  Under p2p the
-** replicas meet only in taking devices: once the devices are split into R parts of S
-** devices (and an idle rest), the best mapping that keeps replica r in
-** part r is R independent one-replica problems.  So:
+** replicas meet only in taking devices: once the devices are split into
+** R parts of S devices (and an idle rest), the best mapping that keeps
+** replica r in part r is R independent one-replica problems.  So:
 **   1. split the devices with Scotch's graph partitioning (libscotch,
 **      one thread, fixed seed: map_scotch.h) of a device graph into
-**      parts of weight S (and one of D - S R), under two graphs: first the graph of each device's
-**      fastest links (meshes and tori: compact blocks), then the complete
-**      graph with edges weighted by bandwidth (clustered machines: the
-**      parts pair the best-connected blocks); Scotch may miss the sizes
-**      by a few devices, so the sizes are restored by moving, one at a time, the device of
-**      an oversized part that loses least bandwidth to its part and gains
-**      most to an undersized one;
+**      parts of weight S (and one of D - S R), under two graphs: first
+**      the graph of each device's fastest links (meshes and tori:
+**      compact blocks), then the complete graph with edges weighted by
+**      bandwidth (clustered machines: the parts pair the best-connected
+**      blocks); Scotch may miss the sizes by a few devices, so the sizes
+**      are restored by moving, one at a time, the device of an oversized
+**      part that loses least bandwidth to its part and gains most to an
+**      undersized one;
 **   2. solve every part's one-replica problem with the exact search under
 **      an equal share of a tenth of the budget (the best found when it
 **      runs out), the parts spread over the threads (each thread with a

@@ -49,8 +49,8 @@ const char *pp_precision_name(pp_precision p)
 pp_status pp_precision_parse(const char *name, pp_precision *out)
 {
   int v;
-  pp_status rc = ppi_enum_parse(precision_names, PPI_COUNT(precision_names),
-                                name, &v);
+  pp_status rc =
+      ppi_enum_parse(precision_names, PPI_COUNT(precision_names), name, &v);
   if (rc == PP_OK)
     *out = (pp_precision)v;
   return rc;

@@ -216,8 +216,8 @@ static int32_t second_point(const struct pp_model *m, int32_t v,
         best = t;
         bm = tm;
       }
-    } else if (mbs > p->mbs && tm < p->mbs && (best == -2 || (bm < p->mbs &&
-                                                              tm > bm))) {
+    } else if (mbs > p->mbs && tm < p->mbs &&
+               (best == -2 || (bm < p->mbs && tm > bm))) {
       best = t; /* beyond the largest: the next point below */
       bm = tm;
     }
@@ -243,8 +243,7 @@ static void apply(const struct pp_model *m, int32_t v, const struct pick *p,
   scale = ((double)mbs / p->mbs) * ((double)p->tp / tp);
   out->fwd_ms = f * scale;
   out->bwd_ms = b * scale;
-  if (mbs > 1 && p->mbs != mbs &&
-      (q = second_point(m, v, p, mbs, &qm)) != -2) {
+  if (mbs > 1 && p->mbs != mbs && (q = second_point(m, v, p, mbs, &qm)) != -2) {
     /* Between two profiled sizes: linear between them; beyond the
     ** largest: the last step's cost per sample, kept within [0, the
     ** largest point's mean] (a GPU gets no slower per sample with

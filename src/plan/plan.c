@@ -84,8 +84,8 @@ pp_status pp_engine_parse(const char *name, pp_engine *out)
 **   torch: 0 (DDP), 2 or 3: FSDP2's fully_shard with
 **     reshard_after_forward False (unsharded parameters kept from forward
 **     to backward: ZeRO-2) or True (ZeRO-3)
-**     (pytorch/pytorch@1d2fbd40
-*torch/distributed/fsdp/_fully_shard/_fully_shard.py:90);
+**     (pytorch/pytorch@1d2fbd40, _fully_shard.py:90 in
+**     torch/distributed/fsdp/_fully_shard/);
 **   generic: any stage. */
 unsigned ppi_engine_zero_mask(pp_engine e, int32_t pp)
 {

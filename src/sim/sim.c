@@ -21,11 +21,12 @@
 ** Network: PP_NET_CHANNELS gives every directed device pair a FIFO
 ** channel at the pair's bandwidth (transfers between other pairs never
 ** interfere).  PP_NET_LINKS routes every transfer over the cluster's
-** physical links (cluster/cluster_paths.c) and shares them fluidly: a transfer runs
-** at min over its links of (bandwidth / transfers on it), scaled by
-** B(i, j) / its narrowest link (1 for widest-path routing, 1 / hops for
-** hop routing, whose matrix divides by the hops), so that alone it
-** matches the channel model and n transfers on one path share B(i, j);
+** physical links (cluster/cluster_paths.c) and shares them fluidly: a
+** transfer runs at min over its links of (bandwidth / transfers on
+** it), scaled by B(i, j) / its narrowest link (1 for widest-path
+** routing, 1 / hops for hop routing, whose matrix divides by the hops),
+** so that alone it matches the channel model and n transfers on one
+** path share B(i, j);
 ** rates are recomputed at every start and end.  Without a link graph
 ** every directed pair is one link shared by its transfers.  Both add the
 ** latency once per transfer.
@@ -717,10 +718,9 @@ static pp_status comp_done(struct run *r, int32_t q)
       int32_t Rb = ppi_cost_nrep(r->k, e->b);
       int32_t qb = r->k->p->rep_off[e->b] + (int32_t)(m % Rb);
       for (t = 0; t < r->tp; t++)
-        if ((rc =
-                 send(r, X_ACT, rep_dev(r, q, t), rep_dev(r, qb, t),
-                      r->k->blocking ? 0 : ppi_cost_p2p_bytes(r->k, e->bytes),
-                      qb, -1, m, me, release(r, e->a, 2, m))))
+        if ((rc = send(r, X_ACT, rep_dev(r, q, t), rep_dev(r, qb, t),
+                       r->k->blocking ? 0 : ppi_cost_p2p_bytes(r->k, e->bytes),
+                       qb, -1, m, me, release(r, e->a, 2, m))))
           return rc;
     }
   } else if (kind == PP_TASK_BWD) {
@@ -735,10 +735,9 @@ static pp_status comp_done(struct run *r, int32_t q)
       int32_t Ra = ppi_cost_nrep(r->k, e->a);
       int32_t qa = r->k->p->rep_off[e->a] + (int32_t)(m % Ra);
       for (t = 0; t < r->tp; t++)
-        if ((rc =
-                 send(r, X_GRAD, rep_dev(r, q, t), rep_dev(r, qa, t),
-                      r->k->blocking ? 0 : ppi_cost_p2p_bytes(r->k, e->bytes),
-                      qa, -1, m, me, release(r, e->a, 3, m))))
+        if ((rc = send(r, X_GRAD, rep_dev(r, q, t), rep_dev(r, qa, t),
+                       r->k->blocking ? 0 : ppi_cost_p2p_bytes(r->k, e->bytes),
+                       qa, -1, m, me, release(r, e->a, 3, m))))
           return rc;
     }
     if (++r->bdone[q] == r->k->gas[s]) {
@@ -889,8 +888,7 @@ static pp_status build_allreduce(struct run *r, int32_t s, int32_t t)
       d[a] = devs[idx[a * kk + j]];
       qq[a] = qs[idx[a * kk + j]];
     }
-    if ((rc = add_ring(r, d, qq, nn, 2 * (nn - 1), P / kk / nn * sl[2],
-                       slots)))
+    if ((rc = add_ring(r, d, qq, nn, 2 * (nn - 1), P / kk / nn * sl[2], slots)))
       return rc;
     for (a = 0; a < nn; a++)
       p2[idx[a * kk + j]] = slots[a];
@@ -1041,7 +1039,8 @@ static pp_status setup(struct run *r)
         r->dq[r->dq_off[d] + fill[d]++] = q;
         if (fill[d] == 1)
           r->static_b[d] = (double)k->cp.reserve_bytes;
-        r->static_b[d] += k->state[s] + 2 * (k->xin[s] + k->xout[s]) + k->keep[s];
+        r->static_b[d] +=
+            k->state[s] + 2 * (k->xin[s] + k->xout[s]) + k->keep[s];
       }
   }
   /* allreduce rings */
@@ -1185,8 +1184,8 @@ static pp_status finish(struct run *r, struct pp_sim *out)
   out->ndev = k->ndev;
   out->S = k->S;
   out->sched = k->p->p.schedule;
-  out->precision = k->p->p.precision == PP_PREC_MODEL ? k->m->dtype
-                                                      : k->p->p.precision;
+  out->precision =
+      k->p->p.precision == PP_PREC_MODEL ? k->m->dtype : k->p->p.precision;
   out->engine = k->p->p.engine;
   out->zero = k->p->p.zero;
   out->net = k->cp.network;
@@ -1226,9 +1225,9 @@ static pp_status finish(struct run *r, struct pp_sim *out)
           trans = k->transient[r->rs[r->dq[j]]];
       memset(&dm, 0, sizeof dm);
       dm.reserve_bytes = (double)k->cp.reserve_bytes;
-      x->peak_memory_bytes = ppi_cost_device_memory(
-          k, d, r->static_b[d] - dm.reserve_bytes, 0, r->peak_live[d], trans,
-          &dm);
+      x->peak_memory_bytes =
+          ppi_cost_device_memory(k, d, r->static_b[d] - dm.reserve_bytes, 0,
+                                 r->peak_live[d], trans, &dm);
     }
     if (x->peak_memory_bytes > (double)x->capacity_bytes)
       out->sum.fits = 0;
