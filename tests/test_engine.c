@@ -15,7 +15,13 @@
 **   - t_overlap: an engine that overlaps the gradient reduction exposes
 **     max(T - b, T x bucket / G) of it, DeepSpeed all of it;
 **   - t_tp_comm: a transformer block timed at another tp pays two
-**     allreduces each way, a profiled degree none.
+**     allreduces each way, a profiled degree none;
+**   - t_shared_nic: four tp rings through one NIC share it, and the
+**     estimate equals the simulator (channels and links) on AMP's
+**     one-NIC nodes, ring and hierarchical;
+**   - t_zero_comm: ZeRO-2's and ZeRO-3's prefetched collectives;
+**   - t_step_time: the memory-bound optimizer step where the profile has
+**     none.
 */
 #include "testutil.h"
 
@@ -375,6 +381,86 @@ static void t_tp_comm(void **state)
   free_case(&x);
 }
 
+/* ZeRO-3 under torch (FSDP2) on one op of n parameters, two replicas at
+** 5 GB/s: the forward waits for the larger of itself and the gather of
+** the bf16 weights, then the first module's gather (the op is the only
+** module: the whole stage again); the backward likewise with gather +
+** reduce-scatter, then the last reduce-scatter; no reduction after the
+** drain.  ZeRO-2: only the reduce-scatter in the backward, and half an
+** allreduce of the weights after the step. */
+static void t_zero_comm(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  int z;
+  for (z = 2; z <= 3; z++) {
+    int64_t P = 2000000000; /* 1e9 fp16 parameters */
+    struct tu_op ops[1] = {{10, 20, 0, P, 1000, 1000}};
+    struct rcase x;
+    pp_eval *e = NULL;
+    pp_eval_summary sum;
+    pp_stage_cost sc;
+    double n = 1e9, one = (2 - 1.0) / 2 * n * 2 / 5e6; /* a ring, bf16 */
+    memset(&x, 0, sizeof x);
+    x.m = tu_model_ops(ctx, 1, ops, NULL, 0);
+    x.c = tu_cluster(ctx, 2, NULL, (double[]){1}, 1, NULL, NULL, 5, 0, 640);
+    x.n = x.S = x.tp = x.mbs = 1;
+    x.R = 2;
+    x.lo[1] = 1;
+    x.e = PP_ENGINE_TORCH;
+    x.prec = PP_PREC_BF16;
+    x.zero = z;
+    x.p = build_plan(ctx, &x, 4, PP_SCHED_1F1B);
+    assert_int_equal(pp_evaluate(ctx, x.p, x.m, x.c, NULL, &e), PP_OK);
+    assert_int_equal(pp_eval_get_summary(e, &sum), PP_OK);
+    assert_int_equal(pp_eval_stage(e, 0, &sc), PP_OK);
+    if (z == 3) {
+      tu_near(sc.fwd_ms, (10 > one ? 10 : one) + one, "ZeRO-3 forward");
+      tu_near(sc.bwd_ms, (20 > 2 * one ? 20 : 2 * one) + one,
+              "ZeRO-3 backward");
+      tu_near(sum.allreduce_ms, 0, "ZeRO-3 after the drain");
+    } else {
+      tu_near(sc.fwd_ms, 10, "ZeRO-2 forward");
+      tu_near(sc.bwd_ms, (20 > one ? 20 : one) + one, "ZeRO-2 backward");
+      /* half an allreduce of the weights (one ring pass, T), which
+      ** torch overlaps with the backward b but for its last 25 MiB
+      ** bucket: max(T - b, T bucket / G), G the reduced bytes */
+      {
+        double T = one, G = n, b = sc.bwd_ms;
+        double last = 25.0 * 1048576 / G, x1 = (T - b) / T;
+        tu_near(sum.allreduce_ms, T * (x1 > last ? x1 : last),
+                "ZeRO-2 after the drain");
+      }
+    }
+    pp_eval_destroy(e);
+    free_case(&x);
+  }
+}
+
+/* The optimizer step of a model without update times, under an engine,
+** on a catalog GPU: 40 bytes per parameter in mixed precision at the
+** T4's 320 GB/s. */
+static void t_step_time(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  struct tu_op ops[1] = {{10, 20, 0, 2000000000, 1000, 1000}};
+  struct rcase x;
+  pp_eval *e = NULL;
+  pp_stage_cost sc;
+  memset(&x, 0, sizeof x);
+  x.m = tu_model_ops(ctx, 1, ops, NULL, 0);
+  assert_int_equal(pp_cluster_load(ctx, "hier:1x2,gpu=T4", &x.c), PP_OK);
+  x.n = x.S = x.tp = x.mbs = x.R = 1;
+  x.lo[1] = 1;
+  x.e = PP_ENGINE_DEEPSPEED;
+  x.prec = PP_PREC_FP16;
+  x.p = build_plan(ctx, &x, 4, PP_SCHED_1F1B);
+  assert_int_equal(pp_evaluate(ctx, x.p, x.m, x.c, NULL, &e), PP_OK);
+  assert_int_equal(pp_eval_stage(e, 0, &sc), PP_OK);
+  tu_near(sc.update_ms, 1e9 * 40 / 320e6, "memory-bound step");
+  pp_eval_destroy(e);
+  free_case(&x);
+}
+
 /* AMP's homogeneous cluster: 4 nodes of 4 T4s, one 50 Gb/s NIC per node.
 ** One stage of GPT-2 replicated over the nodes: with tp 4 each node's
 ** four tp rings leave through its one NIC together, so each gets a
@@ -454,6 +540,7 @@ int main(void)
       TU_CTX_TEST(t_memory_random), TU_CTX_TEST(t_sim_memory),
       TU_CTX_TEST(t_precision),     TU_CTX_TEST(t_overlap),
       TU_CTX_TEST(t_tp_comm),       TU_CTX_TEST(t_shared_nic),
+      TU_CTX_TEST(t_zero_comm),     TU_CTX_TEST(t_step_time),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
