@@ -579,6 +579,7 @@ static void t_deepspeed(void **state)
                       "  \"train_micro_batch_size_per_gpu\": 1,\n"
                       "  \"gradient_accumulation_steps\": 8,\n"
                       "  \"fp16\": {\"enabled\": true, \"loss_scale\": 0},\n"
+                      "  \"communication_data_type\": \"fp32\",\n"
                       "  \"zero_optimization\": {\"stage\": 0}\n"
                       "}\n");
   assert_string_equal(pp_export_file_name(x, 1), "ds_pipeline.py");

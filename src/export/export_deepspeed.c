@@ -7,7 +7,8 @@
 **                   train_micro_batch_size_per_gpu, gradient_accumulation
 **                   _steps (the micro-batches of one train_batch()),
 **                   "fp16" or "bf16" for the plan's precision (a plan
-**                   without one: fp16 for the mixed-precision optimizer),
+**                   without one: fp16 for the mixed-precision optimizer)
+**                   with the gradients reduced in fp32,
 **                   the plan's ZeRO stage (its PipelineEngine refuses 2
 **                   and 3 with more than one stage: a warning);
 **   ds_pipeline.py  PARTS, the explicit stage boundaries, and the small
@@ -56,6 +57,13 @@ static void config(struct ppi_sbuf *b, const pp_plan *p, const pp_model *m)
     ppi_sb_puts(b, "  \"fp16\": {\"enabled\": true, \"loss_scale\": 0},\n");
   else if (prec == PP_PREC_BF16)
     ppi_sb_puts(b, "  \"bf16\": {\"enabled\": true},\n");
+  /* gradients reduced in fp32, as the cost model prices DeepSpeed's
+  ** reduction (src/cost/engine.c; AMP's runs set fp32_allreduce):
+  ** "communication_data_type" (deepspeed/runtime/constants.py:237-239,
+  ** config.py:252-266 @38327e07; unset, it follows fp16 / bf16,
+  ** engine.py:939-950) */
+  if (prec == PP_PREC_FP16 || prec == PP_PREC_BF16)
+    ppi_sb_puts(b, "  \"communication_data_type\": \"fp32\",\n");
   ppi_sb_printf(b, "  \"zero_optimization\": {\"stage\": %d}\n}\n",
                 (int)p->p.zero);
 }
