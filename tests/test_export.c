@@ -100,7 +100,7 @@ static void t_exact(void **state)
       pp_export_text(x),
       "--tensor-model-parallel-size 1 --pipeline-model-parallel-size 4 "
       "--micro-batch-size 1 --global-batch-size 32 --fp16 "
-      "--pipeline-model-parallel-layout "
+      "--overlap-grad-reduce --pipeline-model-parallel-layout "
       "\"Ettttt|ttttttt|tttttt|ttttttL\"\n");
   /* GPT-2's four no-op entries have no symbol; nothing else to say */
   assert_int_equal(pp_export_nwarning(x), 1);

@@ -4,7 +4,7 @@
 ** (docs/ECOSYSTEM.md 3.1, [Megatron-LM] @d98e8a64):
 **   --tensor-model-parallel-size TP --pipeline-model-parallel-size PP
 **   --micro-batch-size MBS --global-batch-size GBS [--fp16 | --bf16]
-**   [--use-distributed-optimizer]
+**   [--use-distributed-optimizer] --overlap-grad-reduce
 **   --pipeline-model-parallel-layout "E t t ...|t t ...|... L"
 ** The precision is the plan's (a plan without one: fp16 for the
 ** mixed-precision optimizer, export.c); ZeRO stage 1 is Megatron's
@@ -97,6 +97,11 @@ pp_status pp_export_megatron(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
     ppi_sb_printf(&b, " --%s", pp_precision_name(prec));
   if (p->p.zero == 1)
     ppi_sb_puts(&b, " --use-distributed-optimizer");
+  /* the gradient reduction overlapped with the backward, as the cost
+  ** model prices Megatron's (src/cost/engine.c; default off:
+  ** megatron/core/distributed/distributed_data_parallel_config.py:18-19,
+  ** megatron/training/arguments.py:3121-3122 @d98e8a64) */
+  ppi_sb_puts(&b, " --overlap-grad-reduce");
   if (p->p.recompute)
     ppi_sb_puts(&b, " --recompute-granularity full --recompute-method uniform "
                     "--recompute-num-layers 1");
