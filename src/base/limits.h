@@ -190,13 +190,12 @@
 #define PPI_GANTT_MAX_ROWS 4096
 
 /* TUNING: the most path-tree entries (devices x vertices) a cluster with
-** a link graph keeps (4 bytes each, 128 MiB): every evaluation under an
-** engine routes its reductions' hops, and routing per evaluation made
-** planning on 256 linked GPUs 16x slower; past this size (about 5,600
-** GPUs on a two-level fabric) the paths are routed per evaluation.  The
-** table costs 75 MiB and about 2 s to build for 4,096 GPUs (loading
-** such a cluster went from 0.3 to 2.1 s; built lazily it would cost
-** only the commands that price). */
+** a link graph keeps (4 bytes each, 128 MiB), built on the first pricing
+** that needs paths (cluster_paths.c): every evaluation under an engine
+** routes its reductions' hops, and routing per evaluation made planning
+** on 256 linked GPUs 16x slower.  The table costs 75 MiB and about 2 s
+** to build for 4,096 GPUs; past this size (about 5,600 GPUs on a
+** two-level fabric) the paths are routed per evaluation. */
 #define PPI_ROUTE_CACHE_MAX 33554432.0
 
 #endif /* PP_LIMITS_H */

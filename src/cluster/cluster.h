@@ -9,6 +9,8 @@
 
 #include "base/pp_int.h"
 
+#include <pthread.h>
+
 /* ---- the cluster ------------------------------------------------------ */
 
 struct pp_cluster {
@@ -33,8 +35,12 @@ struct pp_cluster {
   int32_t nlink;
   int32_t *link_a, *link_b, *link_count; /* vertices: devices, switches */
   double *link_gbps;
-  int32_t *route_tree; /* [ndev x (ndev + nswitch)]: every source's
-                          paths (ppi_routes_cache), or NULL */
+  /* [ndev x (ndev + nswitch)]: every source's paths, built on first
+  ** use under route_lock (ppi_routes_init); route_state 0: not yet,
+  ** 1: built, 2: too large or failed (route per use) */
+  int32_t *route_tree;
+  int route_state;
+  pthread_mutex_t route_lock;
 
   struct ppi_strmap devmap; /* devices and switches by name */
   struct ppi_strmap typemap;
@@ -95,6 +101,7 @@ PP_INTERNAL pp_status ppi_cluster_box(pp_ctx *ctx, const char *name,
 ** simulator's link sharing and the estimate's shared links use them. */
 struct ppi_routes {
   const struct pp_cluster *c;
+  const int32_t *table; /* the cluster's table of every source, or NULL */
   int32_t nvert;
   int32_t *off, *adj; /* adjacency (link ids) of kept links */
   int32_t **tree;     /* per source device, NULL until used */
@@ -108,9 +115,6 @@ PP_INTERNAL pp_status ppi_route_path(pp_ctx *ctx, struct ppi_routes *rt,
                                      int32_t cap, int32_t *n);
 PP_INTERNAL double ppi_route_gbps(const struct ppi_routes *rt, int32_t res);
 PP_INTERNAL void ppi_routes_free(pp_ctx *ctx, struct ppi_routes *rt);
-/* Every source device's paths into c->route_tree (its arena), once, when
-** they fit PPI_ROUTE_CACHE_MAX entries: the estimate prices shared links
-** on every evaluation and would otherwise route again each time. */
-PP_INTERNAL pp_status ppi_routes_cache(pp_ctx *ctx, struct pp_cluster *c);
+
 
 #endif /* PP_CLUSTER_H */

@@ -90,6 +90,7 @@ pp_status pp_cluster_builder_create(pp_ctx *ctx, const char *name,
   }
   b->ctx = ctx;
   b->c = c;
+  pthread_mutex_init(&c->route_lock, NULL);
   ppi_arena_init(&c->arena, ppi_ctx_alloc(ctx));
   c->name = ppi_arena_name(&c->arena, ctx, name && *name ? name : "cluster");
   c->source = ppi_arena_strdup(&c->arena, ctx, source ? source : "cluster");
@@ -611,10 +612,8 @@ pp_status pp_cluster_builder_finish(pp_cluster_builder *b, pp_cluster **out)
     goto done;
   if (b->bw)
     rc = check_matrix(b);
-  else if (b->links.n) {
-    if ((rc = build_links(b)) == PP_OK)
-      rc = ppi_routes_cache(ctx, c);
-  } else {
+  else if (b->links.n)
+    rc = build_links(b); else {
     c->bw = ppi_arena_alloc(&c->arena, ctx, 1, sizeof(double));
     rc = c->bw ? PP_OK : ctx->err;
   }
@@ -639,6 +638,8 @@ done:
 
 void pp_cluster_destroy(pp_cluster *c)
 {
-  if (c)
+  if (c) {
+    pthread_mutex_destroy(&c->route_lock);
     ppi_arena_free_owner(&c->arena, c, sizeof *c);
+  }
 }

@@ -24,6 +24,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+static pp_status source_tree(pp_ctx *ctx, struct ppi_routes *rt, int32_t s);
+
+/* Every source device's paths into c->route_tree (its arena), once per
+** cluster, under its lock, when they fit PPI_ROUTE_CACHE_MAX entries:
+** the estimate prices shared links on every evaluation and would
+** otherwise route again each time.  The table is the cluster's cache,
+** not its value, so it is filled through a const cluster. */
+static pp_status fill_table(pp_ctx *ctx, struct ppi_routes *rt,
+                            struct pp_cluster *c)
+{
+  size_t nv = (size_t)rt->nvert;
+  int32_t s, *all;
+  pp_status rc = PP_OK;
+  if ((double)c->ndev * (double)nv > PPI_ROUTE_CACHE_MAX) {
+    c->route_state = 2;
+    return PP_OK;
+  }
+  if (!(all = ppi_arena_alloc(&c->arena, ctx, (size_t)c->ndev * nv,
+                              sizeof *all)))
+    return ctx->err;
+  for (s = 0; s < c->ndev && !rc; s++)
+    if (!(rc = source_tree(ctx, rt, s))) {
+      memcpy(all + (size_t)s * nv, rt->tree[s], nv * sizeof *all);
+      ppi_free(ctx, rt->tree[s], nv * sizeof *all);
+      rt->tree[s] = NULL;
+    }
+  if (!rc) {
+    c->route_tree = all;
+    c->route_state = 1;
+  }
+  return rc;
+}
+
 pp_status ppi_routes_init(pp_ctx *ctx, struct ppi_routes *rt,
                           const struct pp_cluster *c)
 {
@@ -54,6 +87,14 @@ pp_status ppi_routes_init(pp_ctx *ctx, struct ppi_routes *rt,
   for (l = 0; l < c->nlink; l++) {
     rt->adj[rt->off[c->link_a[l]] + deg[c->link_a[l]]++] = l;
     rt->adj[rt->off[c->link_b[l]] + deg[c->link_b[l]]++] = l;
+  }
+  if (!rc) {
+    struct pp_cluster *mc = (struct pp_cluster *)c;
+    pthread_mutex_lock(&mc->route_lock);
+    if (mc->route_state == 0)
+      rc = fill_table(ctx, rt, mc);
+    rt->table = mc->route_tree;
+    pthread_mutex_unlock(&mc->route_lock);
   }
 done:
   ppi_free(ctx, deg, ((size_t)nv + 1) * sizeof *deg);
@@ -134,8 +175,8 @@ pp_status ppi_route_path(pp_ctx *ctx, struct ppi_routes *rt, int32_t i,
   *n = 0;
   if (!c->has_links || i == j)
     return PP_OK;
-  if (c->route_tree)
-    tr = c->route_tree + (size_t)i * rt->nvert;
+  if (rt->table)
+    tr = rt->table + (size_t)i * rt->nvert;
   else {
     if (!rt->tree[i] && (rc = source_tree(ctx, rt, i)))
       return rc;
@@ -156,31 +197,6 @@ pp_status ppi_route_path(pp_ctx *ctx, struct ppi_routes *rt, int32_t i,
   }
   *n = k;
   return PP_OK;
-}
-
-pp_status ppi_routes_cache(pp_ctx *ctx, struct pp_cluster *c)
-{
-  struct ppi_routes rt;
-  size_t nv = (size_t)c->ndev + (size_t)c->nswitch;
-  int32_t s, *all;
-  pp_status rc = PP_OK;
-  if (!c->has_links || (double)c->ndev * (double)nv > PPI_ROUTE_CACHE_MAX)
-    return PP_OK;
-  if (!(all =
-            ppi_arena_alloc(&c->arena, ctx, (size_t)c->ndev * nv, sizeof *all)))
-    return ctx->err;
-  if ((rc = ppi_routes_init(ctx, &rt, c)))
-    return rc;
-  for (s = 0; s < c->ndev && !rc; s++)
-    if (!(rc = source_tree(ctx, &rt, s))) {
-      memcpy(all + (size_t)s * nv, rt.tree[s], nv * sizeof *all);
-      ppi_free(ctx, rt.tree[s], nv * sizeof *all);
-      rt.tree[s] = NULL;
-    }
-  ppi_routes_free(ctx, &rt);
-  if (!rc)
-    c->route_tree = all;
-  return rc;
 }
 
 double ppi_route_gbps(const struct ppi_routes *rt, int32_t res)
