@@ -38,8 +38,8 @@ static double state_bpp(pp_engine e, pp_precision p, int zero, double d)
   case PP_ENGINE_DEEPSPEED:
     if (zero == 0)
       return p == PP_PREC_BF16 ? 8 + 12 / d : 16;
-    if (zero == 1)
-      return mixed ? 4 + 12 / d : 8 + 8 / d;
+    if (zero == 1) /* bf16 with ZeRO-1 is BF16_Optimizer too */
+      return p == PP_PREC_BF16 ? 8 + 12 / d : mixed ? 4 + 12 / d : 8 + 8 / d;
     if (zero == 2)
       return mixed ? 2 + 14 / d : 4 + 12 / d;
     return 16 / d;

@@ -70,7 +70,9 @@ void ppi_engine_state(pp_engine e, pp_precision prec, int32_t zero, int32_t d,
       ** 4-byte weights and grads. */
       double w = mixed(prec) ? 2 : 4, g = w;
       double master = mixed(prec) ? 12 : 8;
-      if (zero == 1)
+      if (zero == 1 && prec == PP_PREC_BF16) /* BF16_Optimizer again, */
+        out->state = n * (8 + 12 / dd);      /* engine.py:1316-1318 */
+      else if (zero == 1)
         out->state = n * (w + g + master / dd);
       else if (zero == 2)
         out->state = n * (w + (g + master) / dd);
