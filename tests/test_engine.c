@@ -188,7 +188,8 @@ static void t_memory_random(void **state)
     for (s = 0; s < x.S; s++) {
       pp_stage_cost sc;
       double n = 0, saved = 0, xin = 0, xout = 0, keep = 0, st, tr, live;
-      double peak, want, split = x.e == PP_ENGINE_DEEPSPEED ? 1 : x.tp;
+      double peak, want,
+          split = x.e == PP_ENGINE_TORCH ? x.tp : 1; /* whole tensors */
       int v;
       assert_int_equal(pp_eval_stage(e, s, &sc), PP_OK);
       for (v = x.lo[s]; v < x.lo[s + 1]; v++) {
@@ -199,7 +200,7 @@ static void t_memory_random(void **state)
         if (v == x.lo[s + 1] - 1 && s + 1 < x.S) {
           pp_op_sizes w; /* a boundary tensor: 1/tp of it per rank, */
           assert_int_equal(pp_model_op_sizes(x.m, v, 1, x.mbs, &w), PP_OK);
-          xout = w.out_bytes * ratio / split; /* whole under DeepSpeed */
+          xout = w.out_bytes * ratio / split; /* DeepSpeed, Megatron */
         }
         if (v == x.n - 1 && x.e == PP_ENGINE_DEEPSPEED)
           keep = z.out_bytes * ratio;

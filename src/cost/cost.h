@@ -73,7 +73,8 @@ struct ppi_cost {
   double *gbytes;    /* [S] gradient bytes reduced after the last
                         backward (the exposed share, engine.c) */
   double p2p_split;  /* a boundary tensor travels as p2p_split pieces, one
-                        per tp rank (tp; DeepSpeed: 1, whole per rank) */
+                        per tp rank (tp; DeepSpeed, Megatron: 1, whole
+                        per rank) */
   int blocking;      /* point-to-point blocks both ends (DeepSpeed): the
                         transfers are inside the stages' compute */
   double *ar_slow;   /* [3 S] per stage, ring / hierarchical intra-node /

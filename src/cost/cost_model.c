@@ -886,9 +886,16 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
   k->ratio = (double)pp_precision_bytes(k->prec) / pp_precision_bytes(m->dtype);
   /* DeepSpeed sends every output tensor whole from each tp rank
   ** (runtime/pipe/engine.py:1039-1041, no split over the tp group) and
-  ** blocks on it (pipe/p2p.py:48, 59-60); the others send 1/tp per rank
-  ** (Megatron's pipeline tensors with sequence parallelism) */
-  k->p2p_split = k->engine == PP_ENGINE_DEEPSPEED ? 1 : k->tp;
+  ** blocks on it (pipe/p2p.py:48, 59-60); so does Megatron without
+  ** sequence parallelism, which its export does not turn on (the
+  ** pipeline tensor is (seq, mbs, hidden), the sequence divided by tp
+  ** only with it: megatron/core/pipeline_parallel/schedules.py:2140-2141
+  ** @d98e8a64); torch's stages send their local shards, 1/tp per rank
+  ** with sequence-parallel tensor parallelism, as "generic" assumed */
+  k->p2p_split =
+      k->engine == PP_ENGINE_DEEPSPEED || k->engine == PP_ENGINE_MEGATRON
+          ? 1
+          : k->tp;
   k->blocking = ppi_engine_blocking_p2p(k->engine);
   if (!PPI_NEW(ctx, k->nparam, k->S) || !PPI_NEW(ctx, k->gbytes, k->S) ||
       !PPI_NEW(ctx, k->ar_slow, 3 * (size_t)k->S) ||
