@@ -24,6 +24,9 @@
 ** each, see docs/COST_MODEL.md "Fidelity"), and false alarms: finished
 ** runs predicted not to fit.
 **
+** For AMP's set, its own cost model's predictions (pred_s) are scored
+** the same way, side by side.
+**
 ** Usage: bench_fidelity [DATA_DIR]   (default: the source tree's data/)
 */
 #define _POSIX_C_SOURCE 200809L
@@ -53,6 +56,7 @@ struct run {
   int first[MAXST + 1]; /* stage boundaries over the model's layers */
   double real_s;        /* INFINITY: failed */
   double real_mem;      /* bytes; 0: not measured */
+  double other_s;       /* the set's own planner's prediction; 0: none */
 };
 
 struct set {
@@ -144,6 +148,7 @@ static void read_amp(const char *dir, struct set *st)
       bad(path, st->n + 1, "ds_partition does not have pp + 1 boundaries");
     r->real_s = strcmp(fld[8], "inf") ? atof(fld[8]) : INFINITY;
     r->real_mem = 0;
+    r->other_s = atof(fld[7]); /* AMP's own cost model, pred_s */
   }
   fclose(f);
 }
@@ -303,6 +308,24 @@ static double spearman(const double *a, const double *b, int n)
   return saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : NAN;
 }
 
+/* The set's own planner's predictions next to ours (AMP's pred_s). */
+static void report_other(const struct set *st, const char *who)
+{
+  double p[MAXRUN], x[MAXRUN], m = 0;
+  int i, n = 0;
+  for (i = 0; i < st->n; i++)
+    if (isfinite(st->r[i].real_s) && st->r[i].other_s > 0) {
+      p[n] = st->r[i].other_s;
+      x[n] = st->r[i].real_s;
+      m += fabs(p[n] - x[n]) / x[n];
+      n++;
+    }
+  if (n)
+    printf("\n== %s: %s's own cost model ==\n   runs %d\n"
+           "   Spearman, time        %.3f\n   time MAPE             %.1f%%\n",
+           st->title, who, n, spearman(p, x, n), 100 * m / n);
+}
+
 static void report(pp_ctx *ctx, struct set *st, int settings, int verbose)
 {
   struct pred pr[MAXRUN];
@@ -403,6 +426,7 @@ int main(int argc, char **argv)
   printf("bench_fidelity: predictions against real runs (data: %s)\n", dir);
   report(ctx, &amp, 0, verbose);
   report(ctx, &amp, 1, verbose);
+  report_other(&amp, "AMP");
   report(ctx, &sailor, 0, verbose);
   report(ctx, &sailor, 1, verbose);
   pp_ctx_destroy(ctx);
