@@ -345,6 +345,13 @@ pp_status pp_compare_write(pp_ctx *ctx, const pp_compare *x, int json, FILE *f)
                 r.fits ? "true" : "false", (int)r.devices, (int)r.pp, (int)r.dp,
                 (int)r.tp, (int)r.micro_batch, pp_schedule_name(r.schedule),
                 r.recompute ? "true" : "false");
+      if (r.found && pp_compare_plan(x, i)) {
+        pp_plan_params q;
+        pp_plan_get_params(pp_compare_plan(x, i), &q);
+        fprintf(f, ", \"precision\": \"%s\", \"engine\": \"%s\", \"zero\": %d",
+                pp_precision_name(q.precision), pp_engine_name(q.engine),
+                (int)q.zero);
+      }
       fputs(", \"estimate_ms\": ", f);
       ppi_json_num(f, r.estimate_ms);
       fputs(", \"simulated_ms\": ", f);
@@ -366,7 +373,19 @@ pp_status pp_compare_write(pp_ctx *ctx, const pp_compare *x, int json, FILE *f)
     }
     fputs("]}\n", f);
   } else {
-    fputs("method        devices  pp  dp  tp  mbs  schedule   recomp  "
+    /* the run's settings, the search's (every row shares its engine and
+    ** precision; the ZeRO stage is per row) */
+    for (i = 0; i < n; i++)
+      if (pp_compare_plan(x, i)) {
+        pp_plan_params q;
+        pp_plan_get_params(pp_compare_plan(x, i), &q);
+        fprintf(f, "precision %s, engine %s\n",
+                q.precision == PP_PREC_MODEL ? "the model's dtype"
+                                             : pp_precision_name(q.precision),
+                pp_engine_name(q.engine));
+        break;
+      }
+    fputs("method        devices  pp  dp  tp  mbs  schedule   recomp  zero  "
           "estimate ms  simulated ms  fits  ours faster  evaluations  "
           "seconds\n",
           f);
@@ -374,19 +393,25 @@ pp_status pp_compare_write(pp_ctx *ctx, const pp_compare *x, int json, FILE *f)
       pp_compare_row_get(x, i, &r);
       if (!r.found) {
         if (r.simulated_ms > 0) /* the lower bound */
-          fprintf(f, "%-12s  %68.2f\n", r.method, r.simulated_ms);
+          fprintf(f, "%-12s  %74.2f\n", r.method, r.simulated_ms);
         else
           fprintf(f, "%-12s  no plan\n", r.method);
         continue;
       }
-      fprintf(f,
-              "%-12s  %7d %3d %3d %3d %4d  %-9s  %-6s  %11.2f  %12.2f  %-4s  "
-              "%10.2fx  %11lld  %7.3f\n",
-              r.method, (int)r.devices, (int)r.pp, (int)r.dp, (int)r.tp,
-              (int)r.micro_batch, pp_schedule_name(r.schedule),
-              r.recompute ? "yes" : "no", r.estimate_ms, r.simulated_ms,
-              r.fits ? "yes" : "NO", r.speedup, (long long)r.evaluations,
-              r.seconds);
+      {
+        pp_plan_params q;
+        pp_plan_params_init(&q);
+        if (pp_compare_plan(x, i))
+          pp_plan_get_params(pp_compare_plan(x, i), &q);
+        fprintf(f,
+                "%-12s  %7d %3d %3d %3d %4d  %-9s  %-6s  %4d  %11.2f  %12.2f  "
+                "%-4s  %10.2fx  %11lld  %7.3f\n",
+                r.method, (int)r.devices, (int)r.pp, (int)r.dp, (int)r.tp,
+                (int)r.micro_batch, pp_schedule_name(r.schedule),
+                r.recompute ? "yes" : "no", (int)q.zero, r.estimate_ms,
+                r.simulated_ms, r.fits ? "yes" : "NO", r.speedup,
+                (long long)r.evaluations, r.seconds);
+      }
     }
     for (i = 0; i < n; i++) {
       pp_compare_row_get(x, i, &r);
