@@ -116,5 +116,4 @@ PP_INTERNAL pp_status ppi_route_path(pp_ctx *ctx, struct ppi_routes *rt,
 PP_INTERNAL double ppi_route_gbps(const struct ppi_routes *rt, int32_t res);
 PP_INTERNAL void ppi_routes_free(pp_ctx *ctx, struct ppi_routes *rt);
 
-
 #endif /* PP_CLUSTER_H */

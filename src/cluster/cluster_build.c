@@ -613,7 +613,8 @@ pp_status pp_cluster_builder_finish(pp_cluster_builder *b, pp_cluster **out)
   if (b->bw)
     rc = check_matrix(b);
   else if (b->links.n)
-    rc = build_links(b); else {
+    rc = build_links(b);
+  else {
     c->bw = ppi_arena_alloc(&c->arena, ctx, 1, sizeof(double));
     rc = c->bw ? PP_OK : ctx->err;
   }

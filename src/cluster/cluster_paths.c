@@ -41,8 +41,8 @@ static pp_status fill_table(pp_ctx *ctx, struct ppi_routes *rt,
     c->route_state = 2;
     return PP_OK;
   }
-  if (!(all = ppi_arena_alloc(&c->arena, ctx, (size_t)c->ndev * nv,
-                              sizeof *all)))
+  if (!(all =
+            ppi_arena_alloc(&c->arena, ctx, (size_t)c->ndev * nv, sizeof *all)))
     return ctx->err;
   for (s = 0; s < c->ndev && !rc; s++)
     if (!(rc = source_tree(ctx, rt, s))) {

@@ -68,15 +68,11 @@ struct ppi_cost {
   pp_engine engine;
   pp_precision prec;
   int32_t zero;
-  double ratio;      /* bytes(prec) / bytes(model dtype) */
-  double *nparam;    /* [S] parameters per tp rank, a tied group once */
-  double *gbytes;    /* [S] gradient bytes reduced after the last
-                        backward (the exposed share, engine.c) */
-  double p2p_split;  /* a boundary tensor travels as p2p_split pieces, one
-                        per tp rank (tp; DeepSpeed, Megatron: 1, whole
-                        per rank) */
-  int blocking;      /* point-to-point blocks both ends (DeepSpeed): the
-                        transfers are inside the stages' compute */
+  double ratio;   /* bytes(prec) / bytes(model dtype) */
+  double *nparam; /* [S] parameters per tp rank, a tied group once */
+  double *gbytes; /* [S] gradient bytes reduced after the last
+                     backward (the exposed share, engine.c) */
+  const struct ppi_engine_rules *rules; /* the engine's (engine.c) */
   double *ar_slow;   /* [3 S] per stage, ring / hierarchical intra-node /
                         inter-node hops: slowdown of shared links against
                         the pairwise bandwidths (1 without a link graph) */
@@ -107,15 +103,23 @@ PP_INTERNAL void ppi_engine_state(pp_engine e, pp_precision prec, int32_t zero,
                                   int32_t d, double n,
                                   struct ppi_engine_mem *out);
 PP_INTERNAL double ppi_engine_grad_bytes(pp_engine e, pp_precision prec);
-PP_INTERNAL int ppi_engine_overlaps_reduce(pp_engine e);
-PP_INTERNAL double ppi_engine_bucket_bytes(pp_engine e);
-PP_INTERNAL int ppi_engine_blocking_p2p(pp_engine e);
-PP_INTERNAL int ppi_engine_keeps_output(pp_engine e);
+struct ppi_engine_rules {
+  int overlap;         /* the last backward hides all but the last bucket
+                          of the gradient reduction */
+  double bucket_bytes; /* that bucket */
+  int blocking;        /* point-to-point blocks both ends: the transfers
+                          are inside the stages' compute */
+  int whole;           /* every tp rank sends the whole boundary tensor
+                          (else 1/tp of it) */
+  int keeps;           /* the last stage keeps the previous micro-batch's
+                          output */
+  double slack;        /* the allocator's reserve, share of the live peak */
+};
+PP_INTERNAL const struct ppi_engine_rules *ppi_engine_rules(pp_engine e);
 /* Bytes the optimizer step streams through memory per parameter. */
 PP_INTERNAL double ppi_engine_step_bytes(pp_engine e, pp_precision prec,
                                          int32_t zero, int32_t d);
 PP_INTERNAL double ppi_engine_runtime_bytes(pp_engine e, const char *type);
-PP_INTERNAL double ppi_engine_slack(pp_engine e);
 
 /* A device's memory from its parts (cost_model.c): stat = the
 ** stages' state, buffers and kept bytes; live = the activations at
@@ -130,7 +134,14 @@ PP_INTERNAL double ppi_cost_device_memory(const struct ppi_cost *k, int32_t d,
 /* The bytes one tp rank sends of a boundary tensor of `bytes'. */
 static inline double ppi_cost_p2p_bytes(const struct ppi_cost *k, double bytes)
 {
-  return bytes / k->p2p_split;
+  return k->rules->whole ? bytes : bytes / k->tp;
+}
+
+/* What a transfer of those bytes puts on the wire: nothing when the
+** engine's transfers block (they are inside the stages' compute). */
+static inline double ppi_cost_wire_bytes(const struct ppi_cost *k, double bytes)
+{
+  return k->rules->blocking ? 0 : ppi_cost_p2p_bytes(k, bytes);
 }
 
 /* Transfer time of the bytes of one tp rank over devices i -> j. */

@@ -188,7 +188,8 @@ static pp_status analytic(pp_ctx *ctx, const struct ppi_cost *k,
       for (i = 0; i < k->ne; i++)
         if (k->e[i].a == s) {
           /* blocking transfers are inside the stages' compute */
-          double x = fin + (k->blocking ? 0 : 2 * edge_worst(k, &k->e[i]));
+          double x =
+              fin + (k->rules->blocking ? 0 : 2 * edge_worst(k, &k->e[i]));
           if (x > start[k->e[i].b])
             start[k->e[i].b] = x;
         }
@@ -221,7 +222,7 @@ static pp_status analytic(pp_ctx *ctx, const struct ppi_cost *k,
       best = dload[d];
       sum->bottleneck = dstage[d];
     }
-  if (!k->blocking && (rc = channel_steady(ctx, k, &ch)))
+  if (!k->rules->blocking && (rc = channel_steady(ctx, k, &ch)))
     goto done;
   if (ch > best) {
     best = ch;
@@ -415,10 +416,9 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
   e->recompute = k->p->p.recompute;
   e->kind = k->cp.kind;
   e->opt = k->p->p.optimizer;
-  e->precision =
-      k->p->p.precision == PP_PREC_MODEL ? k->m->dtype : k->p->p.precision;
-  e->engine = k->p->p.engine;
-  e->zero = k->p->p.zero;
+  e->precision = k->prec;
+  e->engine = k->engine;
+  e->zero = k->zero;
   e->period_ms = k->period_ms;
   if (!(e->st = ppi_arena_alloc(&e->arena, ctx, (size_t)k->S, sizeof *e->st)) ||
       !(e->mem =

@@ -161,6 +161,19 @@ static pp_status stage_times(struct ppi_cost *k, int32_t s,
   return PP_OK;
 }
 
+/* count ring collectives over n ranks at their slowest hop, bmin GB/s,
+** moving bytes in all: passes passes (an allreduce is 2, a
+** reduce-scatter or an all-gather 1) of (n - 1) / n of the bytes and
+** n - 1 latencies each. */
+static double ring_ms(const struct ppi_cost *k, int32_t n, double bmin,
+                      double bytes, double passes, double count)
+{
+  if (n < 2 || bytes <= 0)
+    return 0;
+  return passes * (n - 1) / n * bytes / (bmin * 1e6) +
+         passes * (n - 1) * count * k->c->latency_us / 1000;
+}
+
 /* One pass's tensor-parallel allreduces of replica q of stage s: bytes
 ** and count in rings over its tp ranks at the slowest ring link. */
 static double tp_comm_ms(const struct ppi_cost *k, int32_t s, int32_t r,
@@ -168,16 +181,13 @@ static double tp_comm_ms(const struct ppi_cost *k, int32_t s, int32_t r,
 {
   int32_t t, tp = k->tp;
   double bmin = INFINITY;
-  if (tp < 2 || count <= 0)
-    return 0;
-  for (t = 0; t < tp; t++) {
+  for (t = 0; t < tp && count > 0; t++) {
     double bw = pp_cluster_bandwidth(k->c, ppi_cost_dev(k, s, r, t),
                                      ppi_cost_dev(k, s, r, (t + 1) % tp));
     if (bw < bmin)
       bmin = bw;
   }
-  return 2.0 * (tp - 1) / tp * bytes / (bmin * 1e6) +
-         2.0 * (tp - 1) * count * k->c->latency_us / 1000;
+  return count > 0 ? ring_ms(k, tp, bmin, bytes, 2, count) : 0;
 }
 
 /* One reduce-scatter or all-gather of bytes (per rank, whole) over the
@@ -186,17 +196,14 @@ static double dp_ring_ms(const struct ppi_cost *k, int32_t s, double bytes)
 {
   int32_t R = ppi_cost_nrep(k, s), r, t;
   double bmin = INFINITY;
-  if (R <= 1 || bytes <= 0)
-    return 0;
-  for (t = 0; t < k->tp; t++)
+  for (t = 0; t < k->tp && R > 1; t++)
     for (r = 0; r < R; r++) {
       double bw = pp_cluster_bandwidth(k->c, ppi_cost_dev(k, s, r, t),
                                        ppi_cost_dev(k, s, (r + 1) % R, t));
       if (bw < bmin)
         bmin = bw;
     }
-  return (R - 1.0) / R * bytes / (bmin * 1e6) +
-         (R - 1.0) * k->c->latency_us / 1000;
+  return ring_ms(k, R, bmin, bytes, 1, 1);
 }
 
 /* The collectives ZeRO adds to every micro-batch of stage s: stage 2
@@ -388,16 +395,13 @@ static pp_status stage_graph(pp_ctx *ctx, struct ppi_cost *k)
   return PP_OK;
 }
 
-/* The ring allreduce time of stage s: a ring over replicas r = 0..R-1 for
-** each tp rank, at the slowest link of any of the tp rings. */
-/* The bytes a rank of stage s reduces: its parameters' gradients in the
-** engine's reduction dtype ("generic": the parameter bytes). */
 /* What stage s reduces after its last backward, as the bytes of an
 ** allreduce of the same cost: ZeRO-1 reduce-scatters the gradients and
 ** all-gathers the updated parameters (an allreduce's volume); ZeRO-2
 ** reduced its gradients in every backward and only all-gathers the
 ** parameters (half an allreduce of the weight bytes); ZeRO-3 keeps them
-** sharded for the next forward's gather (nothing). */
+** sharded for the next forward's gather (nothing).  "generic": the
+** parameter bytes. */
 static double grad_bytes(const struct ppi_cost *k, int32_t s)
 {
   if (k->engine == PP_ENGINE_GENERIC)
@@ -417,12 +421,12 @@ static double exposed_share(const struct ppi_cost *k, int32_t s, double ar)
 {
   double b = 0, G = grad_bytes(k, s), last, x;
   int32_t r;
-  if (!ppi_engine_overlaps_reduce(k->engine) || ar <= 0 || G <= 0)
+  if (!k->rules->overlap || ar <= 0 || G <= 0)
     return 1;
   for (r = 0; r < ppi_cost_nrep(k, s); r++)
     if (k->b[k->p->rep_off[s] + r] > b)
       b = k->b[k->p->rep_off[s] + r];
-  last = ppi_engine_bucket_bytes(k->engine) / G;
+  last = k->rules->bucket_bytes / G;
   if (last > 1)
     last = 1;
   x = (ar - b) / ar;
@@ -506,7 +510,8 @@ struct share {
   const struct ppi_cost *k;
   pp_ctx *ctx;
   struct ppi_routes *rt; /* NULL: no link graph */
-  int32_t *cnt[3];       /* [2 x links] per kind; NULL: pairwise */
+  int32_t *cnt[3];       /* [2 x links] per kind */
+  int shared;            /* hop_min: divide by cnt (else pairwise) */
   int32_t *buf, cap;
   double bmin[3];
   pp_status rc;
@@ -532,7 +537,7 @@ static void hop_min(void *arg, int kind, int32_t i, int32_t j)
 {
   struct share *x = arg;
   double bw = INFINITY;
-  if (x->rt && x->cnt[kind]) {
+  if (x->rt && x->shared) {
     int32_t n = hop_path(x, i, j), h;
     for (h = 0; h < n; h++) {
       double g = ppi_route_gbps(x->rt, x->buf[h]) / x->cnt[kind][x->buf[h]];
@@ -547,27 +552,17 @@ static void hop_min(void *arg, int kind, int32_t i, int32_t j)
 }
 
 /* The slowest hop of each kind of stage s's reduction, with the links
-** shared (x->cnt) or not (cnt NULL: the pairwise bandwidths). */
-static int slowest_hops(struct share *x, int32_t s, double b[3])
+** shared (x->cnt) or not (the pairwise bandwidths). */
+static int slowest_hops(struct share *x, int32_t s, int shared, double b[3])
 {
   int hier;
+  x->shared = shared;
   x->bmin[0] = x->bmin[1] = x->bmin[2] = INFINITY;
   hier = visit_hops(x->k, s, hop_min, x);
   b[0] = x->bmin[0];
   b[1] = x->bmin[1];
   b[2] = x->bmin[2];
   return hier;
-}
-
-/* The ring: 2 (R-1)/R P at the slowest hop. */
-static double ring_time(const struct ppi_cost *k, int32_t s, double bmin)
-{
-  int32_t R = ppi_cost_nrep(k, s);
-  double P = grad_bytes(k, s);
-  if (R <= 1 || P <= 0)
-    return 0;
-  return 2.0 * (R - 1) / R * P / (bmin * 1e6) +
-         2.0 * (R - 1) * k->c->latency_us / 1000;
 }
 
 /* The hierarchical: reduce-scatter in a ring inside every node,
@@ -578,12 +573,11 @@ static double hier_time(const struct ppi_cost *k, int32_t s, double bin,
 {
   int32_t R = ppi_cost_nrep(k, s), nn, kk,
           idx[PPI_HIER_MAX_NODES * PPI_HIER_MAX_PER_NODE];
-  double P = grad_bytes(k, s), lat = k->c->latency_us / 1000;
+  double P = grad_bytes(k, s);
   if (!hier_group(k, s, 0, &nn, &kk, idx))
     return -1;
   kk = R / nn;
-  return 2.0 * ((kk - 1.0) / kk * P / (bin * 1e6) + (kk - 1) * lat) +
-         2.0 * (nn - 1.0) / nn * (P / kk) / (bx * 1e6) + 2.0 * (nn - 1) * lat;
+  return ring_ms(k, kk, bin, P, 2, 1) + ring_ms(k, nn, bx, P / kk, 2, 1);
 }
 
 /* Per stage: the state, transient and kept bytes of one rank under the
@@ -591,7 +585,7 @@ static double hier_time(const struct ppi_cost *k, int32_t s, double bin,
 ** the parameter bytes times the optimizer's factor. */
 static void engine_memory(struct ppi_cost *k)
 {
-  int32_t s, i, last = -1;
+  int32_t s, last = -1;
   double fac = pp_optimizer_factor(k->p->p.optimizer);
   if (k->m->nop > 0)
     last = k->m->topo[k->m->nop - 1];
@@ -606,14 +600,12 @@ static void engine_memory(struct ppi_cost *k)
     k->state[s] = em.state;
     k->transient[s] = em.step > em.reduce ? em.step : em.reduce;
     /* the model's output (logits) of the previous micro-batch */
-    if (ppi_engine_keeps_output(k->engine) && last >= 0 &&
-        k->stage_of[last] == s) {
+    if (k->rules->keeps && last >= 0 && k->stage_of[last] == s) {
       pp_op_sizes z;
       if (pp_model_op_sizes(k->m, last, k->tp, k->p->p.micro_batch, &z) ==
           PP_OK)
         k->keep[s] = z.out_bytes * k->ratio;
     }
-    (void)i;
   }
 }
 
@@ -630,7 +622,7 @@ double ppi_cost_device_memory(const struct ppi_cost *k, int32_t d, double state,
   over = trans - live;
   x->transient_bytes = over > 0 ? over : 0;
   peak = state + live + buffers + x->transient_bytes;
-  x->slack_bytes = peak * ppi_engine_slack(k->engine);
+  x->slack_bytes = peak * k->rules->slack;
   x->runtime_bytes =
       ppi_engine_runtime_bytes(k->engine, k->c->type_name[k->c->dev_type[d]]);
   x->total_bytes = peak + x->slack_bytes + x->runtime_bytes + x->reserve_bytes;
@@ -675,19 +667,13 @@ static pp_status allreduce(pp_ctx *ctx, struct ppi_cost *k)
   }
   for (s = 0; s < k->S && !rc; s++) {
     double b0[3], b1[3], ring, hier = -1, xs;
-    int32_t *keep[3] = {x.cnt[0], x.cnt[1], x.cnt[2]};
-    int h;
-    x.cnt[0] = x.cnt[1] = x.cnt[2] = NULL;
-    h = slowest_hops(&x, s, b0);
-    x.cnt[0] = keep[0];
-    x.cnt[1] = keep[1];
-    x.cnt[2] = keep[2];
-    slowest_hops(&x, s, b1);
+    int h = slowest_hops(&x, s, 0, b0);
+    slowest_hops(&x, s, 1, b1);
     if ((rc = x.rc))
       break;
     for (q = 0; q < 3; q++)
       k->ar_slow[3 * s + q] = b1[q] < INFINITY && b1[q] > 0 ? b0[q] / b1[q] : 1;
-    ring = ring_time(k, s, b1[0]);
+    ring = ring_ms(k, ppi_cost_nrep(k, s), b1[0], grad_bytes(k, s), 2, 1);
     if (h && k->cp.allreduce != PP_AR_RING && grad_bytes(k, s) > 0)
       hier = hier_time(k, s, b1[1], b1[2]);
     if (hier >= 0 && (k->cp.allreduce == PP_AR_HIER || hier < ring)) {
@@ -884,19 +870,7 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
   k->zero = p->p.zero;
   k->prec = p->p.precision == PP_PREC_MODEL ? m->dtype : p->p.precision;
   k->ratio = (double)pp_precision_bytes(k->prec) / pp_precision_bytes(m->dtype);
-  /* DeepSpeed sends every output tensor whole from each tp rank
-  ** (runtime/pipe/engine.py:1039-1041, no split over the tp group) and
-  ** blocks on it (pipe/p2p.py:48, 59-60); so does Megatron without
-  ** sequence parallelism, which its export does not turn on (the
-  ** pipeline tensor is (seq, mbs, hidden), the sequence divided by tp
-  ** only with it: megatron/core/pipeline_parallel/schedules.py:2140-2141
-  ** @d98e8a64); torch's stages send their local shards, 1/tp per rank
-  ** with sequence-parallel tensor parallelism, as "generic" assumed */
-  k->p2p_split =
-      k->engine == PP_ENGINE_DEEPSPEED || k->engine == PP_ENGINE_MEGATRON
-          ? 1
-          : k->tp;
-  k->blocking = ppi_engine_blocking_p2p(k->engine);
+  k->rules = ppi_engine_rules(k->engine);
   if (!PPI_NEW(ctx, k->nparam, k->S) || !PPI_NEW(ctx, k->gbytes, k->S) ||
       !PPI_NEW(ctx, k->ar_slow, 3 * (size_t)k->S) ||
       !PPI_NEW(ctx, k->state, k->S) || !PPI_NEW(ctx, k->transient, k->S) ||
@@ -924,7 +898,7 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
     ppi_cost_free(ctx, k);
     return rc;
   }
-  if (k->blocking)
+  if (k->rules->blocking)
     blocking_p2p(k);
   for (s = 0; s < k->S; s++) {
     k->act[s] = p->p.recompute ? k->xin[s] : k->saved[s];

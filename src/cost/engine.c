@@ -11,8 +11,9 @@
 ** the short-lived extra the optimizer step and the gradient reduction
 ** allocate, and the bytes per gradient element the reduction moves.
 **
-** Invariant: "generic" is not handled here (cost_eval.c keeps the
-** engine-free formula for it, so old plans price as before).  Adam is the
+** Invariant: "generic" has no rule here (cost_model.c keeps the
+** engine-free formula for it, so old plans price as before): its
+** figures are 0.  Adam is the
 ** optimizer of every engine rule (the plan's "optimizer" applies to
 ** "generic" only): m and v in fp32, 8 bytes per parameter.
 **
@@ -135,31 +136,46 @@ double ppi_engine_grad_bytes(pp_engine e, pp_precision prec)
   }
 }
 
-int ppi_engine_overlaps_reduce(pp_engine e)
-{
-  /* DeepSpeed's PipelineEngine reduces after the last micro-batch
-  ** (pipe/schedule.py:237-241); Megatron with --overlap-grad-reduce
-  ** (written by the Megatron export) and DDP/FSDP overlap the
-  ** reduction of the last micro-batch's gradients with its backward. */
-  return e == PP_ENGINE_MEGATRON || e == PP_ENGINE_TORCH;
-}
+/* The fixed behaviours of each engine, in pp_engine's order:
+**   overlap, bucket: DeepSpeed's PipelineEngine reduces after the last
+**     micro-batch (pipe/schedule.py:237-241); Megatron with
+**     --overlap-grad-reduce (written by the Megatron export) and
+**     DDP/FSDP reduce bucket by bucket during the last backward, all but
+**     the last bucket hidden: DDP's bucket_cap_mb = 25
+**     (torch/nn/parallel/distributed.py), Megatron's max(40M, 1M x dp)
+**     elements of fp32 grads (core/distributed/
+**     distributed_data_parallel.py:133-134; 40M taken);
+**   blocking, whole: DeepSpeed's p2p.send/recv block both ends
+**     (pipe/p2p.py:48, 59-60) and every tp rank sends the whole output
+**     (pipe/engine.py:1039-1041); Megatron without sequence parallelism
+**     (its export does not turn it on) sends the whole (seq, mbs, hidden)
+**     tensor from every rank, the sequence divided by tp only with it
+**     (core/pipeline_parallel/schedules.py:2140-2141 @d98e8a64); torch's
+**     stages send their local, sequence-parallel shards (1/tp), as
+**     "generic" always assumed;
+**   keeps: DeepSpeed's last stage returns from backward before freeing
+**     its outputs (pipe/engine.py:811-814) and keeps at least two pipe
+**     buffers (schedule.py:247-256: max(2, ...)), so the previous
+**     micro-batch's output stays while the next is computed;
+**   slack: ALLOC_SLACK below under an engine, none under "generic". */
+/* TUNING: what PyTorch's caching allocator holds beyond the live peak
+** (rounded blocks, split segments it cannot return), as a fraction of
+** the peak of live tensors: 0.11, measured with the runtime memory
+** below on the clariden runs (the slope of nvidia-smi's figure against
+** the predicted live bytes is 1.11 across micro-batch sizes 1 to 8 and
+** 1 to 4 stages). */
+#define ALLOC_SLACK 0.11
+static const struct ppi_engine_rules rules[] = {
+    /* overlap bucket        blocking whole keeps slack */
+    {0, 0, 0, 0, 0, 0},                       /* generic */
+    {0, 0, 1, 1, 1, ALLOC_SLACK},             /* deepspeed */
+    {1, 40e6 * 4, 0, 1, 0, ALLOC_SLACK},      /* megatron */
+    {1, 25.0 * 1048576, 0, 0, 0, ALLOC_SLACK} /* torch */
+};
 
-double ppi_engine_bucket_bytes(pp_engine e)
+const struct ppi_engine_rules *ppi_engine_rules(pp_engine e)
 {
-  /* DDP's bucket_cap_mb = 25 (torch/nn/parallel/distributed.py);
-  ** Megatron's bucket of max(40M, 1M x dp) elements, fp32 grads
-  ** (megatron/core/distributed/distributed_data_parallel.py) */
-  if (e == PP_ENGINE_TORCH)
-    return 25.0 * 1048576;
-  if (e == PP_ENGINE_MEGATRON)
-    return 40e6 * 4;
-  return 0;
-}
-
-int ppi_engine_blocking_p2p(pp_engine e)
-{
-  /* DeepSpeed's p2p.send/recv are blocking (pipe/p2p.py:48, 59-60) */
-  return e == PP_ENGINE_DEEPSPEED;
+  return (unsigned)e < PPI_COUNT(rules) ? &rules[e] : &rules[0];
 }
 
 double ppi_engine_step_bytes(pp_engine e, pp_precision prec, int32_t zero,
@@ -178,15 +194,6 @@ double ppi_engine_step_bytes(pp_engine e, pp_precision prec, int32_t zero,
   if (zero >= 1 || (e == PP_ENGINE_DEEPSPEED && prec == PP_PREC_BF16))
     return (adam + conv) / dd;
   return adam + conv;
-}
-
-int ppi_engine_keeps_output(pp_engine e)
-{
-  /* DeepSpeed's last stage returns from backward before freeing its
-  ** outputs (pipe/engine.py:811-814) and keeps at least two pipe
-  ** buffers (schedule.py:247-256: max(2, ...)): the previous
-  ** micro-batch's output stays resident while the next is computed. */
-  return e == PP_ENGINE_DEEPSPEED;
 }
 
 /* TUNING: the fixed memory of a training process on a GPU before its
@@ -225,17 +232,4 @@ double ppi_engine_runtime_bytes(pp_engine e, const char *type)
   if (e == PP_ENGINE_GENERIC)
     return 0;
   return (hopper(type) ? RUNTIME_HOPPER_GIB : RUNTIME_OTHER_GIB) * 1073741824.0;
-}
-
-/* TUNING: what PyTorch's caching allocator holds beyond the live peak
-** (rounded blocks, split segments it cannot return), as a fraction of
-** the peak of live tensors: 0.11, measured with RUNTIME_GIB above on the
-** clariden runs (the slope of nvidia-smi's figure against the
-** predicted live bytes is 1.11 across micro-batch sizes 1 to 8 and
-** 1 to 4 stages). */
-#define ALLOC_SLACK 0.11
-
-double ppi_engine_slack(pp_engine e)
-{
-  return e == PP_ENGINE_GENERIC ? 0 : ALLOC_SLACK;
 }

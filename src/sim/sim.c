@@ -719,8 +719,8 @@ static pp_status comp_done(struct run *r, int32_t q)
       int32_t qb = r->k->p->rep_off[e->b] + (int32_t)(m % Rb);
       for (t = 0; t < r->tp; t++)
         if ((rc = send(r, X_ACT, rep_dev(r, q, t), rep_dev(r, qb, t),
-                       r->k->blocking ? 0 : ppi_cost_p2p_bytes(r->k, e->bytes),
-                       qb, -1, m, me, release(r, e->a, 2, m))))
+                       ppi_cost_wire_bytes(r->k, e->bytes), qb, -1, m, me,
+                       release(r, e->a, 2, m))))
           return rc;
     }
   } else if (kind == PP_TASK_BWD) {
@@ -736,8 +736,8 @@ static pp_status comp_done(struct run *r, int32_t q)
       int32_t qa = r->k->p->rep_off[e->a] + (int32_t)(m % Ra);
       for (t = 0; t < r->tp; t++)
         if ((rc = send(r, X_GRAD, rep_dev(r, q, t), rep_dev(r, qa, t),
-                       r->k->blocking ? 0 : ppi_cost_p2p_bytes(r->k, e->bytes),
-                       qa, -1, m, me, release(r, e->a, 3, m))))
+                       ppi_cost_wire_bytes(r->k, e->bytes), qa, -1, m, me,
+                       release(r, e->a, 3, m))))
           return rc;
     }
     if (++r->bdone[q] == r->k->gas[s]) {
@@ -1184,10 +1184,9 @@ static pp_status finish(struct run *r, struct pp_sim *out)
   out->ndev = k->ndev;
   out->S = k->S;
   out->sched = k->p->p.schedule;
-  out->precision =
-      k->p->p.precision == PP_PREC_MODEL ? k->m->dtype : k->p->p.precision;
-  out->engine = k->p->p.engine;
-  out->zero = k->p->p.zero;
+  out->precision = k->prec;
+  out->engine = k->engine;
+  out->zero = k->zero;
   out->net = k->cp.network;
   out->sum.iteration_ms = r->now;
   out->sum.nevents = r->ntask;
