@@ -53,9 +53,7 @@ pp_status ppi_compare_random(pp_ctx *ctx, const pp_model *m,
         &PPI_VEC_AT(&pts, struct point, ppi_rng_below(&rng, pts.n));
     struct ppi_shape sh = ppi_shape_of(pt);
     int32_t i, chosen = 0;
-    double est, share, need, cap;
-    bool fits;
-    int32_t worst;
+    struct ppi_price x;
     pp_plan *pl = NULL;
     /* a uniform (pp-1)-subset of the L-1 cut positions, in order */
     first[0] = 0;
@@ -67,13 +65,12 @@ pp_status ppi_compare_random(pp_ctx *ctx, const pp_model *m,
     ppi_chain_ops(sp.view, first, pt->pp, ops, off);
     if ((rc = ppi_search_build_plan(ctx, &sp, pt, ops, off,
                                     sp.sets[pt->set].dev, &pl)) ||
-        (rc = ppi_search_price(ctx, &sp, pl, &est, &fits, &share, &worst, &need,
-                               &cap))) {
+        (rc = ppi_search_price(ctx, &sp, pl, &x))) {
       pp_plan_destroy(pl);
       goto done;
     }
-    if (fits && est < best) {
-      best = est;
+    if (x.fits && x.est < best) {
+      best = x.est;
       pp_plan_destroy(*out);
       *out = pl;
       *shape = sh;

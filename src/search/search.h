@@ -124,12 +124,15 @@ PP_INTERNAL pp_status ppi_search_build_plan(pp_ctx *ctx, const struct space *sp,
 /* How every plan of the search is priced (the summary reports it). */
 PP_INTERNAL void ppi_search_cost_params(const struct space *sp,
                                         pp_cost_params *cp);
-/* Price plan; a non-fitting plan reports its worst device. */
+/* A plan's price: its estimate, whether it fits within the memory
+** margin, and its worst device (highest share), what that needs and has. */
+struct ppi_price {
+  double est, share, need, cap;
+  bool fits;
+  int32_t worst;
+};
 PP_INTERNAL pp_status ppi_search_price(pp_ctx *ctx, const struct space *sp,
-                                       const pp_plan *pl, double *est,
-                                       bool *fits, double *share,
-                                       int32_t *worst, double *need,
-                                       double *cap);
+                                       const pp_plan *pl, struct ppi_price *x);
 /* A candidate plan of the point: keep it (and part, both owned) in *best
 ** when it fits and is better, else note how close it came. */
 PP_INTERNAL pp_status ppi_search_offer(struct worker *w, const struct point *pt,

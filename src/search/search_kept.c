@@ -44,9 +44,7 @@ static pp_status remap(pp_ctx *ctx, const struct space *sp, struct cand *x,
   pp_plan *pl = NULL;
   pp_plan_params q, qb;
   int32_t S = x->pt.pp, R = x->pt.dp, s, r, *devs;
-  double est, share, need, cap;
-  bool fits;
-  int32_t worst;
+  struct ppi_price y;
   pp_status rc;
 
   if (!x->part || x->pt.tp != 1 || p->map_time_s <= 0 ||
@@ -78,15 +76,14 @@ static pp_status remap(pp_ctx *ctx, const struct space *sp, struct cand *x,
     if (rc)
       goto done;
   }
-  if ((rc = ppi_search_price(ctx, sp, pl, &est, &fits, &share, &worst, &need,
-                             &cap)))
+  if ((rc = ppi_search_price(ctx, sp, pl, &y)))
     goto done;
-  if (fits && est < x->est) {
+  if (y.fits && y.est < x->est) {
     pp_plan_destroy(x->plan);
     x->plan = pl;
     pl = NULL;
-    x->est = est;
-    x->peak = share;
+    x->est = y.est;
+    x->peak = y.share;
     x->mapped = 1;
   }
 done:

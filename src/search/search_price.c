@@ -205,9 +205,7 @@ void ppi_search_cost_params(const struct space *sp, pp_cost_params *cp)
 }
 
 pp_status ppi_search_price(pp_ctx *ctx, const struct space *sp,
-                           const pp_plan *pl, double *est, bool *fits,
-                           double *share, int32_t *worst, double *need,
-                           double *cap)
+                           const pp_plan *pl, struct ppi_price *x)
 {
   pp_cost_params cp;
   pp_eval *e;
@@ -218,39 +216,24 @@ pp_status ppi_search_price(pp_ctx *ctx, const struct space *sp,
   if ((rc = pp_evaluate(ctx, pl, sp->m, sp->c, &cp, &e)))
     return rc;
   pp_eval_get_summary(e, &es);
-  *est = es.iteration_ms;
-  *fits = ppi_eval_fits(e, sp->c, sp->p->memory_margin);
-  *worst = es.worst_device;
-  *share = 0;
-  *need = *cap = 0;
+  memset(x, 0, sizeof *x);
+  x->est = es.iteration_ms;
+  x->fits = ppi_eval_fits(e, sp->c, sp->p->memory_margin);
+  x->worst = es.worst_device;
   if (es.worst_device >= 0 &&
       pp_eval_device(e, es.worst_device, &dm) == PP_OK &&
       dm.capacity_bytes > 0) {
-    *share = dm.total_bytes / (double)dm.capacity_bytes;
-    *need = dm.total_bytes;
-    *cap = (double)dm.capacity_bytes;
+    x->share = dm.total_bytes / (double)dm.capacity_bytes;
+    x->need = dm.total_bytes;
+    x->cap = (double)dm.capacity_bytes;
   }
   pp_eval_destroy(e);
   return PP_OK;
 }
 
-/* A plan's price (ppi_search_price's figures). */
-struct price {
-  double est, share, need, cap;
-  bool fits;
-  int32_t worst;
-};
-
-static pp_status price_of(pp_ctx *ctx, const struct space *sp,
-                          const pp_plan *pl, struct price *x)
-{
-  return ppi_search_price(ctx, sp, pl, &x->est, &x->fits, &x->share, &x->worst,
-                          &x->need, &x->cap);
-}
-
 /* Whether a is the better price: fitting first, then the least estimate
 ** and the least memory share; of plans that do not fit, the closest. */
-static bool cheaper(const struct price *a, const struct price *b)
+static bool cheaper(const struct ppi_price *a, const struct ppi_price *b)
 {
   if (a->fits != b->fits)
     return a->fits;
@@ -267,26 +250,26 @@ static bool cheaper(const struct price *a, const struct price *b)
 ** buffers and copies are not priced, so a stage that fits anyway would
 ** win only by what the model leaves out. */
 static pp_status best_zero(pp_ctx *ctx, const struct space *sp, pp_plan **pl,
-                           struct price *x)
+                           struct ppi_price *x)
 {
   pp_plan_params q;
   unsigned mask;
   int32_t z;
   pp_status rc;
-  if ((rc = price_of(ctx, sp, *pl, x)))
+  if ((rc = ppi_search_price(ctx, sp, *pl, x)))
     return rc;
   pp_plan_get_params(*pl, &q);
   mask = ppi_search_zero_mask(sp->p, pp_plan_nstage(*pl)) & ~(1u << q.zero);
   for (z = 0; z < 4; z++) {
     pp_plan *alt = NULL;
-    struct price y;
+    struct ppi_price y;
     if (!((mask >> z) & 1u))
       continue;
     if (x->fits) /* a higher stage only where the lower does not fit */
       break;
     q.zero = z;
     if ((rc = ppi_plan_with_params(ctx, *pl, &q, &alt)) ||
-        (rc = price_of(ctx, sp, alt, &y))) {
+        (rc = ppi_search_price(ctx, sp, alt, &y))) {
       pp_plan_destroy(alt);
       return rc;
     }
@@ -305,7 +288,7 @@ pp_status ppi_search_offer(struct worker *w, const struct point *pt,
                            pp_plan *pl, pp_partition *part, struct cand *best,
                            bool *have)
 {
-  struct price x;
+  struct ppi_price x;
   pp_status rc = best_zero(&w->ctx, w->sp, &pl, &x);
   if (rc) {
     pp_plan_destroy(pl);
