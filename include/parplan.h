@@ -146,6 +146,10 @@ typedef struct pp_op_desc {
   double update_ms;    /* optimizer step for its parameters; default 0 */
   double fwd_flops;    /* optional FLOPs of the forward pass; default 0 */
   double bwd_flops;    /* optional FLOPs of the backward pass; default 0 */
+  double fwd_bytes;    /* optional device-memory traffic (bytes read and
+                          written) of the forward pass at the reference
+                          micro-batch, in the model's dtype; default 0 */
+  double bwd_bytes;    /* the same for the backward pass; default 0 */
   int64_t param_bytes; /* parameters as trained (2 per param in fp16) */
   int64_t out_bytes;   /* output tensor at the reference micro-batch */
   int64_t saved_bytes; /* activations kept for the backward pass */
@@ -353,6 +357,7 @@ typedef struct pp_model_stats {
   double param_bytes; /* each tied group counted once */
   double out_bytes, saved_bytes;
   double fwd_flops, bwd_flops;
+  double fwd_bytes, bwd_bytes; /* memory traffic (roofline) */
 } pp_model_stats;
 
 pp_status pp_model_stats_get(pp_ctx *ctx, const pp_model *m,

@@ -135,6 +135,10 @@ static pp_status read_op(struct mread *r, const json_t *ops, size_t i,
                      &d.fwd_flops)) ||
       (rc = ppi_jnum(r->ctx, r->src, w, o, "bwd_flops", false, 0, 0, HUGE_VAL,
                      &d.bwd_flops)) ||
+      (rc = ppi_jnum(r->ctx, r->src, w, o, "fwd_bytes", false, 0, 0, HUGE_VAL,
+                     &d.fwd_bytes)) ||
+      (rc = ppi_jnum(r->ctx, r->src, w, o, "bwd_bytes", false, 0, 0, HUGE_VAL,
+                     &d.bwd_bytes)) ||
       (rc = ppi_jint(r->ctx, r->src, w, o, "param_bytes", true, 0, 0,
                      PPI_MAX_BYTES, &d.param_bytes)) ||
       (rc = ppi_jint(r->ctx, r->src, w, o, "out_bytes", true, 0, 0,
@@ -322,6 +326,10 @@ static void write_op(FILE *f, const struct pp_model *m, int32_t v)
     field_num(f, "fwd_flops", m->fflops[v]);
   if (m->bflops[v] != 0)
     field_num(f, "bwd_flops", m->bflops[v]);
+  if (m->fbytes[v] != 0)
+    field_num(f, "fwd_bytes", m->fbytes[v]);
+  if (m->bbytes[v] != 0)
+    field_num(f, "bwd_bytes", m->bbytes[v]);
   fprintf(f,
           ", \"param_bytes\": %lld, \"out_bytes\": %lld, "
           "\"saved_bytes\": %lld",

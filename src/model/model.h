@@ -27,6 +27,7 @@ struct pp_model {
   char **op_name, **op_kind; /* kind may be NULL */
   double *fwd, *bwd, *upd;   /* ms at the reference point */
   double *fflops, *bflops;
+  double *fbytes, *bbytes; /* memory traffic, for the roofline */
   int64_t *param, *out, *saved;
   int32_t *tied; /* -1: owns its parameters */
   bool has_flops;

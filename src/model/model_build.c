@@ -19,7 +19,7 @@
 
 struct op_rec {
   const char *name, *kind; /* in the model's arena */
-  double fwd, bwd, upd, ffl, bfl;
+  double fwd, bwd, upd, ffl, bfl, fby, bby;
   int64_t param, out, saved;
   int32_t tied;
 };
@@ -257,6 +257,8 @@ pp_status pp_model_builder_add_op(pp_model_builder *b, const pp_op_desc *d,
       (rc = check_num(b, "operator", n, d->name, "update_ms", d->update_ms)) ||
       (rc = check_num(b, "operator", n, d->name, "fwd_flops", d->fwd_flops)) ||
       (rc = check_num(b, "operator", n, d->name, "bwd_flops", d->bwd_flops)) ||
+      (rc = check_num(b, "operator", n, d->name, "fwd_bytes", d->fwd_bytes)) ||
+      (rc = check_num(b, "operator", n, d->name, "bwd_bytes", d->bwd_bytes)) ||
       (rc = check_num(b, "operator", n, d->name, "param_bytes",
                       (double)d->param_bytes)) ||
       (rc = check_num(b, "operator", n, d->name, "out_bytes",
@@ -283,6 +285,8 @@ pp_status pp_model_builder_add_op(pp_model_builder *b, const pp_op_desc *d,
   r.upd = d->update_ms;
   r.ffl = d->fwd_flops;
   r.bfl = d->bwd_flops;
+  r.fby = d->fwd_bytes;
+  r.bby = d->bwd_bytes;
   r.param = d->param_bytes;
   r.out = d->out_bytes;
   r.saved = d->saved_bytes;
@@ -485,12 +489,14 @@ static pp_status layout_ops(pp_model_builder *b)
   m->upd = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof(double));
   m->fflops = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof(double));
   m->bflops = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof(double));
+  m->fbytes = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof(double));
+  m->bbytes = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof(double));
   m->param = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof(int64_t));
   m->out = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof(int64_t));
   m->saved = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof(int64_t));
   m->tied = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof(int32_t));
   if (!m->op_name || !m->op_kind || !m->fwd || !m->bwd || !m->upd ||
-      !m->fflops || !m->bflops || !m->param || !m->out || !m->saved || !m->tied)
+      !m->fflops || !m->bflops || !m->fbytes || !m->bbytes || !m->param || !m->out || !m->saved || !m->tied)
     return ctx->err;
   for (v = 0; v < n; v++) {
     const struct op_rec *r = &PPI_VEC_AT(&b->ops, struct op_rec, v);
@@ -501,6 +507,8 @@ static pp_status layout_ops(pp_model_builder *b)
     m->upd[v] = r->upd;
     m->fflops[v] = r->ffl;
     m->bflops[v] = r->bfl;
+    m->fbytes[v] = r->fby;
+    m->bbytes[v] = r->bby;
     m->param[v] = r->param;
     m->out[v] = r->out;
     m->saved[v] = r->saved;

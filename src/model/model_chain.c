@@ -193,6 +193,8 @@ static pp_status add_layer(struct chain_run *r, pp_model_builder *b, int32_t lo,
     d.update_ms += m->upd[v];
     d.fwd_flops += m->fflops[v];
     d.bwd_flops += m->bflops[v];
+    d.fwd_bytes += m->fbytes[v];
+    d.bwd_bytes += m->bbytes[v];
     /* A tied operator whose owner shares this layer adds nothing. */
     if ((m->tied[v] < 0 || layer_of[m->tied[v]] != l) &&
         !add_bytes(&d.param_bytes, m->param[v]))

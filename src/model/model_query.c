@@ -106,6 +106,8 @@ pp_status pp_model_op(const pp_model *m, int32_t i, pp_op_desc *out)
   out->update_ms = m->upd[i];
   out->fwd_flops = m->fflops[i];
   out->bwd_flops = m->bflops[i];
+  out->fwd_bytes = m->fbytes[i];
+  out->bwd_bytes = m->bbytes[i];
   out->param_bytes = m->param[i];
   out->out_bytes = m->out[i];
   out->saved_bytes = m->saved[i];

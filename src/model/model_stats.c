@@ -36,7 +36,9 @@ pp_status pp_model_stats_get(pp_ctx *ctx, const pp_model *m, pp_model_stats *st)
     st->out_bytes += (double)m->out[v];
     st->saved_bytes += (double)m->saved[v];
     st->fwd_flops += m->fflops[v];
+    st->fwd_bytes += m->fbytes[v];
     st->bwd_flops += m->bflops[v];
+    st->bwd_bytes += m->bbytes[v];
     if (m->in_off[v + 1] == m->in_off[v])
       st->nsource++;
     if (m->out_off[v + 1] == m->out_off[v])
