@@ -231,19 +231,35 @@ pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
 pp_status pp_model_read_pipedream(pp_ctx *ctx, const char *text, size_t len,
                                   const char *source, pp_model **out);
 
-/** \brief How an ONNX model becomes a parplan model (pp_model_read_onnx). */
+/** \brief The most named symbolic dimensions an ONNX import is given. */
+#define PP_ONNX_MAX_SYMS 8
+/** \brief How an ONNX model becomes a parplan model (pp_model_read_onnx,
+** docs/FORMATS.md "ONNX models"). */
 typedef struct pp_onnx_params {
-  int32_t batch;     /* value of every symbolic dimension (dim_param) and
-                        the model's reference micro-batch; default 1 */
-  double efficiency; /* fraction of peak FLOP/s reached; default 0.5 */
-  const char *name;  /* model name; NULL: the graph's name */
+  int32_t batch;       /* the batch dimension (dim 0 of the first graph
+                          input): its value when symbolic (0: 1); when the
+                          export is static, 0 or that size (another value
+                          is an error).  The model's reference micro-batch;
+                          default 0 */
+  double efficiency;   /* fraction of peak FLOP/s reached; default 0.5 */
+  const char *name;    /* model name; NULL: the graph's name */
+  pp_precision dtype;  /* PP_PREC_MODEL (default): float tensors at the
+                          file's element sizes, the model's dtype the float
+                          type of most parameter bytes; else every float
+                          tensor counted at this dtype's size and the model
+                          in this dtype */
+  int32_t nsym;        /* values of other symbolic dimensions (dim_param),
+                          by name: "seq" = 1024 */
+  const char *sym_name[PP_ONNX_MAX_SYMS];
+  int64_t sym_value[PP_ONNX_MAX_SYMS];
 } pp_onnx_params;
 void pp_onnx_params_init(pp_onnx_params *p);
 
-/** \brief Read an ONNX ModelProto (a .onnx file's bytes) after shape
-** inference: one operator per node, edges carrying the tensors between
-** nodes, parameter bytes from the floating-point initializers, sizes
-** from value_info and FLOPs from op_type and shapes (docs/FORMATS.md).
+/** \brief Read an ONNX ModelProto (a .onnx file's bytes) as exported:
+** shapes inferred inside the reader, constants and aliases folded, one
+** operator per remaining node, edges carrying the tensors between them,
+** parameter bytes from the floating-point initializers, FLOPs and memory
+** traffic from op_type and shapes (docs/FORMATS.md).
 ** params may be NULL (defaults). */
 pp_status pp_model_read_onnx(pp_ctx *ctx, const void *data, size_t len,
                              const char *source, const pp_onnx_params *params,

@@ -23,15 +23,18 @@ struct ob {
   uint8_t *raw[MAXT]; /* zero weights: a value field, as the checker wants */
   int nini;
   Onnx__NodeProto nd[MAXT];
+  Onnx__TensorProto cval; /* the Constant node's value */
+  int64_t cdims[1];
+  uint8_t craw[16];
   Onnx__NodeProto *ndp[MAXT];
   char *ins[MAXT][4], *outs[MAXT][2];
-  Onnx__AttributeProto at[MAXT];
+  Onnx__AttributeProto at[MAXT][2];
   Onnx__AttributeProto *atp[MAXT][2];
-  int64_t ints[MAXT][2];
+  int64_t ints[MAXT][2][4];
   int nnd;
 };
 
-/* A tensor's value info; d < 0 is the symbolic batch "N". */
+/* A tensor's value info; d < 0 is the symbolic batch "N" (-2: "S"). */
 static Onnx__ValueInfoProto *vinfo(struct ob *o, const char *name, int nd,
                                    const int64_t *d)
 {
@@ -45,7 +48,7 @@ static Onnx__ValueInfoProto *vinfo(struct ob *o, const char *name, int nd,
     if (d[i] < 0 && d[i] != -3) {
       o->dm[k][i].value_case =
           ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
-      o->dm[k][i].dim_param = (char *)"N";
+      o->dm[k][i].dim_param = (char *)(d[i] == -2 ? "S" : "N");
     } else {
       o->dm[k][i].value_case =
           ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
@@ -87,6 +90,17 @@ static void init(struct ob *o, const char *name, int type, int nd,
     o->ini[k].raw_data.len = n;
     o->ini[k].raw_data.data = o->raw[k];
   }
+  if (!strcmp(name, "shape")) { /* Reshape's target: [0 (copy N), 64] */
+    o->raw[k][8] = 64;
+  }
+  if (!strcmp(name, "W1") || !strcmp(name, "W1T")) { /* W1T = W1's transpose */
+    int i, j;
+    for (i = 0; i < 64; i++)
+      for (j = 0; j < 32; j++) {
+        float v = (float)(i * 32 + j);
+        memcpy(o->raw[k] + 4 * (name[2] ? j * 64 + i : i * 32 + j), &v, 4);
+      }
+  }
   o->inip[k] = &o->ini[k];
 }
 
@@ -116,8 +130,8 @@ static Onnx__NodeProto *node(struct ob *o, const char *name, const char *op,
 static void attr_ints(struct ob *o, Onnx__NodeProto *n, const char *name,
                       int64_t a, int64_t b, int count)
 {
-  int k = (int)(n - o->nd);
-  Onnx__AttributeProto *at = &o->at[k];
+  int k = (int)(n - o->nd), q = (int)n->n_attribute, i;
+  Onnx__AttributeProto *at = &o->at[k][q];
   onnx__attribute_proto__init(at);
   at->name = (char *)name;
   at->has_type = 1;
@@ -127,13 +141,13 @@ static void attr_ints(struct ob *o, Onnx__NodeProto *n, const char *name,
     at->i = a;
   } else {
     at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
-    o->ints[k][0] = a;
-    o->ints[k][1] = b;
-    at->n_ints = 2;
-    at->ints = o->ints[k];
+    for (i = 0; i < count; i++) /* a, b; four: a, a, b, b */
+      o->ints[k][q][i] = count == 4 ? (i < 2 ? a : b) : i ? b : a;
+    at->n_ints = (size_t)count;
+    at->ints = o->ints[k][q];
   }
-  o->atp[k][0] = at;
-  n->n_attribute = 1;
+  o->atp[k][q] = at;
+  n->n_attribute = (size_t)q + 1;
   n->attribute = o->atp[k];
 }
 
@@ -142,8 +156,10 @@ uint8_t *ob_build(enum ob_defect d, size_t *len)
   struct ob *o = calloc(1, sizeof *o);
   Onnx__ModelProto mp;
   Onnx__GraphProto g;
-  Onnx__ValueInfoProto *in[1], *out[1];
+  Onnx__ValueInfoProto *in[2], *out[1];
+  Onnx__AttributeProto cattr, *cattrp[1];
   Onnx__OperatorSetIdProto ops, *opsp[1];
+  int64_t dshape[1] = {2}, w1t[2] = {32, 64};
   int64_t x[4] = {-1, 3, 8, 8}, c1[4] = {-1, 4, 8, 8}, p1[4] = {-1, 4, 4, 4},
           f1[2] = {-1, 64}, h[2] = {-1, 32}, y[2] = {-1, 10};
   int64_t w[4] = {4, 3, 3, 3}, b[1] = {4}, w1[2] = {64, 32}, b1[1] = {32},
@@ -158,6 +174,8 @@ uint8_t *ob_build(enum ob_defect d, size_t *len)
     c1[2] = -3;
   if (d == OB_HUGE_DIM)
     p1[2] = p1[3] = (int64_t)1 << 40;
+  if (d == OB_SYM_DIM)
+    x[2] = -2;
   onnx__model_proto__init(&mp);
   onnx__graph_proto__init(&g);
   onnx__operator_set_id_proto__init(&ops);
@@ -173,23 +191,32 @@ uint8_t *ob_build(enum ob_defect d, size_t *len)
 
   in[0] = vinfo(o, "x", 4, x);
   out[0] = vinfo(o, "y", 2, y);
+  if (d == OB_DYN_RESHAPE) {
+    in[1] = vinfo(o, "dynshape", 1, dshape);
+    in[1]->type->tensor_type->elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+  }
   vstart = o->nvi;
-  if (d != OB_NO_SHAPE)
+  if (d != OB_NO_SHAPE) { /* as shape inference leaves it */
     vinfo(o, "c1", 4, c1);
-  vinfo(o, "r1", 4, c1);
-  vinfo(o, "p1", 4, p1);
-  vinfo(o, "f1", 2, f1);
-  vinfo(o, "h", 2, h);
-  vinfo(o, "h2", 2, h);
-  vinfo(o, "s", 2, h);
+    vinfo(o, "r1", 4, c1);
+    vinfo(o, "p1", 4, p1);
+    if (d != OB_DYN_RESHAPE)
+      vinfo(o, "f1", 2, f1);
+    vinfo(o, "h", 2, h);
+    vinfo(o, "h2", 2, h);
+    vinfo(o, "s", 2, h);
+  }
 
   init(o, "W", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 4, w);
   init(o, "B", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1, b);
-  init(o, "shape", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1, shp);
+  if (d != OB_ALIASES)
+    init(o, "shape", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1, shp);
   init(o, "W1", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, w1);
   init(o, "b1", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1, b1);
   init(o, "W2", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, w2);
   init(o, "b2", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1, b2);
+  if (d == OB_ALIASES) /* W1's transposed copy (both zeros): tied */
+    init(o, "W1T", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, w1t);
 
   n = node(o, "conv1", "Conv", "x", "W", "B", "c1");
   if (d == OB_CYCLE) {
@@ -197,23 +224,54 @@ uint8_t *ob_build(enum ob_defect d, size_t *len)
     n->n_input = 4;
   }
   attr_ints(o, n, "kernel_shape", 3, 3, 2);
+  attr_ints(o, n, "pads", 1, 1, 4);
   node(o, "relu1", "Relu", "c1", NULL, NULL,
        d == OB_DUP_PRODUCER ? "c1" : "r1");
-  n = node(o, "pool", "MaxPool", "r1", NULL, NULL, "p1");
+  if (d == OB_ALIASES) { /* relu1 -> Identity -> pool; a Constant shape */
+    node(o, "alias", "Identity", "r1", NULL, NULL, "r1a");
+    n = node(o, "shape_const", "Constant", NULL, NULL, NULL, "shape");
+    onnx__tensor_proto__init(&o->cval);
+    o->cdims[0] = 2;
+    o->cval.n_dims = 1;
+    o->cval.dims = o->cdims;
+    o->cval.has_data_type = 1;
+    o->cval.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+    o->craw[8] = 64;
+    o->cval.has_raw_data = 1;
+    o->cval.raw_data.len = 16;
+    o->cval.raw_data.data = o->craw;
+    onnx__attribute_proto__init(&cattr);
+    cattr.name = (char *)"value";
+    cattr.has_type = 1;
+    cattr.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    cattr.t = &o->cval;
+    cattrp[0] = &cattr;
+    n->n_attribute = 1;
+    n->attribute = cattrp;
+  }
+  n = node(o, "pool", "MaxPool", d == OB_ALIASES ? "r1a" : "r1", NULL, NULL,
+           "p1");
   attr_ints(o, n, "kernel_shape", 2, 2, 2);
-  node(o, "reshape", "Reshape", "p1", "shape", NULL, "f1");
+  attr_ints(o, n, "strides", 2, 2, 2);
+  node(o, "reshape", "Reshape", "p1",
+       d == OB_DYN_RESHAPE ? "dynshape" : "shape", NULL, "f1");
   node(o, "fc1", "Gemm", d == OB_UNKNOWN_INPUT ? "ghost" : "f1", "W1", "b1",
        "h");
   node(o, "", d == OB_NO_OP_TYPE ? "" : "Relu", "h", NULL, NULL, "h2");
   node(o, "add", "Add", "h", "h2", NULL, "s");
   n = node(o, "fc2", "Gemm", "s", "W2", "b2", "y");
   attr_ints(o, n, "transB", 1, 0, 1);
+  if (d == OB_ALIASES) { /* two more readers of W1: a copy, a Transpose */
+    node(o, "tied", "MatMul", "h", "W1T", NULL, "t1");
+    node(o, "w1_t", "Transpose", "W1", NULL, NULL, "W1tr");
+    node(o, "tied2", "MatMul", "h", "W1tr", NULL, "t2");
+  }
 
   g.n_node = d == OB_NO_NODES ? 0 : (size_t)o->nnd;
   g.node = o->ndp;
   g.n_initializer = (size_t)o->nini;
   g.initializer = o->inip;
-  g.n_input = 1;
+  g.n_input = d == OB_DYN_RESHAPE ? 2 : 1;
   g.input = in;
   g.n_output = 1;
   g.output = out;

@@ -46,6 +46,10 @@ static void t_onnx_contents(void **state)
   static const double flops[] = {
       2 * 512 * 27 + 512, 512, 128 * 4, 0,
       2 * 64 * 64 + 64,   64,  64,      2 * 20 * 32 + 20};
+  /* what autograd keeps (docs/FORMATS.md): conv1 its input x, relu1 its
+  ** output, pool its input (already kept by relu1) and int64 indices, fc1
+  ** its input (a view of p1), Relu_5 its output, fc2 its input */
+  static const int64_t saved[] = {1536, 2048, 1024, 0, 512, 256, 0, 256};
   static const int32_t efrom[] = {0, 1, 2, 3, 4, 4, 5, 6};
   static const int32_t eto[] = {1, 2, 3, 4, 5, 6, 6, 7};
   static const int64_t ebytes[] = {2048, 2048, 512, 512, 256, 256, 256, 256};
@@ -66,7 +70,7 @@ static void t_onnx_contents(void **state)
     assert_string_equal(d.kind, kinds[i]);
     assert_int_equal(d.param_bytes, param[i]);
     assert_int_equal(d.out_bytes, outb[i]);
-    assert_int_equal(d.saved_bytes, outb[i]);
+    assert_int_equal(d.saved_bytes, saved[i]);
     assert_true(d.fwd_flops == flops[i]);
     assert_true(d.bwd_flops == 2 * flops[i]);
     /* the V100 estimate: FLOPs over 125 TFLOP/s at efficiency 0.5 */
@@ -74,6 +78,18 @@ static void t_onnx_contents(void **state)
     total += d.param_bytes;
   }
   assert_int_equal(total, 10088);
+  { /* memory traffic: conv1 reads x, W, B and writes c1; the backward
+    ** reads c1's gradient and x, reads W and B and writes their
+    ** gradients (x needs none); the reshape is a view */
+    pp_op_desc d;
+    pp_model_op(m, 0, &d);
+    assert_true(d.fwd_bytes == 1536 + 432 + 16 + 2048);
+    assert_true(d.bwd_bytes == 2048 + 1536 + 2 * (432 + 16));
+    pp_model_op(m, 3, &d);
+    assert_true(d.fwd_bytes == 0 && d.bwd_bytes == 0);
+    pp_model_op(m, 1, &d);
+    assert_true(d.fwd_bytes == 2 * 2048);
+  }
   assert_int_equal(pp_model_nedge(m), 8);
   for (e = 0; e < 8; e++) {
     int32_t f, t;
@@ -106,7 +122,9 @@ static void t_onnx_defects(void **state)
     pp_status rc;
     const char *a, *b;
   } cases[] = {
-      {OB_NO_SHAPE, PP_EINPUT, "'c1'", "shape_inference"},
+      {OB_DYN_RESHAPE, PP_EINPUT, "operator 'reshape' (Reshape)",
+       "input 1 ('dynshape', the target shape) is not a constant"},
+      {OB_SYM_DIM, PP_EINPUT, "'x'", "dim.S=N"},
       {OB_UNKNOWN_INPUT, PP_EINPUT, "'fc1'", "'ghost'"},
       {OB_DUP_PRODUCER, PP_EINPUT, "'c1'", "produced by"},
       {OB_CYCLE, PP_EINPUT, "cycle", "conv1"},
@@ -135,6 +153,92 @@ static void t_onnx_defects(void **state)
   pp_ctx_destroy(ctx);
 }
 
+/* Read variant d of the tiny network at batch 2 (dim S = 8 when given). */
+static pp_model *onnx_variant(pp_ctx *ctx, enum ob_defect d, bool sym)
+{
+  size_t len;
+  uint8_t *b = ob_build(d, &len);
+  pp_onnx_params p;
+  pp_model *m = NULL;
+  assert_non_null(b);
+  pp_onnx_params_init(&p);
+  p.batch = 2;
+  if (sym) {
+    p.nsym = 1;
+    p.sym_name[0] = "S";
+    p.sym_value[0] = 8;
+  }
+  if (pp_model_read_onnx(ctx, b, len, "tiny.onnx", &p, &m))
+    fail_msg("%s", pp_ctx_errmsg(ctx));
+  free(b);
+  return m;
+}
+
+/* The same figures, operator by operator. */
+static void same_ops(const pp_model *a, const pp_model *b)
+{
+  int32_t i;
+  assert_int_equal(pp_model_nop(a), pp_model_nop(b));
+  assert_int_equal(pp_model_nedge(a), pp_model_nedge(b));
+  for (i = 0; i < pp_model_nop(a); i++) {
+    pp_op_desc x, y;
+    pp_model_op(a, i, &x);
+    pp_model_op(b, i, &y);
+    assert_string_equal(x.name, y.name);
+    assert_int_equal(x.param_bytes, y.param_bytes);
+    assert_int_equal(x.out_bytes, y.out_bytes);
+    assert_int_equal(x.saved_bytes, y.saved_bytes);
+    assert_true(x.fwd_flops == y.fwd_flops && x.fwd_bytes == y.fwd_bytes);
+  }
+}
+
+/* As exported, without shape inference: the reader infers every shape;
+** a symbolic dimension other than the batch takes its dim.NAME value;
+** Identity and Constant nodes and tied initializers fold away. */
+static void t_onnx_inferred(void **state)
+{
+  pp_ctx *ctx;
+  pp_model *ok, *m;
+  int64_t total = 0;
+  int32_t i, e, relu = -1, pool = -1;
+  bool edge = false;
+  (void)state;
+  assert_int_equal(pp_ctx_create(NULL, &ctx), PP_OK);
+  ok = onnx_variant(ctx, OB_OK, false);
+  m = onnx_variant(ctx, OB_NO_SHAPE, false);
+  same_ops(ok, m);
+  pp_model_destroy(m);
+  m = onnx_variant(ctx, OB_SYM_DIM, true);
+  same_ops(ok, m);
+  pp_model_destroy(m);
+
+  m = onnx_variant(ctx, OB_ALIASES, false);
+  assert_int_equal(pp_model_nop(m), 10); /* + tied, tied2 */
+  for (i = 0; i < pp_model_nop(m); i++) {
+    pp_op_desc d;
+    pp_model_op(m, i, &d);
+    total += d.param_bytes;
+    assert_string_not_equal(d.kind, "Identity");
+    assert_string_not_equal(d.kind, "Constant");
+    assert_string_not_equal(d.kind, "Transpose");
+  }
+  assert_int_equal(total, 10088); /* W1 once, not three times */
+  relu = pp_model_find_op(m, "relu1");
+  pool = pp_model_find_op(m, "pool");
+  for (e = 0; e < pp_model_nedge(m); e++) {
+    int32_t f, t;
+    int64_t b;
+    pp_model_edge(m, e, &f, &t, &b);
+    edge = edge || (f == relu && t == pool && b == 2048);
+    assert_true(f != pp_model_find_op(m, "reshape") ||
+                t == pp_model_find_op(m, "fc1"));
+  }
+  assert_true(edge);
+  pp_model_destroy(m);
+  pp_model_destroy(ok);
+  pp_ctx_destroy(ctx);
+}
+
 static void t_onnx_garbage(void **state)
 {
   pp_ctx *ctx;
@@ -155,11 +259,16 @@ static void t_onnx_garbage(void **state)
       ctx, pp_model_read_onnx(ctx, text, sizeof text - 1, "j.onnx", NULL, &m),
       PP_EPARSE, "j.onnx", "not an ONNX model", NULL);
   pp_onnx_params_init(&p);
-  p.batch = 0;
+  p.batch = -1;
   pp_ctx_clear_error(ctx);
   tu_expect_error(ctx, pp_model_read_onnx(ctx, text, 4, "b.onnx", &p, &m),
                   PP_EINVAL, "batch", NULL);
   p.batch = 1;
+  p.nsym = 1; /* a named dimension without a name */
+  pp_ctx_clear_error(ctx);
+  tu_expect_error(ctx, pp_model_read_onnx(ctx, text, 4, "b.onnx", &p, &m),
+                  PP_EINVAL, "named dimension 0", NULL);
+  p.nsym = 0;
   p.efficiency = 0.0 / 0.0; /* NaN */
   pp_ctx_clear_error(ctx);
   tu_expect_error(ctx, pp_model_read_onnx(ctx, text, 4, "b.onnx", &p, &m),
@@ -653,6 +762,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_onnx_contents), cmocka_unit_test(t_onnx_defects),
+      cmocka_unit_test(t_onnx_inferred),
       cmocka_unit_test(t_onnx_garbage),  cmocka_unit_test(t_onnx_cli),
       cmocka_unit_test(t_onnx_real),     cmocka_unit_test(t_nvsmi),
       cmocka_unit_test(t_nvsmi_bad),     cmocka_unit_test(t_nccl),

@@ -178,7 +178,8 @@ const struct cli_cmd cmd_model = {
     "model",
     "SPEC",
     "model SPEC   describe a model: a model JSON or PipeDream graph.txt\n"
-    "             file, an ONNX file (net.onnx[:batch=B,eff=E,name=N]),\n"
+    "             file, an ONNX file (net.onnx[:batch=B,dim.NAME=N,\n"
+    "             dtype=fp32|fp16|bf16,eff=E,name=N]),\n"
     "             a built-in name, or transformer:KEY=VALUE,...\n"
     "model --list list the built-in models and the generator",
     model_tables,

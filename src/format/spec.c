@@ -439,15 +439,56 @@ static bool is_pipedream(const char *text, size_t len)
   return c && c != '{' && c != '[';
 }
 
-/* The options of an ONNX file (FILE.onnx:OPTIONS). */
+/* The options of an ONNX file (FILE.onnx:OPTIONS), besides dim.NAME=N
+** (onnx_dims). */
 static const struct ppi_kv onnx_opts[] = {
     {"batch", PPI_KV_INT, offsetof(pp_onnx_params, batch), 1, PPI_SPEC_MAX_INT,
      0, NULL, NULL},
+    {"dtype", PPI_KV_ENUM, offsetof(pp_onnx_params, dtype), 0, 0, 0,
+     "model|fp32|fp16|bf16", "model, fp32, fp16 or bf16"},
     {"eff", PPI_KV_POSITIVE, offsetof(pp_onnx_params, efficiency), 0, 1, 0,
      NULL, NULL},
     {"name", PPI_KV_STRING, offsetof(pp_onnx_params, name), 0, 0, 0, NULL,
      NULL},
 };
+
+/* The dim.NAME=N options of an ONNX spec into op (names pointing into
+** args, cut up in place), the others copied to rest for the table. */
+static pp_status onnx_dims(const struct ppi_spec *s, char *args, char *rest,
+                           pp_onnx_params *op)
+{
+  char *rd = args, *wr = rest;
+  while (*rd) {
+    char *end = strchr(rd, ',');
+    size_t len = end ? (size_t)(end - rd) : strlen(rd);
+    if (!strncmp(rd, "dim.", 4)) {
+      char *eq = memchr(rd, '=', len);
+      int64_t v;
+      pp_status rc;
+      if (!eq || eq == rd + 4 || eq + 1 == rd + len)
+        return ppi_spec_fail(s, "dim.NAME=N needs a dimension name and a "
+                                "value");
+      if (op->nsym == PP_ONNX_MAX_SYMS)
+        return ppi_spec_fail(s, "at most %d dim.NAME=N options",
+                             PP_ONNX_MAX_SYMS);
+      *eq = '\0';
+      if (end)
+        *end = '\0';
+      if ((rc = ppi_spec_int(s, rd, eq + 1, 0, PPI_SPEC_MAX_INT, &v)))
+        return rc;
+      op->sym_name[op->nsym] = rd + 4;
+      op->sym_value[op->nsym++] = v;
+    } else {
+      if (wr > rest)
+        *wr++ = ',';
+      memcpy(wr, rd, len);
+      wr += len;
+    }
+    rd += len + (end ? 1 : 0);
+  }
+  *wr = '\0';
+  return PP_OK;
+}
 
 /* ONNX is binary: a .onnx name, or a NUL in the first bytes. */
 static bool is_onnx(const char *path, const char *text, size_t len)
@@ -474,11 +515,13 @@ pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out)
       file_with_options(spec, buf, sizeof buf, &opts)) {
     struct ppi_spec s = spec_of(ctx, spec, "model spec");
     pp_onnx_params op;
-    char copy[PPI_SPEC_MAX];
+    char copy[PPI_SPEC_MAX], rest[PPI_SPEC_MAX];
     strcpy(copy, spec);
     pp_onnx_params_init(&op);
-    if ((rc = ppi_spec_parse(&s, copy + opts, onnx_opts, PPI_COUNT(onnx_opts),
-                             NULL, &op, NULL, NULL)))
+    if ((rc = onnx_dims(&s, copy + opts, rest, &op)) ||
+        (rest[0] && (rc = ppi_spec_parse(&s, rest, onnx_opts,
+                                         PPI_COUNT(onnx_opts), NULL, &op, NULL,
+                                         NULL))))
       return rc;
     return pp_model_load_onnx(ctx, buf, &op, out);
   }
