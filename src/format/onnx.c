@@ -121,6 +121,7 @@ static pp_status tensor(struct onnx_run *r, const char *name, int32_t *out)
     t.producer = -1;
     t.init = -1;
     t.param = -1;
+    t.save_as = -1;
     k = (int32_t)r->tv.n;
     t.root = k;
     if ((rc = ppi_vec_push(r->ctx, &r->tv, &t)) ||
@@ -408,6 +409,33 @@ static bool op_is(const char *op, const char *const *list)
   return false;
 }
 
+/* Whether a Dropout node drops anything in training: a ratio above 0
+** (input 1, or the attribute before opset 12, default 0.5) and
+** training_mode (input 2) true; before opset 12, a mask output asked for.
+** An inactive one is an identity (torch exports dropout(p=0) and eval-mode
+** dropouts so). */
+static bool dropout_active(const struct onnx_run *r, const Onnx__NodeProto *n)
+{
+  double ratio = 0.5;
+  size_t i;
+  int32_t k;
+  for (i = 0; i < n->n_attribute; i++)
+    if (n->attribute[i]->name && !strcmp(n->attribute[i]->name, "ratio"))
+      ratio = n->attribute[i]->f;
+  if (n->n_input > 1 && n->input[1][0]) {
+    k = ppi_strmap_get(&r->tmap, n->input[1]);
+    if (k >= 0 && OT(r, k).dv)
+      ratio = OT(r, k).dv[0];
+  }
+  if (!(ratio > 0))
+    return false;
+  if (n->n_input > 2 && n->input[2][0]) {
+    k = ppi_strmap_get(&r->tmap, n->input[2]);
+    return k < 0 || !OT(r, k).iv || OT(r, k).iv[0] != 0;
+  }
+  return r->opset < 12 && n->n_output > 1 && n->output[1][0];
+}
+
 /* After node j is inferred: are its outputs constants, and their roots. */
 static void after_infer(struct onnx_run *r, size_t j)
 {
@@ -444,7 +472,9 @@ static void after_infer(struct onnx_run *r, size_t j)
     if (cst) {
       o->param = param;
       o->grad = param >= 0;
-    } else if (first >= 0 && op_is(n->op_type, k_view))
+    } else if (first >= 0 && i == 0 &&
+               (op_is(n->op_type, k_view) ||
+                (!strcmp(n->op_type, "Dropout") && !dropout_active(r, n))))
       o->root = OT(r, first).root;
   }
 }
@@ -583,6 +613,52 @@ static void mark_gelu(struct onnx_run *r)
         if (!strcmp(a->input[i], e->output[0]))
           OT(r, ppi_strmap_get(&r->tmap, a->output[0])).no_save = true;
     }
+  }
+}
+
+/* The producer's op type of tensor k, "" for none. */
+static const char *made_by(const struct onnx_run *r, int32_t k)
+{
+  int32_t p = k >= 0 ? OT(r, k).producer : -1;
+  return p >= 0 ? r->g->node[p]->op_type : "";
+}
+
+/* Ops torch runs as one, whose ONNX export is several nodes: what autograd
+** keeps is the fused op's input.
+**   LayerNorm before opset 17, y = (x - mean(x)) / sqrt(var + eps): the
+**     centred d and the normalised y stand for x (native_layer_norm keeps
+**     x, its mean and rstd);
+**   Pad before a pooling or a convolution (a pool's padding= exported as
+**     a Pad node): the padded tensor stands for the unpadded one. */
+static void mark_fused(struct onnx_run *r)
+{
+  size_t j;
+  for (j = 0; j < r->g->n_node; j++) {
+    const Onnx__NodeProto *n = r->g->node[j];
+    int32_t d, x, m;
+    if (!strcmp(n->op_type, "Pad") && n->n_input && n->n_output &&
+        n->output[0][0]) {
+      OT(r, ppi_strmap_get(&r->tmap, n->output[0])).save_as =
+          ppi_strmap_get(&r->tmap, n->input[0]);
+      continue;
+    }
+    if (strcmp(n->op_type, "Div") || n->n_input < 2 || !n->output[0][0])
+      continue;
+    d = ppi_strmap_get(&r->tmap, n->input[0]);
+    if (strcmp(made_by(r, d), "Sub"))
+      continue;
+    {
+      const Onnx__NodeProto *sub = r->g->node[OT(r, d).producer];
+      if (sub->n_input < 2)
+        continue;
+      x = ppi_strmap_get(&r->tmap, sub->input[0]);
+      m = ppi_strmap_get(&r->tmap, sub->input[1]);
+      if (strcmp(made_by(r, m), "ReduceMean") ||
+          strcmp(r->g->node[OT(r, m).producer]->input[0], sub->input[0]))
+        continue;
+    }
+    OT(r, d).save_as = x;
+    OT(r, ppi_strmap_get(&r->tmap, n->output[0])).save_as = x;
   }
 }
 
@@ -864,7 +940,7 @@ static void saved_rule(struct onnx_run *r, const Onnx__NodeProto *n, int *s,
     SAVE(0);
     SAVE(-1);
   } else if (!strcmp(op, "Dropout")) {
-    if (n->n_output > 1 && n->output[1][0] && o)
+    if (o && dropout_active(r, n))
       *extra = o->elems; /* the bool mask */
   } else if (op_is(op, k_view) || op_is(op, k_reduce) ||
              !strcmp(op, "Add") || !strcmp(op, "Sub") ||
@@ -978,6 +1054,8 @@ static pp_status describe(struct onnx_run *r, size_t j, pp_op_desc *d,
   saved_rule(r, n, s, &ns, &extra);
   for (q = 0; q < ns; q++) {
     struct otensor *t = rule_tensor(r, n, s[q]), *root;
+    if (t && t->save_as >= 0)
+      t = &OT(r, t->save_as);
     if (!t || t->is_const || t->no_save || t->ndim < 0)
       continue;
     root = &OT(r, t->root);
@@ -1226,6 +1304,7 @@ pp_status pp_model_read_onnx(pp_ctx *ctx, const void *data, size_t len,
     goto done;
   fold_identity(&r);
   mark_gelu(&r);
+  mark_fused(&r);
   if ((rc = pp_model_builder_create(ctx,
                                     params->name                ? params->name
                                     : r.g->name && r.g->name[0] ? r.g->name

@@ -32,6 +32,8 @@ struct otensor {
   int32_t root;     /* the tensor whose storage this one views (itself) */
   int32_t param;    /* the float initializer this constant is a copy, view
                        or tied twin of (its parameter), -1: none */
+  int32_t save_as;  /* what autograd keeps when an operator saves this
+                       one (a fused op's input), -1: itself */
   bool is_const;    /* known without the graph inputs (no operator) */
   bool declared;    /* the file gives its shape (value_info, inputs) */
   bool graph_in, graph_out;
