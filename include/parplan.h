@@ -236,20 +236,20 @@ pp_status pp_model_read_pipedream(pp_ctx *ctx, const char *text, size_t len,
 /** \brief How an ONNX model becomes a parplan model (pp_model_read_onnx,
 ** docs/FORMATS.md "ONNX models"). */
 typedef struct pp_onnx_params {
-  int32_t batch;       /* the batch dimension (dim 0 of the first graph
-                          input): its value when symbolic (0: 1); when the
-                          export is static, 0 or that size (another value
-                          is an error).  The model's reference micro-batch;
-                          default 0 */
-  double efficiency;   /* fraction of peak FLOP/s reached; default 0.5 */
-  const char *name;    /* model name; NULL: the graph's name */
-  pp_precision dtype;  /* PP_PREC_MODEL (default): float tensors at the
-                          file's element sizes, the model's dtype the float
-                          type of most parameter bytes; else every float
-                          tensor counted at this dtype's size and the model
-                          in this dtype */
-  int32_t nsym;        /* values of other symbolic dimensions (dim_param),
-                          by name: "seq" = 1024 */
+  int32_t batch;      /* the batch dimension (dim 0 of the first graph
+                         input): its value when symbolic (0: 1); when the
+                         export is static, 0 or that size (another value
+                         is an error).  The model's reference micro-batch;
+                         default 0 */
+  double efficiency;  /* fraction of peak FLOP/s reached; default 0.5 */
+  const char *name;   /* model name; NULL: the graph's name */
+  pp_precision dtype; /* PP_PREC_MODEL (default): float tensors at the
+                         file's element sizes, the model's dtype the float
+                         type of most parameter bytes; else every float
+                         tensor counted at this dtype's size and the model
+                         in this dtype */
+  int32_t nsym;       /* values of other symbolic dimensions (dim_param),
+                         by name: "seq" = 1024 */
   const char *sym_name[PP_ONNX_MAX_SYMS];
   int64_t sym_value[PP_ONNX_MAX_SYMS];
 } pp_onnx_params;

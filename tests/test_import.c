@@ -762,11 +762,11 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_onnx_contents), cmocka_unit_test(t_onnx_defects),
-      cmocka_unit_test(t_onnx_inferred),
-      cmocka_unit_test(t_onnx_garbage),  cmocka_unit_test(t_onnx_cli),
-      cmocka_unit_test(t_onnx_real),     cmocka_unit_test(t_nvsmi),
-      cmocka_unit_test(t_nvsmi_bad),     cmocka_unit_test(t_nccl),
-      cmocka_unit_test(t_nccl_bad),      cmocka_unit_test(t_topo_cli),
+      cmocka_unit_test(t_onnx_inferred), cmocka_unit_test(t_onnx_garbage),
+      cmocka_unit_test(t_onnx_cli),      cmocka_unit_test(t_onnx_real),
+      cmocka_unit_test(t_nvsmi),         cmocka_unit_test(t_nvsmi_bad),
+      cmocka_unit_test(t_nccl),          cmocka_unit_test(t_nccl_bad),
+      cmocka_unit_test(t_topo_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -185,8 +185,9 @@ static pp_status value_info(struct onnx_run *r, const struct batch_dim *bd,
   if (!tt || !tt->shape || OT(r, k).ndim >= 0 || OT(r, k).init >= 0)
     return PP_OK;
   if (tt->shape->n_dim > PPI_ONNX_MAX_DIMS)
-    return ofail(r, "%s '%s' has %zu dimensions, more than the %d parplan "
-                    "reads",
+    return ofail(r,
+                 "%s '%s' has %zu dimensions, more than the %d parplan "
+                 "reads",
                  where, v->name, tt->shape->n_dim, PPI_ONNX_MAX_DIMS);
   for (i = 0; i < tt->shape->n_dim; i++) {
     const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
@@ -315,8 +316,9 @@ static pp_status tensors(struct onnx_run *r, const struct batch_dim *bd)
       return ofail(r, "initializer '%s' is given twice", t->name);
     o->init = (int32_t)i;
     if (t->n_dims > PPI_ONNX_MAX_DIMS)
-      return ofail(r, "initializer '%s' has %zu dimensions, more than the "
-                      "%d parplan reads",
+      return ofail(r,
+                   "initializer '%s' has %zu dimensions, more than the "
+                   "%d parplan reads",
                    t->name, t->n_dims, PPI_ONNX_MAX_DIMS);
     for (d = 0; d < t->n_dims; d++)
       dims[d] = t->dims[d];
@@ -392,14 +394,17 @@ static pp_status tensors(struct onnx_run *r, const struct batch_dim *bd)
 
 /* ---- inference and folding --------------------------------------------- */
 
-static const char *const k_random[] = {"RandomNormal", "RandomUniform",
-                                       "RandomNormalLike", "RandomUniformLike",
-                                       "Multinomial", "Bernoulli", NULL};
+static const char *const k_random[] = {"RandomNormal",
+                                       "RandomUniform",
+                                       "RandomNormalLike",
+                                       "RandomUniformLike",
+                                       "Multinomial",
+                                       "Bernoulli",
+                                       NULL};
 /* Views: their output is (part of) their input's storage, as in torch. */
-static const char *const k_view[] = {"Reshape",   "Flatten",   "Squeeze",
-                                     "Unsqueeze", "Identity",  "Transpose",
-                                     "Slice",     "Split",     "Expand",
-                                     NULL};
+static const char *const k_view[] = {
+    "Reshape",   "Flatten", "Squeeze", "Unsqueeze", "Identity",
+    "Transpose", "Slice",   "Split",   "Expand",    NULL};
 
 static bool op_is(const char *op, const char *const *list)
 {
@@ -665,10 +670,11 @@ static void mark_fused(struct onnx_run *r)
 /* Tied weights: a 2-D float initializer that is the transpose (or an
 ** identical copy) of another shares its parameter.  With data, the values
 ** decide (not for a weight whose elements are all equal, zeros or ones at
-** initialisation, which two separate parameters may both be); without (a stripped or external-data file), a folded constant
-** torch named "onnx::..." whose dims are the reverse of a named,
-** non-square parameter's is taken for its transposed copy, as
-** torch.onnx.export writes a tied nn.Linear weight after constant folding. */
+** initialisation, which two separate parameters may both be); without (a
+** stripped or external-data file), a folded constant torch named
+** "onnx::..." whose dims are the reverse of a named, non-square
+** parameter's is taken for its transposed copy, as torch.onnx.export
+** writes a tied nn.Linear weight after constant folding. */
 static bool same_data(const Onnx__TensorProto *a, const Onnx__TensorProto *b,
                       bool transposed)
 {
@@ -886,10 +892,9 @@ static void saved_rule(struct onnx_run *r, const Onnx__NodeProto *n, int *s,
     if (!strcmp(op, "PRelu"))
       SAVE(1);
   } else if (!strcmp(op, "Relu") || !strcmp(op, "Sigmoid") ||
-             !strcmp(op, "Tanh") || !strcmp(op, "Sqrt") ||
-             !strcmp(op, "Exp") || !strcmp(op, "Softmax") ||
-             !strcmp(op, "LogSoftmax") || !strcmp(op, "Elu") ||
-             !strcmp(op, "Reciprocal")) {
+             !strcmp(op, "Tanh") || !strcmp(op, "Sqrt") || !strcmp(op, "Exp") ||
+             !strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax") ||
+             !strcmp(op, "Elu") || !strcmp(op, "Reciprocal")) {
     SAVE(-1);
   } else if (!strcmp(op, "MatMul") || !strcmp(op, "Gemm") ||
              !strcmp(op, "Mul") || !strcmp(op, "Einsum")) {
@@ -942,20 +947,19 @@ static void saved_rule(struct onnx_run *r, const Onnx__NodeProto *n, int *s,
   } else if (!strcmp(op, "Dropout")) {
     if (o && dropout_active(r, n))
       *extra = o->elems; /* the bool mask */
-  } else if (op_is(op, k_view) || op_is(op, k_reduce) ||
-             !strcmp(op, "Add") || !strcmp(op, "Sub") ||
-             !strcmp(op, "Neg") || !strcmp(op, "Concat") ||
-             !strcmp(op, "Pad") || !strcmp(op, "Resize") ||
-             !strcmp(op, "Upsample") || !strcmp(op, "Cast") ||
-             !strcmp(op, "Sum") || !strcmp(op, "Mean") ||
+  } else if (op_is(op, k_view) || op_is(op, k_reduce) || !strcmp(op, "Add") ||
+             !strcmp(op, "Sub") || !strcmp(op, "Neg") ||
+             !strcmp(op, "Concat") || !strcmp(op, "Pad") ||
+             !strcmp(op, "Resize") || !strcmp(op, "Upsample") ||
+             !strcmp(op, "Cast") || !strcmp(op, "Sum") || !strcmp(op, "Mean") ||
              !strcmp(op, "CumSum") || !strcmp(op, "Tile") ||
              !strcmp(op, "Equal") || !strcmp(op, "Less") ||
              !strcmp(op, "Greater") || !strcmp(op, "Not") ||
-             !strcmp(op, "And") || !strcmp(op, "Or") ||
-             !strcmp(op, "Floor") || !strcmp(op, "Ceil") ||
-             !strcmp(op, "Shape") || !strcmp(op, "Size") ||
-             !strcmp(op, "ConstantOfShape") || !strcmp(op, "Range") ||
-             !strcmp(op, "ScatterND") || !strcmp(op, "Trilu")) {
+             !strcmp(op, "And") || !strcmp(op, "Or") || !strcmp(op, "Floor") ||
+             !strcmp(op, "Ceil") || !strcmp(op, "Shape") ||
+             !strcmp(op, "Size") || !strcmp(op, "ConstantOfShape") ||
+             !strcmp(op, "Range") || !strcmp(op, "ScatterND") ||
+             !strcmp(op, "Trilu")) {
     /* sizes only */
   } else {
     for (i = 0; i < n->n_input && *ns < 16; i++) /* unknown: every input */
@@ -965,8 +969,8 @@ static void saved_rule(struct onnx_run *r, const Onnx__NodeProto *n, int *s,
 }
 
 /* The saved tensor of rule entry e, or NULL (absent, constant). */
-static struct otensor *rule_tensor(struct onnx_run *r,
-                                   const Onnx__NodeProto *n, int e)
+static struct otensor *rule_tensor(struct onnx_run *r, const Onnx__NodeProto *n,
+                                   int e)
 {
   const char *name;
   if (e >= 0)
@@ -1034,8 +1038,8 @@ static pp_status describe(struct onnx_run *r, size_t j, pp_op_desc *d,
       continue;
     t = &OT(r, ppi_strmap_get(&r->tmap, n->input[i]));
     if (t->ndim < 0)
-      return ofail(r, "operator '%s': input '%s' %s", r->names[j],
-                   n->input[i], no_shape);
+      return ofail(r, "operator '%s': input '%s' %s", r->names[j], n->input[i],
+                   no_shape);
     rd += (double)tbytes(r, t);
     if (t->param >= 0) {
       struct otensor *p = &OT(r, t->param);
@@ -1115,10 +1119,8 @@ static pp_status build(struct onnx_run *r, pp_model_builder *b,
       if (n->input[i][0])
         gr = gr || OT(r, ppi_strmap_get(&r->tmap, n->input[i])).grad;
     for (i = 0; i < n->n_output; i++)
-      if (n->output[i][0] && ppi_onnx_is_float(OT(r, ppi_strmap_get(
-                                                         &r->tmap,
-                                                         n->output[i]))
-                                                   .type))
+      if (n->output[i][0] &&
+          ppi_onnx_is_float(OT(r, ppi_strmap_get(&r->tmap, n->output[i])).type))
         OT(r, ppi_strmap_get(&r->tmap, n->output[i])).grad = gr;
   }
   for (j = 0; j < nn; j++) {
@@ -1265,8 +1267,8 @@ pp_status pp_model_read_onnx(pp_ctx *ctx, const void *data, size_t len,
   r.src = source;
   r.p = params;
   r.g = mp->graph;
-  r.fsize = params->dtype == PP_PREC_MODEL ? 0
-                                           : pp_precision_bytes(params->dtype);
+  r.fsize =
+      params->dtype == PP_PREC_MODEL ? 0 : pp_precision_bytes(params->dtype);
   for (j = 0; j < mp->n_opset_import; j++)
     if (!mp->opset_import[j]->domain || !mp->opset_import[j]->domain[0] ||
         !strcmp(mp->opset_import[j]->domain, "ai.onnx"))
@@ -1310,10 +1312,10 @@ pp_status pp_model_read_onnx(pp_ctx *ctx, const void *data, size_t len,
                                     : r.g->name && r.g->name[0] ? r.g->name
                                                                 : "onnx",
                                     source, &b)) ||
-      (rc = pp_model_builder_set_micro_batch(
-           b, bd.value > 0       ? (int32_t)bd.value
-              : params->batch > 0 ? params->batch
-                                  : 1)) ||
+      (rc = pp_model_builder_set_micro_batch(b, bd.value > 0 ? (int32_t)bd.value
+                                                : params->batch > 0
+                                                    ? params->batch
+                                                    : 1)) ||
       (rc = pp_model_builder_set_efficiency(b, params->efficiency)))
     goto done;
   if ((rc = build(&r, b, float_bytes)) ||

@@ -21,12 +21,12 @@
 
 struct otensor {
   const char *name; /* borrowed from the model */
-  int32_t type;  /* ONNX element type; 0: not known yet */
-  int32_t ndim;  /* -1: no static shape (yet) */
-  int64_t elems; /* product of the dims */
+  int32_t type;     /* ONNX element type; 0: not known yet */
+  int32_t ndim;     /* -1: no static shape (yet) */
+  int64_t elems;    /* product of the dims */
   int64_t dims[PPI_ONNX_MAX_DIMS];
-  int64_t *iv; /* the values as int64 (floats truncated); NULL: unknown */
-  double *dv;  /* the same values as doubles */
+  int64_t *iv;      /* the values as int64 (floats truncated); NULL: unknown */
+  double *dv;       /* the same values as doubles */
   int32_t producer; /* node index, -1: a graph input or initializer */
   int32_t init;     /* initializer index, -1: none */
   int32_t root;     /* the tensor whose storage this one views (itself) */
@@ -73,12 +73,10 @@ PP_INTERNAL pp_status ppi_onnx_tensor_values(struct onnx_run *r,
 /* Infer node j's outputs (types, shapes, constant values).  *done false,
 ** with r->why saying what is missing, when an input is not known yet;
 ** an error for inputs an operator cannot take. */
-PP_INTERNAL pp_status ppi_onnx_infer(struct onnx_run *r, size_t j,
-                                     bool *done);
+PP_INTERNAL pp_status ppi_onnx_infer(struct onnx_run *r, size_t j, bool *done);
 /* Set tensor k's shape (type, dims): checked against a declared shape. */
 PP_INTERNAL pp_status ppi_onnx_set_shape(struct onnx_run *r, int32_t k,
                                          int32_t type, int32_t nd,
-                                         const int64_t *dims,
-                                         const char *who);
+                                         const int64_t *dims, const char *who);
 
 #endif

@@ -23,8 +23,8 @@
 ** Complexity: O(elements of the outputs) per node for value propagation
 ** (bounded by PPI_ONNX_MAX_VALUES), O(dims) for shapes.
 **
-** Source: the ONNX operator specifications (docs/Operators.md of
-** onnx/onnx, opsets 1-18), shape rules as written there.
+** Source: the ONNX operator specifications (onnx/onnx:docs/Operators.md,
+** opsets 1-18), shape rules as written there.
 */
 #include "format/onnx_graph.h"
 
@@ -87,10 +87,10 @@ static pp_status ifail(struct onnx_run *r, size_t j, const char *fmt, ...)
 }
 
 /* Not inferable yet: the reason kept for the error if it stays so. */
-static pp_status wait(struct onnx_run *r, size_t j, bool *done,
-                      const char *fmt, ...) PP_PRINTF(4, 5);
-static pp_status wait(struct onnx_run *r, size_t j, bool *done,
-                      const char *fmt, ...)
+static pp_status wait(struct onnx_run *r, size_t j, bool *done, const char *fmt,
+                      ...) PP_PRINTF(4, 5);
+static pp_status wait(struct onnx_run *r, size_t j, bool *done, const char *fmt,
+                      ...)
 {
   va_list ap;
   (void)j;
@@ -215,7 +215,9 @@ pp_status ppi_onnx_tensor_values(struct onnx_run *r,
     if (tp->raw_data.len && !is_f)
       t->iv[i] = v;
     else
-      t->iv[i] = d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : (int64_t)d;
+      t->iv[i] = d >= 9.2e18    ? INT64_MAX
+                 : d <= -9.2e18 ? INT64_MIN
+                                : (int64_t)d;
   }
   return PP_OK;
 }
@@ -237,8 +239,7 @@ pp_status ppi_onnx_set_shape(struct onnx_run *r, int32_t k, int32_t type,
     if (dims[i] < 0)
       return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
                          "%s: tensor '%s': dimension %d is negative (%lld)",
-                         who, OT(r, k).name, (int)i,
-                         (long long)dims[i]);
+                         who, OT(r, k).name, (int)i, (long long)dims[i]);
     prod *= (double)dims[i];
   }
   if (prod * 16 > 9.0e18)
@@ -301,7 +302,8 @@ static int aints(const Onnx__NodeProto *n, const char *name, int64_t *v,
 {
   const Onnx__AttributeProto *a = attr(n, name);
   int i;
-  if (!a || (a->n_ints == 0 && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS))
+  if (!a || (a->n_ints == 0 &&
+             a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS))
     return -1;
   for (i = 0; i < (int)a->n_ints && i < max; i++)
     v[i] = a->ints[i];
@@ -492,38 +494,87 @@ static pp_status copy_values(struct node *x, int32_t k)
 
 /* ---- the operators ----------------------------------------------------- */
 
-static const char *const k_same[] = {
-    "Relu",        "Sigmoid",  "Tanh",         "Erf",
-    "Sqrt",        "Exp",      "Log",          "Neg",
-    "Abs",         "Reciprocal", "Gelu",       "HardSigmoid",
-    "HardSwish",   "LeakyRelu", "Elu",         "Selu",
-    "Softplus",    "Softsign", "Mish",         "Clip",
-    "Not",         "Floor",    "Ceil",         "Round",
-    "Sign",        "Sin",      "Cos",          "Identity",
-    "Softmax",     "LogSoftmax", "Cast",       "CastLike",
-    "IsNaN",       "IsInf",    "Trilu",        "CumSum",
-    "InstanceNormalization", "LpNormalization", "LRN", "Celu",
-    "ThresholdedRelu", "ScatterND", "ScatterElements", "Scatter",
-    "Shrink",      "Hardmax",  "Tan",          "Atan",
-    "Asin",        "Acos",     "Sinh",         "Cosh",
-    "Det",         "Bernoulli", "GroupNormalization", NULL};
+static const char *const k_same[] = {"Relu",
+                                     "Sigmoid",
+                                     "Tanh",
+                                     "Erf",
+                                     "Sqrt",
+                                     "Exp",
+                                     "Log",
+                                     "Neg",
+                                     "Abs",
+                                     "Reciprocal",
+                                     "Gelu",
+                                     "HardSigmoid",
+                                     "HardSwish",
+                                     "LeakyRelu",
+                                     "Elu",
+                                     "Selu",
+                                     "Softplus",
+                                     "Softsign",
+                                     "Mish",
+                                     "Clip",
+                                     "Not",
+                                     "Floor",
+                                     "Ceil",
+                                     "Round",
+                                     "Sign",
+                                     "Sin",
+                                     "Cos",
+                                     "Identity",
+                                     "Softmax",
+                                     "LogSoftmax",
+                                     "Cast",
+                                     "CastLike",
+                                     "IsNaN",
+                                     "IsInf",
+                                     "Trilu",
+                                     "CumSum",
+                                     "InstanceNormalization",
+                                     "LpNormalization",
+                                     "LRN",
+                                     "Celu",
+                                     "ThresholdedRelu",
+                                     "ScatterND",
+                                     "ScatterElements",
+                                     "Scatter",
+                                     "Shrink",
+                                     "Hardmax",
+                                     "Tan",
+                                     "Atan",
+                                     "Asin",
+                                     "Acos",
+                                     "Sinh",
+                                     "Cosh",
+                                     "Det",
+                                     "Bernoulli",
+                                     "GroupNormalization",
+                                     NULL};
 static const char *const k_bcast[] = {
-    "Add",     "Sub",  "Mul",         "Div",          "Pow",
-    "Mod",     "Max",  "Min",         "Sum",          "Mean",
-    "Equal",   "Less", "LessOrEqual", "Greater",      "GreaterOrEqual",
-    "And",     "Or",   "Xor",         "Where",        "PRelu",
+    "Add",      "Sub",  "Mul",         "Div",     "Pow",
+    "Mod",      "Max",  "Min",         "Sum",     "Mean",
+    "Equal",    "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
+    "And",      "Or",   "Xor",         "Where",   "PRelu",
     "BitShift", NULL};
-static const char *const k_compare[] = {"Equal",       "Less", "LessOrEqual",
-                                        "Greater", "GreaterOrEqual",
-                                        "And",     "Or",   "Xor",
-                                        "Not",     "IsNaN", "IsInf", NULL};
-static const char *const k_value1[] = {"Neg",   "Abs",  "Sqrt", "Floor",
-                                       "Ceil",  "Not",  "Cast", "Identity",
+static const char *const k_compare[] = {
+    "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And",
+    "Or",    "Xor",  "Not",         "IsNaN",   "IsInf",          NULL};
+static const char *const k_value1[] = {"Neg",        "Abs",  "Sqrt", "Floor",
+                                       "Ceil",       "Not",  "Cast", "Identity",
                                        "Reciprocal", "Relu", "Sign", NULL};
-static const char *const k_reduce[] = {
-    "ReduceMean", "ReduceSum",       "ReduceMax",  "ReduceMin",
-    "ReduceProd", "ReduceL1",        "ReduceL2",   "ReduceSumSquare",
-    "ReduceLogSum", "ReduceLogSumExp", "ArgMax",   "ArgMin",  NULL};
+static const char *const k_reduce[] = {"ReduceMean",
+                                       "ReduceSum",
+                                       "ReduceMax",
+                                       "ReduceMin",
+                                       "ReduceProd",
+                                       "ReduceL1",
+                                       "ReduceL2",
+                                       "ReduceSumSquare",
+                                       "ReduceLogSum",
+                                       "ReduceLogSumExp",
+                                       "ArgMax",
+                                       "ArgMin",
+                                       NULL};
 
 static pp_status i_same(struct node *x)
 {
@@ -592,13 +643,15 @@ static pp_status i_bcast(struct node *x)
     for (e = 0; e < o->elems; e++) {
       double v[3] = {0, 0, 0};
       for (i = 0; i < x->nin; i++)
-        v[i] = x->in[i]->dv[bcast_index(e, no, od, x->in[i]->ndim,
-                                        x->in[i]->dims)];
+        v[i] = x->in[i]
+                   ->dv[bcast_index(e, no, od, x->in[i]->ndim, x->in[i]->dims)];
       if (isint && !strcmp(x->op, "Div")) {
-        int64_t a = x->in[0]->iv[bcast_index(e, no, od, x->in[0]->ndim,
-                                             x->in[0]->dims)];
-        int64_t b = x->in[1]->iv[bcast_index(e, no, od, x->in[1]->ndim,
-                                             x->in[1]->dims)];
+        int64_t a =
+            x->in[0]
+                ->iv[bcast_index(e, no, od, x->in[0]->ndim, x->in[0]->dims)];
+        int64_t b =
+            x->in[1]
+                ->iv[bcast_index(e, no, od, x->in[1]->ndim, x->in[1]->dims)];
         o->iv[e] = b ? a / b : 0;
         o->dv[e] = (double)o->iv[e];
         continue;
@@ -624,8 +677,9 @@ static pp_status i_window(struct node *x)
   bool ceil_mode = aint(x->n, "ceil_mode", 0) != 0;
   pp_status rc;
   if (ns < 1)
-    return ifail(x->r, x->j, "input 0 has %d dimensions, needs N, C and at "
-                             "least one spatial dimension",
+    return ifail(x->r, x->j,
+                 "input 0 has %d dimensions, needs N, C and at "
+                 "least one spatial dimension",
                  (int)a->ndim);
   if (ap && ap->s.len)
     autopad = (const char *)ap->s.data;
@@ -875,8 +929,9 @@ static pp_status i_reshape(struct node *x, bool *done)
   for (i = 0; i < n; i++) {
     if (od[i] == 0 && !allowzero) {
       if (i >= a->ndim)
-        return ifail(x->r, x->j, "target dimension %d is 0 (copy) but the "
-                                 "input has %d dimensions",
+        return ifail(x->r, x->j,
+                     "target dimension %d is 0 (copy) but the "
+                     "input has %d dimensions",
                      i, (int)a->ndim);
       od[i] = a->dims[i];
     }
@@ -892,8 +947,9 @@ static pp_status i_reshape(struct node *x, bool *done)
   }
   if (infer >= 0) {
     if (known == 0 || a->elems % known)
-      return ifail(x->r, x->j, "%lld elements do not reshape into the target "
-                               "shape",
+      return ifail(x->r, x->j,
+                   "%lld elements do not reshape into the target "
+                   "shape",
                    (long long)a->elems);
     od[infer] = a->elems / known;
     known *= od[infer];
@@ -950,8 +1006,7 @@ static pp_status i_transpose(struct node *x)
 }
 
 /* Axes from input i (opset 13) or the "axes" attribute; *n -1: none. */
-static pp_status axes_of(struct node *x, int i, bool *done, int64_t *ax,
-                         int *n)
+static pp_status axes_of(struct node *x, int i, bool *done, int64_t *ax, int *n)
 {
   *n = -1;
   if (has(x, i)) {
@@ -1156,8 +1211,7 @@ static pp_status i_slice(struct node *x, bool *done)
     for (i = 0; i < n; i++) {
       int64_t d, s, e, c, p = norm_axis(ax[i], a->ndim);
       if (p < 0 || p >= a->ndim)
-        return ifail(x->r, x->j, "axis %lld is out of range",
-                     (long long)ax[i]);
+        return ifail(x->r, x->j, "axis %lld is out of range", (long long)ax[i]);
       d = a->dims[p];
       s = st[i];
       e = en[i];
@@ -1329,8 +1383,9 @@ static pp_status i_constant(struct node *x)
     }
     return PP_OK;
   }
-  return ifail(x->r, x->j, "no value, value_float(s) or value_int(s) "
-                           "attribute parplan reads");
+  return ifail(x->r, x->j,
+               "no value, value_float(s) or value_int(s) "
+               "attribute parplan reads");
 }
 
 static pp_status i_constant_of_shape(struct node *x, bool *done)
@@ -1343,11 +1398,10 @@ static pp_status i_constant_of_shape(struct node *x, bool *done)
   pp_status rc;
   int64_t e;
   if (!s->iv)
-    return wait(x->r, x->j, done,
-                "input 0 ('%s', the shape) is not a constant", x->n->input[0]);
+    return wait(x->r, x->j, done, "input 0 ('%s', the shape) is not a constant",
+                x->n->input[0]);
   if (s->elems > MAXD)
-    return ifail(x->r, x->j, "a shape of %lld dimensions",
-                 (long long)s->elems);
+    return ifail(x->r, x->j, "a shape of %lld dimensions", (long long)s->elems);
   if (a && a->t) {
     struct otensor tmp;
     memset(&tmp, 0, sizeof tmp);
@@ -1378,8 +1432,8 @@ static pp_status i_expand(struct node *x, bool *done)
   struct otensor *o;
   pp_status rc;
   if (!s->iv)
-    return wait(x->r, x->j, done,
-                "input 1 ('%s', the shape) is not a constant", x->n->input[1]);
+    return wait(x->r, x->j, done, "input 1 ('%s', the shape) is not a constant",
+                x->n->input[1]);
   if (s->elems > MAXD ||
       !broadcast(a->ndim, a->dims, (int)s->elems, s->iv, &no, od))
     return ifail(x->r, x->j, "the input does not broadcast to the shape");
@@ -1456,8 +1510,7 @@ static pp_status i_pad(struct node *x, bool *done)
   if (has(x, 1)) {
     if (!x->in[1]->iv)
       return wait(x->r, x->j, done,
-                  "input 1 ('%s', the pads) is not a constant",
-                  x->n->input[1]);
+                  "input 1 ('%s', the pads) is not a constant", x->n->input[1]);
     n = (int)x->in[1]->elems;
     if (n > 2 * MAXD)
       return ifail(x->r, x->j, "%d pads", n);
@@ -1510,8 +1563,9 @@ static pp_status i_resize(struct node *x, bool *done)
   if (!sc)
     return ifail(x->r, x->j, "neither scales nor sizes");
   if (!sc->dv)
-    return wait(x->r, x->j, done, "the scales input is not a constant (or "
-                                  "its data was stripped)");
+    return wait(x->r, x->j, done,
+                "the scales input is not a constant (or "
+                "its data was stripped)");
   if (sc->elems != a->ndim)
     return ifail(x->r, x->j, "%lld scales for %d dimensions",
                  (long long)sc->elems, (int)a->ndim);
@@ -1536,8 +1590,9 @@ static pp_status i_einsum(struct node *x)
   eq[a->s.len] = '\0';
   arrow = strstr(eq, "->");
   if (!arrow || strchr(eq, '.'))
-    return ifail(x->r, x->j, "equation '%s': parplan reads explicit "
-                             "equations without ellipses",
+    return ifail(x->r, x->j,
+                 "equation '%s': parplan reads explicit "
+                 "equations without ellipses",
                  eq);
   memset(size, 0, sizeof size);
   for (p = eq; p < arrow; p++) {
@@ -1581,8 +1636,7 @@ pp_status ppi_onnx_infer(struct onnx_run *r, size_t j, bool *done)
     x.in[i] = &OT(r, k);
     x.ink[i] = k;
   }
-  if (strcmp(op, "Constant") && (!x.nin || !x.in[0]) &&
-      strcmp(op, "Range"))
+  if (strcmp(op, "Constant") && (!x.nin || !x.in[0]) && strcmp(op, "Range"))
     return ifail(r, j, "input 0 is missing");
   if (x.n->domain && x.n->domain[0] && strcmp(x.n->domain, "ai.onnx"))
     return wait(r, j, done,
@@ -1653,6 +1707,5 @@ pp_status ppi_onnx_infer(struct onnx_run *r, size_t j, bool *done)
   if (!strcmp(op, "Einsum"))
     return i_einsum(&x);
   return wait(r, j, done,
-              "parplan's shape inference does not know operator type '%s'",
-              op);
+              "parplan's shape inference does not know operator type '%s'", op);
 }

@@ -519,9 +519,9 @@ pp_status pp_model_load(pp_ctx *ctx, const char *spec, pp_model **out)
     strcpy(copy, spec);
     pp_onnx_params_init(&op);
     if ((rc = onnx_dims(&s, copy + opts, rest, &op)) ||
-        (rest[0] && (rc = ppi_spec_parse(&s, rest, onnx_opts,
-                                         PPI_COUNT(onnx_opts), NULL, &op, NULL,
-                                         NULL))))
+        (rest[0] &&
+         (rc = ppi_spec_parse(&s, rest, onnx_opts, PPI_COUNT(onnx_opts), NULL,
+                              &op, NULL, NULL))))
       return rc;
     return pp_model_load_onnx(ctx, buf, &op, out);
   }
