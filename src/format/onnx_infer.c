@@ -34,6 +34,9 @@
 #include <string.h>
 
 #define MAXD PPI_ONNX_MAX_DIMS
+/* The largest window attribute or pad taken (2^40): sums of a few stay
+** far from int64's range. */
+#define BIG ((int64_t)1 << 40)
 
 enum {
   T_FLOAT = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
@@ -464,13 +467,22 @@ static double apply1(const char *op, double a)
   return a; /* Identity, Cast */
 }
 
+/* v as int64, clamped; NaN as 0. */
+static int64_t to_i64(double v)
+{
+  return v != v         ? 0
+         : v >= 9.2e18  ? INT64_MAX
+         : v <= -9.2e18 ? INT64_MIN
+                        : (int64_t)v;
+}
+
 static void store(struct otensor *o, int64_t i, double v)
 {
   bool isint = !ppi_onnx_is_float(o->type);
   if (isint)
     v = trunc(v);
   o->dv[i] = v;
-  o->iv[i] = v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v;
+  o->iv[i] = to_i64(v);
 }
 
 /* Output 0 has input 0's values in the same order (views). */
@@ -698,6 +710,14 @@ static pp_status i_window(struct node *x)
   aints(x->n, "dilations", dl, ns);
   aints(x->n, "pads", pd, 2 * ns);
   aints(x->n, "output_padding", op, ns);
+  for (i = 0; i < 2 * ns; i++)
+    if (llabs(pd[i]) > BIG ||
+        (i < ns && (ks[i] < 1 || ks[i] > BIG || st[i] > BIG || dl[i] < 1 ||
+                    dl[i] > BIG || llabs(op[i]) > BIG)))
+      return ifail(x->r, x->j,
+                   "a kernel, stride, dilation or pad of "
+                   "dimension %d is out of range",
+                   i % ns);
   od[0] = a->dims[0];
   od[1] = pool ? a->dims[1]
           : tr ? w->dims[1] * aint(x->n, "group", 1)
@@ -911,8 +931,8 @@ static pp_status i_reshape(struct node *x, bool *done)
   if (!s) {
     int64_t v[MAXD];
     n = aints(x->n, "shape", v, MAXD);
-    if (n < 0)
-      return ifail(x->r, x->j, "no shape input");
+    if (n < 0 || n > MAXD)
+      return ifail(x->r, x->j, "no shape input, or %d dimensions", n);
     memcpy(od, v, (size_t)(n > MAXD ? MAXD : n) * sizeof *od);
   } else {
     if (!s->iv)
@@ -939,7 +959,7 @@ static pp_status i_reshape(struct node *x, bool *done)
       if (infer >= 0)
         return ifail(x->r, x->j, "the target shape has two -1 dimensions");
       infer = i;
-    } else if (od[i] < 0)
+    } else if (od[i] < 0 || od[i] > BIG || (od[i] && known > INT64_MAX / od[i]))
       return ifail(x->r, x->j, "target dimension %d is %lld", i,
                    (long long)od[i]);
     else
@@ -1021,6 +1041,8 @@ static pp_status axes_of(struct node *x, int i, bool *done, int64_t *ax, int *n)
     return PP_OK;
   }
   *n = aints(x->n, "axes", ax, MAXD);
+  if (*n > MAXD)
+    return ifail(x->r, x->j, "%d axes", *n);
   return PP_OK;
 }
 
@@ -1192,7 +1214,7 @@ static pp_status i_slice(struct node *x, bool *done)
     }
   } else {
     n = aints(x->n, "starts", st, MAXD);
-    if (n < 0 || aints(x->n, "ends", en, MAXD) != n)
+    if (n < 0 || n > MAXD || aints(x->n, "ends", en, MAXD) != n)
       return ifail(x->r, x->j, "no starts and ends");
     na = aints(x->n, "axes", ax, MAXD);
     for (i = 0; i < n; i++) {
@@ -1216,8 +1238,8 @@ static pp_status i_slice(struct node *x, bool *done)
       s = st[i];
       e = en[i];
       c = sp[i];
-      if (c == 0)
-        return ifail(x->r, x->j, "a step is 0");
+      if (c == 0 || c < -BIG)
+        return ifail(x->r, x->j, "step %lld is out of range", (long long)c);
       if (s < 0)
         s += d;
       if (e < 0 && e > INT64_MIN / 2)
@@ -1225,11 +1247,11 @@ static pp_status i_slice(struct node *x, bool *done)
       if (c > 0) {
         s = s < 0 ? 0 : s > d ? d : s;
         e = e < 0 ? 0 : e > d ? d : e;
-        od[p] = e > s ? (e - s + c - 1) / c : 0;
+        od[p] = e > s ? 1 + (e - s - 1) / c : 0;
       } else {
         s = s < 0 ? 0 : s > d - 1 ? d - 1 : s;
         e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
-        od[p] = s > e ? (s - e + (-c) - 1) / (-c) : 0;
+        od[p] = s > e ? 1 + (s - e - 1) / (-c) : 0;
       }
       b[p] = s;
       step[p] = c;
@@ -1465,8 +1487,11 @@ static pp_status i_tile(struct node *x, bool *done)
   if (rp->elems != a->ndim)
     return ifail(x->r, x->j, "%lld repeats for %d dimensions",
                  (long long)rp->elems, (int)a->ndim);
-  for (i = 0; i < a->ndim; i++)
+  for (i = 0; i < a->ndim; i++) {
+    if (rp->iv[i] < 0 || rp->iv[i] > BIG || a->dims[i] > BIG)
+      return ifail(x->r, x->j, "repeat %d is %lld", i, (long long)rp->iv[i]);
     od[i] = a->dims[i] * rp->iv[i];
+  }
   return out_shape(x, 0, a->type, a->ndim, od, &k);
 }
 
@@ -1488,8 +1513,11 @@ static pp_status i_range(struct node *x, bool *done)
   s = x->in[0]->dv[0];
   l = x->in[1]->dv[0];
   d = x->in[2]->dv[0];
-  if (d == 0)
-    return ifail(x->r, x->j, "delta is 0");
+  if (d == 0 || !(fabs((l - s) / d) < 1e15))
+    return ifail(x->r, x->j,
+                 "start %g, limit %g and delta %g give no "
+                 "length",
+                 s, l, d);
   n = (int64_t)ceil((l - s) / d);
   if (n < 0)
     n = 0;
@@ -1515,6 +1543,9 @@ static pp_status i_pad(struct node *x, bool *done)
     if (n > 2 * MAXD)
       return ifail(x->r, x->j, "%d pads", n);
     memcpy(pd, x->in[1]->iv, (size_t)n * sizeof *pd);
+    for (i = 0; i < n; i++)
+      if (llabs(pd[i]) > BIG)
+        return ifail(x->r, x->j, "pad %d is %lld", i, (long long)pd[i]);
     if (has(x, 3)) {
       if (!x->in[3]->iv)
         return wait(x->r, x->j, done, "input 3 (the axes) is not a constant");
@@ -1522,8 +1553,12 @@ static pp_status i_pad(struct node *x, bool *done)
       for (i = 0; i < na && i < MAXD; i++)
         ax[i] = norm_axis(x->in[3]->iv[i], a->ndim);
     }
-  } else
+  } else {
     n = aints(x->n, "pads", pd, 2 * MAXD);
+    for (i = 0; i < n && i < 2 * MAXD; i++)
+      if (llabs(pd[i]) > BIG)
+        return ifail(x->r, x->j, "pad %d is %lld", i, (long long)pd[i]);
+  }
   memcpy(od, a->dims, (size_t)a->ndim * sizeof *od);
   if (na >= 0) {
     if (n != 2 * na)
@@ -1569,8 +1604,12 @@ static pp_status i_resize(struct node *x, bool *done)
   if (sc->elems != a->ndim)
     return ifail(x->r, x->j, "%lld scales for %d dimensions",
                  (long long)sc->elems, (int)a->ndim);
-  for (i = 0; i < a->ndim; i++)
-    od[i] = (int64_t)floor((double)a->dims[i] * sc->dv[i]);
+  for (i = 0; i < a->ndim; i++) {
+    double v = floor((double)a->dims[i] * sc->dv[i]);
+    if (!(v >= 0 && v < 1e15))
+      return ifail(x->r, x->j, "scale %d (%g) is out of range", i, sc->dv[i]);
+    od[i] = (int64_t)v;
+  }
   return out_shape(x, 0, a->type, a->ndim, od, &k);
 }
 
