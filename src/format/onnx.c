@@ -477,9 +477,10 @@ static void after_infer(struct onnx_run *r, size_t j)
     if (cst) {
       o->param = param;
       o->grad = param >= 0;
-    } else if (first >= 0 && i == 0 &&
+    } else if (first >= 0 &&
                (op_is(n->op_type, k_view) ||
-                (!strcmp(n->op_type, "Dropout") && !dropout_active(r, n))))
+                (i == 0 && !strcmp(n->op_type, "Dropout") &&
+                 !dropout_active(r, n))))
       o->root = OT(r, first).root;
   }
 }
