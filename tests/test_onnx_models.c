@@ -125,6 +125,67 @@ static void t_models(void **state)
   json_decref(j);
 }
 
+/* The reader's shape inference agrees with onnx's: each model after
+** onnx.shape_inference.infer_shapes(data_prop=True) (Debian's
+** python3-onnx), whose value_info the reader checks against its own
+** shapes, gives the same operators, edges and figures. */
+static void t_onnx_agrees(void **state)
+{
+  json_t *j = figures();
+  const char *name;
+  json_t *v;
+  pp_ctx *ctx;
+  (void)state;
+  if (tu_sh("/usr/bin/python3 -c 'import onnx'", NULL, NULL) != 0)
+    fail_msg("python3-onnx is missing: run scripts/deps.sh --test");
+  assert_int_equal(pp_ctx_create(NULL, &ctx), PP_OK);
+  json_object_foreach(j, name, v)
+  {
+    char cmd[2048], path[600], rel[256], *out, *err;
+    bool dyn = json_is_object(json_object_get(v, "dynamic_axes"));
+    pp_onnx_params p;
+    pp_model *a = NULL, *b;
+    int32_t i;
+    snprintf(rel, sizeof rel, "tests/data/onnx/%s.onnx", name);
+    snprintf(path, sizeof path, "%s", tu_tmp("inferred.onnx"));
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c 'import onnx, sys; "
+             "from onnx import shape_inference as s; "
+             "onnx.save(s.infer_shapes(onnx.load(sys.argv[1]), "
+             "data_prop=True), sys.argv[2])' '%s' '%s'",
+             tu_path(rel), path);
+    if (tu_sh(cmd, &out, &err) != 0)
+      fail_msg("%s: onnx shape inference: %s", name, err);
+    pp_onnx_params_init(&p);
+    if (dyn) {
+      p.batch = (int32_t)fig(j, name, "batch");
+      p.nsym = 1;
+      p.sym_name[0] = "seq";
+      p.sym_value[0] = fig(j, name, "seq");
+    }
+    pp_ctx_clear_error(ctx);
+    if (pp_model_load_onnx(ctx, path, &p, &a))
+      fail_msg("%s after onnx's shape inference: %s", name, pp_ctx_errmsg(ctx));
+    b = load(ctx, name, p.batch, dyn ? p.sym_value[0] : 0, PP_PREC_MODEL);
+    assert_non_null(b);
+    assert_int_equal(pp_model_nop(a), pp_model_nop(b));
+    assert_int_equal(pp_model_nedge(a), pp_model_nedge(b));
+    for (i = 0; i < pp_model_nop(a); i++) {
+      pp_op_desc x, y;
+      pp_model_op(a, i, &x);
+      pp_model_op(b, i, &y);
+      if (x.out_bytes != y.out_bytes || x.saved_bytes != y.saved_bytes ||
+          x.param_bytes != y.param_bytes || x.fwd_flops != y.fwd_flops)
+        fail_msg("%s: operator '%s' differs after onnx's shape inference", name,
+                 x.name);
+    }
+    pp_model_destroy(a);
+    pp_model_destroy(b);
+  }
+  pp_ctx_destroy(ctx);
+  json_decref(j);
+}
+
 /* The chain view has about one layer per block, not a handful. */
 static void t_chain(void **state)
 {
@@ -262,7 +323,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_models), cmocka_unit_test(t_chain),
       cmocka_unit_test(t_tied),   cmocka_unit_test(t_batch),
-      cmocka_unit_test(t_dtype),
+      cmocka_unit_test(t_dtype),  cmocka_unit_test(t_onnx_agrees),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
