@@ -133,7 +133,7 @@ class BertEncoder(nn.Module):
         super().__init__()
         self.word = nn.Embedding(vocab, hid)
         self.pos = nn.Embedding(seq, hid)
-        self.type = nn.Embedding(2, hid)
+        self.tok_type = nn.Embedding(2, hid)
         self.ln = nn.LayerNorm(hid)
         self.layers = nn.ModuleList(
             [Block(hid, heads, False, seq) for _ in range(layers)])
@@ -141,7 +141,7 @@ class BertEncoder(nn.Module):
     def forward(self, idx, types):
         t = idx.shape[1]
         pos = torch.arange(0, t, dtype=torch.long, device=idx.device)
-        x = self.ln(self.word(idx) + self.pos(pos) + self.type(types))
+        x = self.ln(self.word(idx) + self.pos(pos) + self.tok_type(types))
         for blk in self.layers:
             x = blk(x)
         return x

@@ -41,6 +41,10 @@
 **     (model_time.c), and fwd_ms/bwd_ms hold the same estimate on a V100
 **     (125 TFLOP/s) for types without a peak.
 **
+** Source: [ONNX] (onnx.proto, the operator specifications), [PyTorchAutograd]
+** (what autograd keeps per op: derivatives.yaml, measured against
+** saved_tensors_hooks in tests/data/onnx/figures.json).
+**
 ** Complexity: O(size of the file + nodes + edges) with hash maps on
 ** tensor names, plus the constant values (at most PPI_ONNX_MAX_VALUES per
 ** tensor) and a pairwise look at the 2-D float initializers for tied
@@ -477,10 +481,9 @@ static void after_infer(struct onnx_run *r, size_t j)
     if (cst) {
       o->param = param;
       o->grad = param >= 0;
-    } else if (first >= 0 &&
-               (op_is(n->op_type, k_view) ||
-                (i == 0 && !strcmp(n->op_type, "Dropout") &&
-                 !dropout_active(r, n))))
+    } else if (first >= 0 && (op_is(n->op_type, k_view) ||
+                              (i == 0 && !strcmp(n->op_type, "Dropout") &&
+                               !dropout_active(r, n))))
       o->root = OT(r, first).root;
   }
 }
