@@ -594,33 +594,28 @@ static void fold_identity(struct onnx_run *r)
 /* A decomposed GELU, x * 0.5 * (1 + erf(x / sqrt 2)) (torch's export of
 ** F.gelu before opset 20): autograd sees one gelu, which saves x only, so
 ** x / sqrt 2, erf(.) and 1 + erf(.) are never saved. */
+static const char *made_by(const struct onnx_run *r, int32_t k);
+
 static void mark_gelu(struct onnx_run *r)
 {
-  size_t j;
-  for (j = 0; j < r->g->n_node; j++) {
-    const Onnx__NodeProto *e = r->g->node[j];
-    struct otensor *div_out, *erf_out;
-    int32_t dk, ek;
-    size_t c;
-    if (strcmp(e->op_type, "Erf") || e->n_input < 1 || e->n_output < 1)
+  size_t j, i;
+  for (j = 0; j < r->g->n_node; j++) { /* each 1 + erf(.) */
+    const Onnx__NodeProto *a = r->g->node[j];
+    if (strcmp(a->op_type, "Add") || a->n_output < 1 || !a->output[0][0])
       continue;
-    dk = ppi_strmap_get(&r->tmap, e->input[0]);
-    ek = ppi_strmap_get(&r->tmap, e->output[0]);
-    div_out = &OT(r, dk);
-    erf_out = &OT(r, ek);
-    if (div_out->producer < 0 ||
-        (strcmp(r->g->node[div_out->producer]->op_type, "Div") &&
-         strcmp(r->g->node[div_out->producer]->op_type, "Mul")))
-      continue;
-    div_out->no_save = erf_out->no_save = true;
-    for (c = 0; c < r->g->n_node; c++) { /* the 1 + erf(.) */
-      const Onnx__NodeProto *a = r->g->node[c];
-      size_t i;
-      if (strcmp(a->op_type, "Add") || a->n_output < 1)
+    for (i = 0; i < a->n_input; i++) {
+      int32_t ek = ppi_strmap_get(&r->tmap, a->input[i]), dk;
+      const Onnx__NodeProto *e;
+      if (!a->input[i][0] || strcmp(made_by(r, ek), "Erf"))
         continue;
-      for (i = 0; i < a->n_input; i++)
-        if (!strcmp(a->input[i], e->output[0]))
-          OT(r, ppi_strmap_get(&r->tmap, a->output[0])).no_save = true;
+      e = r->g->node[OT(r, ek).producer];
+      if (e->n_input < 1 || !e->input[0][0])
+        continue;
+      dk = ppi_strmap_get(&r->tmap, e->input[0]);
+      if (strcmp(made_by(r, dk), "Div") && strcmp(made_by(r, dk), "Mul"))
+        continue;
+      OT(r, dk).no_save = OT(r, ek).no_save = true;
+      OT(r, ppi_strmap_get(&r->tmap, a->output[0])).no_save = true;
     }
   }
 }
