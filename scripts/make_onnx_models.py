@@ -5,6 +5,10 @@ user would (no shape inference), strip their float weights, and record
 torch's own figures next to them:
 
     /usr/bin/python3 scripts/make_onnx_models.py [OUTDIR] [NAME...]
+    /usr/bin/python3 scripts/make_onnx_models.py --bench [OUTDIR] [NAME...]
+
+The first form writes the test models (tests/data/onnx/ by default), the
+second those of bench/bench_throughput.c (data/onnx/, BENCH below).
 
 Needs Debian's python3-torch (1.13), python3-torchvision (0.14) and
 python3-onnx (1.12); the tests only read the committed files and figures.
@@ -181,6 +185,28 @@ MODELS = {
 }
 
 
+# The networks bench/bench_throughput.c plans, in data/onnx/ (--bench):
+# the batch dimension symbolic ("batch", dynamic_axes), so that the
+# bench's FILE:batch=N sets the published runs' micro-batches; sequence
+# lengths static.
+BENCH = {
+    "resnet50": (tv("resnet50"), lambda: image(2), 2, 0, True,
+                 {"image": {0: "batch"}}),
+    "bert_large_s128": (BertEncoder,
+                        lambda: tokens(1, 128, 30522) + (torch.zeros(
+                            1, 128, dtype=torch.long),), 1, 128, False,
+                        {"input_ids": {0: "batch"},
+                         "token_type_ids": {0: "batch"}}),
+    "bert_large_s512": (BertEncoder,
+                        lambda: tokens(1, 512, 30522) + (torch.zeros(
+                            1, 512, dtype=torch.long),), 1, 512, False,
+                        {"input_ids": {0: "batch"},
+                         "token_type_ids": {0: "batch"}}),
+    "gpt2_small": (GPT2, lambda: tokens(1, 1024, 50257), 1, 1024, False,
+                   {"input_ids": {0: "batch"}}),
+}
+BENCH_OPSET = 14
+
 # Exported without constant folding: folding would replace Swin's relative
 # position bias tables (parameters, 169 x heads) by the gathered biases
 # (heads x 49 x 49 constants), which no reader can tell from parameters.
@@ -248,8 +274,13 @@ def strip(path):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "tests/data/onnx"
-    names = sys.argv[2:] or list(MODELS)
+    args = sys.argv[1:]
+    bench = bool(args) and args[0] == "--bench"
+    if bench:
+        args = args[1:]
+    models = BENCH if bench else MODELS
+    out = args[0] if args else ("data/onnx" if bench else "tests/data/onnx")
+    names = args[1:] or list(models)
     os.makedirs(out, exist_ok=True)
     fig_path = os.path.join(out, "figures.json")
     figs = {}
@@ -258,7 +289,8 @@ def main():
             figs = json.load(f)
     torch.manual_seed(0)
     for name in names:
-        make, inputs, batch, seq, train, dyn = MODELS[name]
+        make, inputs, batch, seq, train, dyn = models[name]
+        opset = BENCH_OPSET if bench else OPSET[name]
         model = make()
         perturb(model)
         x = inputs()
@@ -272,7 +304,7 @@ def main():
         model.train(train)
         # with grad enabled: under no_grad, nn.MultiheadAttention takes
         # its fused fast path, which torch 1.13 cannot export
-        torch.onnx.export(model, x, path, opset_version=OPSET[name],
+        torch.onnx.export(model, x, path, opset_version=opset,
                           training=mode, do_constant_folding=not train and name not in NO_FOLDING,
                           input_names=in_names, output_names=["output"],
                           dynamic_axes=dyn)
@@ -281,7 +313,7 @@ def main():
             "file": name + ".onnx",
             "batch": batch,
             "seq": seq,
-            "opset": OPSET[name],
+            "opset": opset,
             "training_export": train,
             "dynamic_axes": dyn,
             "parameters": params,

@@ -528,44 +528,39 @@ static pp_status infer_all(struct onnx_run *r)
       progress = true;
     }
   }
-  if (left) { /* the first node in order that is stuck on its own */
-    size_t bad = nn;
+  if (left) { /* the first stuck node whose producers are all inferred */
+    size_t bad = nn, i;
+    bool done;
     for (j = 0; j < nn && bad == nn; j++) {
       const Onnx__NodeProto *n = r->g->node[j];
-      bool inputs = true, done;
-      size_t i;
-      if (ok[j])
-        continue;
-      for (i = 0; i < n->n_input; i++) {
-        int32_t k;
-        if (!n->input[i][0])
-          continue;
-        k = ppi_strmap_get(&r->tmap, n->input[i]);
-        if (OT(r, k).producer >= 0 && !ok[OT(r, k).producer])
-          inputs = false;
+      bool inputs = !ok[j];
+      for (i = 0; inputs && i < n->n_input; i++) {
+        int32_t k = n->input[i][0] ? ppi_strmap_get(&r->tmap, n->input[i]) : -1;
+        inputs = k < 0 || OT(r, k).producer < 0 || ok[OT(r, k).producer];
       }
       if (inputs)
         bad = j;
-      else if (j + 1 == nn)
-        bad = 0;
-      (void)done;
     }
-    for (j = bad; j < nn && ok[j]; j++)
-      ;
-    {
-      bool done;
-      if ((rc = ppi_onnx_infer(r, j, &done)))
-        goto out;
+    if (bad == nn) { /* none: every stuck node waits on another */
+      for (j = 0; ok[j]; j++)
+        ;
       rc = ofail(r,
-                 "operator '%s' (%s): cannot infer the shape of output '%s': "
-                 "%s. Export with static shapes, give symbolic dimensions "
-                 "with dim.NAME=N, or run "
-                 "onnx.shape_inference.infer_shapes(model, data_prop=True) "
-                 "and save the model with its value_info",
-                 r->names[j], r->g->node[j]->op_type,
-                 r->g->node[j]->n_output ? r->g->node[j]->output[0] : "",
-                 r->why);
+                 "operator '%s' (%s) is on a cycle: its inputs depend on "
+                 "its own outputs",
+                 r->names[j], r->g->node[j]->op_type);
+      goto out;
     }
+    if ((rc = ppi_onnx_infer(r, bad, &done)))
+      goto out;
+    rc = ofail(r,
+               "operator '%s' (%s): cannot infer the shape of output '%s': "
+               "%s. Export with static shapes, give symbolic dimensions "
+               "with dim.NAME=N, or run "
+               "onnx.shape_inference.infer_shapes(model, data_prop=True) "
+               "and save the model with its value_info",
+               r->names[bad], r->g->node[bad]->op_type,
+               r->g->node[bad]->n_output ? r->g->node[bad]->output[0] : "",
+               r->why);
   }
 out:
   ppi_free(r->ctx, ok, nn * sizeof *ok);
