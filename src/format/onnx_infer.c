@@ -182,7 +182,7 @@ pp_status ppi_onnx_tensor_values(struct onnx_run *r,
     return rc;
   for (i = 0; i < n; i++) {
     double d;
-    int64_t v;
+    int64_t v = 0;
     if (tp->raw_data.len) {
       const uint8_t *p = tp->raw_data.data + i * (size_t)eb;
       if (ty == T_FLOAT) {
