@@ -317,6 +317,9 @@ typedef struct pp_type_key {
   const char *name;   /* NULL: the reference type */
   double speed;       /* relative to the reference type (1) */
   double peak_tflops; /* 0: unknown */
+  double peak_fp32_tflops; /* 0: unknown */
+  double mem_gbps;         /* 0: unknown */
+  pp_precision precision;  /* the run's; PP_PREC_MODEL: the model's dtype */
 } pp_type_key;
 
 typedef struct pp_op_time {
@@ -395,6 +398,10 @@ typedef struct pp_device_type_desc {
   double memory_gib;  /* required, > 0 */
   double speed;       /* relative to the model's reference type; 1 */
   double peak_tflops; /* dense fp16/bf16 peak; 0 = unknown */
+  double peak_fp32_tflops; /* fp32 peak without tensor cores (what fp32
+                              runs reach: PyTorch keeps TF32 off for
+                              matmuls); 0 = unknown */
+  double mem_gbps;         /* device memory bandwidth, GB/s; 0 = unknown */
 } pp_device_type_desc;
 void pp_device_type_desc_init(pp_device_type_desc *d);
 

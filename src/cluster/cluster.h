@@ -20,6 +20,7 @@ struct pp_cluster {
   int32_t ntype;
   char **type_name;
   double *type_mem_gib, *type_speed, *type_peak;
+  double *type_peak32, *type_membw;
 
   int32_t ndev, nnode;
   char **dev_name, **dev_host;              /* host may be NULL */
@@ -73,7 +74,19 @@ struct ppi_gpu {
   double peak_tflops;
   const char *why; /* where the speed comes from */
   double mem_gbps; /* memory bandwidth, GB/s, vendor data sheet */
+  double peak_fp32_tflops; /* without tensor cores, vendor data sheet */
+  const char *link;        /* GPU-to-GPU link generation, "" for none */
+  double link_gbps;        /* its bandwidth per GPU, both directions */
+  const char *source;      /* the data sheet of the other figures */
 };
+/* A catalog entry as a device type (every figure it has). */
+PP_INTERNAL void ppi_gpu_type_desc(const struct ppi_gpu *g,
+                                   pp_device_type_desc *d);
+PP_INTERNAL int32_t ppi_gpu_count(void);
+PP_INTERNAL const struct ppi_gpu *ppi_gpu_at(int32_t i);
+/* The catalog names of the family of name ("A100" -> "A100-40, A100-80")
+** into buf; returns how many there are (0: no such family). */
+PP_INTERNAL int32_t ppi_gpu_family(const char *name, char *buf, size_t n);
 PP_INTERNAL const struct ppi_gpu *ppi_gpu_find(const char *name);
 /* "V100, V100-16, ..." into buf, for "unknown GPU" messages. */
 PP_INTERNAL void ppi_gpu_names(char *buf, size_t n);

@@ -62,11 +62,7 @@ pp_status ppi_cluster_box(pp_ctx *ctx, const char *name, const char *source,
                                               : bw[(i % g) * g + j % g];
   if ((rc = pp_cluster_builder_create(ctx, name, source, &b)))
     goto done;
-  pp_device_type_desc_init(&td);
-  td.name = t->name;
-  td.memory_gib = t->memory_gib;
-  td.speed = t->speed;
-  td.peak_tflops = t->peak_tflops;
+  ppi_gpu_type_desc(t, &td);
   if ((rc = pp_cluster_builder_add_type(b, &td)))
     goto done;
   for (n = 0; n < nodes; n++)

@@ -33,19 +33,47 @@ static pp_status read_types(struct cread *r, const json_t *types)
   json_object_foreach((json_t *)types, k, v)
   {
     pp_device_type_desc d;
-    char w[PP_MAX_NAME + 32];
+    const struct ppi_gpu *gpu;
+    char w[PP_MAX_NAME + 32], fam[256];
     snprintf(w, sizeof w, "device type '%s'", k);
     if (!json_is_object(v))
       return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
                          "%s must be an object, not %s", w, ppi_json_type(v));
-    pp_device_type_desc_init(&d);
+    /* A catalog name takes the catalog's figures for what it leaves
+    ** out; any other name must say how fast it is, and a name of a
+    ** catalog family that is not one of its members ("A100") is an
+    ** error rather than a generic device of speed 1. */
+    gpu = ppi_gpu_find(k);
+    if (gpu)
+      ppi_gpu_type_desc(gpu, &d);
+    else
+      pp_device_type_desc_init(&d);
     d.name = k;
-    if ((rc = ppi_jnum(r->ctx, r->src, w, v, "memory_gb", true, 0, 0, HUGE_VAL,
-                       &d.memory_gib)) ||
-        (rc = ppi_jnum(r->ctx, r->src, w, v, "speed", false, 1, 0, HUGE_VAL,
-                       &d.speed)) ||
-        (rc = ppi_jnum(r->ctx, r->src, w, v, "peak_tflops", false, 0, 0,
-                       HUGE_VAL, &d.peak_tflops)) ||
+    if (!gpu && ppi_gpu_family(k, fam, sizeof fam) > 0)
+      return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
+                         "%s: not a catalog name; did you mean one of %s?",
+                         w, fam);
+    if (!gpu && !json_object_get(v, "speed") &&
+        !json_object_get(v, "peak_tflops")) {
+      char list[512];
+      ppi_gpu_names(list, sizeof list);
+      return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
+                         "%s: not a known GPU, so it needs \"speed\" "
+                         "(relative to the model's reference type) or "
+                         "\"peak_tflops\"; or name a known GPU: %s",
+                         w, list);
+    }
+    if ((rc = ppi_jnum(r->ctx, r->src, w, v, "memory_gb", !gpu, d.memory_gib,
+                       0, HUGE_VAL, &d.memory_gib)) ||
+        (rc = ppi_jnum(r->ctx, r->src, w, v, "speed", false, d.speed, 0,
+                       HUGE_VAL, &d.speed)) ||
+        (rc = ppi_jnum(r->ctx, r->src, w, v, "peak_tflops", false,
+                       d.peak_tflops, 0, HUGE_VAL, &d.peak_tflops)) ||
+        (rc = ppi_jnum(r->ctx, r->src, w, v, "peak_fp32_tflops", false,
+                       d.peak_fp32_tflops, 0, HUGE_VAL,
+                       &d.peak_fp32_tflops)) ||
+        (rc = ppi_jnum(r->ctx, r->src, w, v, "mem_gbps", false, d.mem_gbps, 0,
+                       HUGE_VAL, &d.mem_gbps)) ||
         (rc = pp_cluster_builder_add_type(r->b, &d)))
       return rc;
   }
@@ -261,6 +289,14 @@ static void write_cluster(FILE *f, const struct pp_cluster *c)
     if (c->type_peak[i] > 0) {
       fputs(", \"peak_tflops\": ", f);
       ppi_json_num(f, c->type_peak[i]);
+    }
+    if (c->type_peak32[i] > 0) {
+      fputs(", \"peak_fp32_tflops\": ", f);
+      ppi_json_num(f, c->type_peak32[i]);
+    }
+    if (c->type_membw[i] > 0) {
+      fputs(", \"mem_gbps\": ", f);
+      ppi_json_num(f, c->type_membw[i]);
     }
     fputs(i + 1 < c->ntype ? "},\n" : "}\n", f);
   }

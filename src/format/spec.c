@@ -30,7 +30,7 @@ struct gen_info {
   const char *about;
 };
 
-#define COMMON_OPTS "gpu,mem,speed,peak,latency"
+#define COMMON_OPTS "gpu,mem,speed,peak,peak32,membw,latency"
 
 static const struct gen_info gens[] = {
     {"hier", PPI_GEN_HIER, 0, 2, "intra,inter," COMMON_OPTS,
@@ -180,6 +180,8 @@ static const struct ppi_kv gen_opts[] = {
     GEN_D("mem", mem),
     GEN_D("speed", speed),
     GEN_D("peak", peak),
+    GEN_D("peak32", peak32),
+    GEN_D("membw", membw),
     {"latency", PPI_KV_NONNEG, offsetof(struct ppi_gen_params, latency), 0,
      INFINITY, 0, NULL, NULL},
     {"gpu", PPI_KV_STRING, offsetof(struct ppi_gen_params, gpu), 0, 0, 0, NULL,
