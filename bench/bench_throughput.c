@@ -61,15 +61,12 @@ struct tcase {
 };
 
 static const struct tcase cases[] = {
-    {"ResNet-50, V100, fp16", "resnet:depth=50,batch=256",
-     "resnet50.onnx", "V100-16", PP_PREC_FP16, 256, 1200,
-     "DLE RN50 PyTorch :606"},
-    {"ResNet-50, V100, fp32", "resnet:depth=50,batch=112",
-     "resnet50.onnx", "V100-16", PP_PREC_FP32, 112, 367,
-     "DLE RN50 PyTorch :606"},
-    {"ResNet-50, A100, fp16", "resnet:depth=50,batch=256",
-     "resnet50.onnx", "A100-80", PP_PREC_FP16, 256, 2470,
-     "DLE RN50 PyTorch :598"},
+    {"ResNet-50, V100, fp16", "resnet:depth=50,batch=256", "resnet50.onnx",
+     "V100-16", PP_PREC_FP16, 256, 1200, "DLE RN50 PyTorch :606"},
+    {"ResNet-50, V100, fp32", "resnet:depth=50,batch=112", "resnet50.onnx",
+     "V100-16", PP_PREC_FP32, 112, 367, "DLE RN50 PyTorch :606"},
+    {"ResNet-50, A100, fp16", "resnet:depth=50,batch=256", "resnet50.onnx",
+     "A100-80", PP_PREC_FP16, 256, 2470, "DLE RN50 PyTorch :598"},
     {"BERT-Large s128, V100, fp16",
      "bert:layers=24,hidden=1024,heads=16,seq=128,batch=64",
      "bert_large_s128.onnx", "V100-32", PP_PREC_FP16, 64, 224,
@@ -125,8 +122,7 @@ static double estimate(pp_ctx *ctx, const char *spec, const struct tcase *t)
   pa.precision = t->prec;
   if (pp_plan_builder_create(ctx, &pa, t->what, &b) ||
       pp_plan_builder_add_stage(b, ops, n, &id) ||
-      pp_plan_builder_add_replica(b, id, &dev) ||
-      pp_plan_builder_finish(b, &p))
+      pp_plan_builder_add_replica(b, id, &dev) || pp_plan_builder_finish(b, &p))
     goto fail;
   b = NULL;
   pp_cost_params_init(&cp);

@@ -314,9 +314,9 @@ enum {
 
 /** \brief A device type as the time lookup sees it. */
 typedef struct pp_type_key {
-  const char *name;   /* NULL: the reference type */
-  double speed;       /* relative to the reference type (1) */
-  double peak_tflops; /* 0: unknown */
+  const char *name;        /* NULL: the reference type */
+  double speed;            /* relative to the reference type (1) */
+  double peak_tflops;      /* 0: unknown */
   double peak_fp32_tflops; /* 0: unknown */
   double mem_gbps;         /* 0: unknown */
   pp_precision precision;  /* the run's; PP_PREC_MODEL: the model's dtype */
@@ -394,10 +394,10 @@ typedef struct pp_cluster pp_cluster;
 typedef struct pp_cluster_builder pp_cluster_builder;
 
 typedef struct pp_device_type_desc {
-  const char *name;   /* required, unique; matched against profiles */
-  double memory_gib;  /* required, > 0 */
-  double speed;       /* relative to the model's reference type; 1 */
-  double peak_tflops; /* dense fp16/bf16 peak; 0 = unknown */
+  const char *name;        /* required, unique; matched against profiles */
+  double memory_gib;       /* required, > 0 */
+  double speed;            /* relative to the model's reference type; 1 */
+  double peak_tflops;      /* dense fp16/bf16 peak; 0 = unknown */
   double peak_fp32_tflops; /* fp32 peak without tensor cores (what fp32
                               runs reach: PyTorch keeps TF32 off for
                               matmuls); 0 = unknown */

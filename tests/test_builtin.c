@@ -68,7 +68,7 @@ static double hyper(const pp_model *m, const char *key)
 static pp_op_time op_time(const pp_model *m, int32_t v, const char *type,
                           int32_t tp, int32_t mbs)
 {
-  pp_type_key k;
+  pp_type_key k = {0};
   pp_op_time t;
   k.name = type;
   k.speed = 1;
@@ -434,7 +434,7 @@ static void t_transgan_amp(void **state)
   }
   /* No T4 profile: the V100 times over the speed, flagged. */
   {
-    pp_type_key key = {"T4", 0.72, 0};
+    pp_type_key key = {.name = "T4", .speed = 0.72, .peak_tflops = 0};
     pp_op_time t;
     pp_op_desc d;
     assert_int_equal(pp_model_op(m, 5, &d), PP_OK);
@@ -650,7 +650,7 @@ static void t_gpt_neo_gh96(void **state)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = load(ctx, "gpt-neo-2.7");
-  pp_type_key key = {"GH-96", 7.026, 989};
+  pp_type_key key = {.name = "GH-96", .speed = 7.026, .peak_tflops = 989};
   json_t *bad = json_file("data/sailor/profiles/GPT-Neo-2.7/GH-96/"
                           "profile.json");
   json_t *sim = sim_gh96("GPT-Neo-2.7");
@@ -818,7 +818,7 @@ static void t_transformer(void **state)
     near(t.fwd_ms, d.fwd_ms, 1e-15, "V100 fwd");
     /* A device with a known peak gets FLOP-based times. */
     {
-      pp_type_key k = {"A100-80", 3.457, 312};
+      pp_type_key k = {.name = "A100-80", .speed = 3.457, .peak_tflops = 312};
       assert_int_equal(pp_model_op_time(m, v, &k, 2, 1, &t), PP_OK);
       assert_true(t.est & PP_EST_FLOPS);
       near(t.fwd_ms, lflops / 2 / (312e12 * 0.5 / 1e3), 1e-12,

@@ -814,11 +814,12 @@ static void check_model(const pp_model *m, bool roundtrip)
   ** type known only by speed and peak; other tp and micro-batch sizes.
   ** Scaling may overflow to infinity, but never gives NaN or < 0. */
   {
-    static const pp_type_key keys[] = {{NULL, 1, 0},
-                                       {"V100", 1, 125},
-                                       {"T4", 0.72, 65},
-                                       {"A100-80", 3.457, 312},
-                                       {"NoSuch", 0.5, 0}};
+    static const pp_type_key keys[] = {
+        {.name = NULL, .speed = 1, .peak_tflops = 0},
+        {.name = "V100", .speed = 1, .peak_tflops = 125},
+        {.name = "T4", .speed = 0.72, .peak_tflops = 65},
+        {.name = "A100-80", .speed = 3.457, .peak_tflops = 312},
+        {.name = "NoSuch", .speed = 0.5, .peak_tflops = 0}};
     static const int32_t points[][2] = {{1, 1}, {2, 1}, {4, 3}, {3, 64}};
     size_t k, q;
     for (i = 0; i < nop; i++)

@@ -72,8 +72,8 @@ struct ppi_gpu {
   double memory_gib;
   double speed;
   double peak_tflops;
-  const char *why; /* where the speed comes from */
-  double mem_gbps; /* memory bandwidth, GB/s, vendor data sheet */
+  const char *why;         /* where the speed comes from */
+  double mem_gbps;         /* memory bandwidth, GB/s, vendor data sheet */
   double peak_fp32_tflops; /* without tensor cores, vendor data sheet */
   const char *link;        /* GPU-to-GPU link generation, "" for none */
   double link_gbps;        /* its bandwidth per GPU, both directions */

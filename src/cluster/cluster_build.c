@@ -512,9 +512,8 @@ static pp_status layout(pp_cluster_builder *b)
   c->nswitch = (int32_t)b->switches.n;
   c->sw_name = ppi_arena_alloc(ar, ctx, b->switches.n, sizeof(char *));
   if (!c->type_name || !c->type_mem_gib || !c->type_speed || !c->type_peak ||
-      !c->type_peak32 || !c->type_membw ||
-      !c->dev_name || !c->dev_host || !c->dev_type || !c->dev_node ||
-      !c->dev_local || !c->sw_name)
+      !c->type_peak32 || !c->type_membw || !c->dev_name || !c->dev_host ||
+      !c->dev_type || !c->dev_node || !c->dev_local || !c->sw_name)
     return ctx->err;
   for (i = 0; i < nt; i++) {
     const struct type_rec *r = &PPI_VEC_AT(&b->types, struct type_rec, i);

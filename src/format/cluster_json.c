@@ -51,8 +51,8 @@ static pp_status read_types(struct cread *r, const json_t *types)
     d.name = k;
     if (!gpu && ppi_gpu_family(k, fam, sizeof fam) > 0)
       return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
-                         "%s: not a catalog name; did you mean one of %s?",
-                         w, fam);
+                         "%s: not a catalog name; did you mean one of %s?", w,
+                         fam);
     if (!gpu && !json_object_get(v, "speed") &&
         !json_object_get(v, "peak_tflops")) {
       char list[512];
@@ -63,15 +63,14 @@ static pp_status read_types(struct cread *r, const json_t *types)
                          "\"peak_tflops\"; or name a known GPU: %s",
                          w, list);
     }
-    if ((rc = ppi_jnum(r->ctx, r->src, w, v, "memory_gb", !gpu, d.memory_gib,
-                       0, HUGE_VAL, &d.memory_gib)) ||
+    if ((rc = ppi_jnum(r->ctx, r->src, w, v, "memory_gb", !gpu, d.memory_gib, 0,
+                       HUGE_VAL, &d.memory_gib)) ||
         (rc = ppi_jnum(r->ctx, r->src, w, v, "speed", false, d.speed, 0,
                        HUGE_VAL, &d.speed)) ||
         (rc = ppi_jnum(r->ctx, r->src, w, v, "peak_tflops", false,
                        d.peak_tflops, 0, HUGE_VAL, &d.peak_tflops)) ||
         (rc = ppi_jnum(r->ctx, r->src, w, v, "peak_fp32_tflops", false,
-                       d.peak_fp32_tflops, 0, HUGE_VAL,
-                       &d.peak_fp32_tflops)) ||
+                       d.peak_fp32_tflops, 0, HUGE_VAL, &d.peak_fp32_tflops)) ||
         (rc = ppi_jnum(r->ctx, r->src, w, v, "mem_gbps", false, d.mem_gbps, 0,
                        HUGE_VAL, &d.mem_gbps)) ||
         (rc = pp_cluster_builder_add_type(r->b, &d)))

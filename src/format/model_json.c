@@ -109,7 +109,6 @@ static pp_status read_tp_sizes(struct mread *r, const char *where, int32_t id,
   return PP_OK;
 }
 
-
 /* "roofline": [[fwd FLOPs, fwd bytes, bwd FLOPs, bwd bytes], ...], the
 ** parts of a chain layer (docs/FORMATS.md); absent: one part. */
 static pp_status read_parts(struct mread *r, const char *w, int32_t id,

@@ -89,8 +89,7 @@ PP_INTERNAL const double *ppi_model_parts(const struct pp_model *m, int32_t v,
 ** peak_tflops at efficiency eff and gbps of memory bandwidth (at
 ** PPI_MEM_EFFICIENCY): the larger of the two; 0 where an input is 0. */
 PP_INTERNAL double ppi_roofline_ms(double flops, double bytes,
-                                   double peak_tflops, double eff,
-                                   double gbps);
+                                   double peak_tflops, double eff, double gbps);
 /* The number of layers pp_model_chain_view would make (without building
 ** them, so no sum can overflow). */
 PP_INTERNAL pp_status ppi_chain_nlayer(pp_ctx *ctx, const struct pp_model *m,

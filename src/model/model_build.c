@@ -512,8 +512,8 @@ static pp_status layout_parts(pp_model_builder *b)
   int32_t v, *fill;
   if (np == 0)
     return PP_OK;
-  m->rf_off = ppi_arena_alloc(&m->arena, b->ctx, (size_t)m->nop + 1,
-                              sizeof(int32_t));
+  m->rf_off =
+      ppi_arena_alloc(&m->arena, b->ctx, (size_t)m->nop + 1, sizeof(int32_t));
   m->rf = ppi_arena_alloc(&m->arena, b->ctx, np * 4, sizeof(double));
   fill = ppi_calloc(b->ctx, (size_t)m->nop + 1, sizeof *fill);
   if (!m->rf_off || !m->rf || !fill) {
@@ -565,7 +565,8 @@ static pp_status layout_ops(pp_model_builder *b)
   m->saved = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof(int64_t));
   m->tied = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof(int32_t));
   if (!m->op_name || !m->op_kind || !m->fwd || !m->bwd || !m->upd ||
-      !m->fflops || !m->bflops || !m->fbytes || !m->bbytes || !m->param || !m->out || !m->saved || !m->tied)
+      !m->fflops || !m->bflops || !m->fbytes || !m->bbytes || !m->param ||
+      !m->out || !m->saved || !m->tied)
     return ctx->err;
   for (v = 0; v < n; v++) {
     const struct op_rec *r = &PPI_VEC_AT(&b->ops, struct op_rec, v);

@@ -283,8 +283,8 @@ static void apply(const struct pp_model *m, int32_t v, const struct pick *p,
 double ppi_roofline_ms(double flops, double bytes, double peak_tflops,
                        double eff, double gbps)
 {
-  double tc = peak_tflops > 0 && eff > 0 ? flops / (peak_tflops * eff * 1e9)
-                                         : 0;
+  double tc =
+      peak_tflops > 0 && eff > 0 ? flops / (peak_tflops * eff * 1e9) : 0;
   double tm = gbps > 0 ? bytes / (gbps * PPI_MEM_EFFICIENCY * 1e6) : 0;
   return tc > tm ? tc : tm;
 }
@@ -317,9 +317,9 @@ static void roofline(const pp_model *m, int32_t v, const pp_type_key *t,
   double peak = prec == PP_PREC_FP32 && t->peak_fp32_tflops > 0
                     ? t->peak_fp32_tflops
                     : t->peak_tflops;
-  double conv = (double)pp_precision_bytes(prec == PP_PREC_FP32 ? prec
-                                                                : PP_PREC_FP16) /
-                pp_precision_bytes(m->dtype);
+  double conv =
+      (double)pp_precision_bytes(prec == PP_PREC_FP32 ? prec : PP_PREC_FP16) /
+      pp_precision_bytes(m->dtype);
   double one[4];
   int32_t n, i;
   const double *q = ppi_model_parts(m, v, &n, one);
