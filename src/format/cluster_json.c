@@ -40,9 +40,10 @@ static pp_status read_types(struct cread *r, const json_t *types)
       return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
                          "%s must be an object, not %s", w, ppi_json_type(v));
     /* A catalog name takes the catalog's figures for what it leaves
-    ** out; any other name must say how fast it is, and a name of a
-    ** catalog family that is not one of its members ("A100") is an
-    ** error rather than a generic device of speed 1. */
+    ** out; a name of a catalog family that is not one of its members
+    ** ("A100") is an error rather than a generic device of speed 1;
+    ** any other name is the user's own type (speed 1 relative to the
+    ** model's reference type unless given, docs/FORMATS.md). */
     gpu = ppi_gpu_find(k);
     if (gpu)
       ppi_gpu_type_desc(gpu, &d);
@@ -53,16 +54,6 @@ static pp_status read_types(struct cread *r, const json_t *types)
       return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
                          "%s: not a catalog name; did you mean one of %s?", w,
                          fam);
-    if (!gpu && !json_object_get(v, "speed") &&
-        !json_object_get(v, "peak_tflops")) {
-      char list[512];
-      ppi_gpu_names(list, sizeof list);
-      return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
-                         "%s: not a known GPU, so it needs \"speed\" "
-                         "(relative to the model's reference type) or "
-                         "\"peak_tflops\"; or name a known GPU: %s",
-                         w, list);
-    }
     if ((rc = ppi_jnum(r->ctx, r->src, w, v, "memory_gb", !gpu, d.memory_gib, 0,
                        HUGE_VAL, &d.memory_gib)) ||
         (rc = ppi_jnum(r->ctx, r->src, w, v, "speed", false, d.speed, 0,
@@ -285,18 +276,14 @@ static void write_cluster(FILE *f, const struct pp_cluster *c)
     ppi_json_num(f, c->type_mem_gib[i]);
     fputs(", \"speed\": ", f);
     ppi_json_num(f, c->type_speed[i]);
-    if (c->type_peak[i] > 0) {
-      fputs(", \"peak_tflops\": ", f);
-      ppi_json_num(f, c->type_peak[i]);
-    }
-    if (c->type_peak32[i] > 0) {
-      fputs(", \"peak_fp32_tflops\": ", f);
-      ppi_json_num(f, c->type_peak32[i]);
-    }
-    if (c->type_membw[i] > 0) {
-      fputs(", \"mem_gbps\": ", f);
-      ppi_json_num(f, c->type_membw[i]);
-    }
+    /* every figure, 0 included: a catalog name read back would
+    ** otherwise take the catalog's figure for one left out */
+    fputs(", \"peak_tflops\": ", f);
+    ppi_json_num(f, c->type_peak[i]);
+    fputs(", \"peak_fp32_tflops\": ", f);
+    ppi_json_num(f, c->type_peak32[i]);
+    fputs(", \"mem_gbps\": ", f);
+    ppi_json_num(f, c->type_membw[i]);
     fputs(i + 1 < c->ntype ? "},\n" : "}\n", f);
   }
   fputs(" },\n \"devices\": [\n", f);

@@ -28,7 +28,8 @@
 **     softmax (as^2 -> as^2), attention dropout (as^2 -> as^2, plus a
 **     1-byte mask), GELU (sf -> sf), two dropout + residual adds (read
 **     2sh, write sh, plus a mask): e(10sh + 4as^2 + 2sf) + as^2 + 2sh
-**     bytes, with 8, 5, 8 FLOPs per LayerNorm, softmax, GELU element;
+**     bytes (their FLOPs, a few per element, are left out, so the
+**     layer's FLOPs are the matmuls', the usual model-FLOPs count);
 **   backward: twice the FLOPs and twice the traffic of each part (it
 **     reads the output gradient and the saved inputs and writes the
 **     input and weight gradients).
@@ -134,7 +135,7 @@ pp_status ppi_model_transformer(pp_ctx *ctx,
     mm[0] = b * (8 * s * h * h + 4 * s * h * f + 4 * s * s * h);
     mm[1] = e * (b * (12 * s * h + 2 * a * s * s + 2 * s * f) + 4 * h * h +
                  2 * h * f);
-    el[0] = b * (16 * s * h + 5 * a * s * s + 8 * s * f);
+    el[0] = 0; /* their FLOPs are negligible beside their traffic */
     el[1] = b * (e * (10 * s * h + 4 * a * s * s + 2 * s * f) + a * s * s +
                  2 * s * h);
     mm[2] = 2 * mm[0], mm[3] = 2 * mm[1], el[2] = 2 * el[0], el[3] = 2 * el[1];
