@@ -25,7 +25,9 @@
 **     seq/s, V100 32GB fp16 224 / 75 seq/s.
 **   GPT-2 1.2B (h 1536, 40 layers, seq 1024) on one V100, fp16: 39
 **     TFLOP/s sustained (Shoeybi et al., Megatron-LM, arXiv:1909.08053,
-**     abstract), 3.6 seq/s by the paper's FLOP count.  GPT-2 124M
+**     abstract), 3.6 seq/s by the FLOP count of Narayanan et al.
+**     (96 s l h^2 (1 + s/6h + V/16lh) per sequence), which includes the
+**     activation recomputation Megatron's runs used: planned with it.  GPT-2 124M
 **     (seq 1024) on A100 40GB, bf16: about 104 seq/s per GPU (karpathy/
 **     nanoGPT @ 3adf61e README lines 115-121 and config/train_gpt2.py:
 **     600,000 iterations of 491,520 tokens in about 4 days on 8 GPUs;
@@ -56,39 +58,40 @@ struct tcase {
   const char *gpu;
   pp_precision prec;
   int mbs;
+  int recompute; /* the published run recomputed activations */
   double published; /* samples/s */
   const char *source;
 };
 
 static const struct tcase cases[] = {
     {"ResNet-50, V100, fp16", "resnet:depth=50,batch=256", "resnet50.onnx",
-     "V100-16", PP_PREC_FP16, 256, 1200, "DLE RN50 PyTorch :606"},
+     "V100-16", PP_PREC_FP16, 256, 0, 1200, "DLE RN50 PyTorch :606"},
     {"ResNet-50, V100, fp32", "resnet:depth=50,batch=112", "resnet50.onnx",
-     "V100-16", PP_PREC_FP32, 112, 367, "DLE RN50 PyTorch :606"},
+     "V100-16", PP_PREC_FP32, 112, 0, 367, "DLE RN50 PyTorch :606"},
     {"ResNet-50, A100, fp16", "resnet:depth=50,batch=256", "resnet50.onnx",
-     "A100-80", PP_PREC_FP16, 256, 2470, "DLE RN50 PyTorch :598"},
+     "A100-80", PP_PREC_FP16, 256, 0, 2470, "DLE RN50 PyTorch :598"},
     {"BERT-Large s128, V100, fp16",
      "bert:layers=24,hidden=1024,heads=16,seq=128,batch=64",
-     "bert_large_s128.onnx", "V100-32", PP_PREC_FP16, 64, 224,
+     "bert_large_s128.onnx", "V100-32", PP_PREC_FP16, 64, 0, 224,
      "DLE BERT PyTorch :853"},
     {"BERT-Large s512, V100, fp16",
      "bert:layers=24,hidden=1024,heads=16,seq=512,batch=8",
-     "bert_large_s512.onnx", "V100-32", PP_PREC_FP16, 8, 75,
+     "bert_large_s512.onnx", "V100-32", PP_PREC_FP16, 8, 0, 75,
      "DLE BERT PyTorch :855"},
     {"BERT-Large s128, A100, fp16",
      "bert:layers=24,hidden=1024,heads=16,seq=128,batch=256",
-     "bert_large_s128.onnx", "A100-80", PP_PREC_FP16, 256, 580,
+     "bert_large_s128.onnx", "A100-80", PP_PREC_FP16, 256, 0, 580,
      "DLE BERT PyTorch :813"},
     {"BERT-Large s512, A100, fp16",
      "bert:layers=24,hidden=1024,heads=16,seq=512,batch=32",
-     "bert_large_s512.onnx", "A100-80", PP_PREC_FP16, 32, 210,
+     "bert_large_s512.onnx", "A100-80", PP_PREC_FP16, 32, 0, 210,
      "DLE BERT PyTorch :815"},
     {"GPT-2 1.2B, V100, fp16",
      "transformer:layers=40,hidden=1536,heads=16,seq=1024,vocab=51200,mbs=8",
-     NULL, "V100-32", PP_PREC_FP16, 8, 3.6, "Megatron-LM paper"},
+     NULL, "V100-32", PP_PREC_FP16, 8, 1, 3.6, "Megatron-LM paper"},
     {"GPT-2 124M, A100, bf16",
      "transformer:layers=12,hidden=768,heads=12,seq=1024,vocab=50257,mbs=12",
-     "gpt2_small.onnx", "A100-40", PP_PREC_BF16, 12, 104, "nanoGPT README"},
+     "gpt2_small.onnx", "A100-40", PP_PREC_BF16, 12, 0, 104, "nanoGPT README"},
 };
 
 /* Estimated samples/s of spec on one gpu; 0 with a message on failure. */
@@ -120,6 +123,7 @@ static double estimate(pp_ctx *ctx, const char *spec, const struct tcase *t)
   pa.micro_batch = mb;
   pa.tp = 1;
   pa.precision = t->prec;
+  pa.recompute = t->recompute;
   if (pp_plan_builder_create(ctx, &pa, t->what, &b) ||
       pp_plan_builder_add_stage(b, ops, n, &id) ||
       pp_plan_builder_add_replica(b, id, &dev) || pp_plan_builder_finish(b, &p))

@@ -100,13 +100,17 @@ PP_INTERNAL pp_status ppi_chain_nlayer(pp_ctx *ctx, const struct pp_model *m,
 PP_INTERNAL pp_status ppi_model_builtin(pp_ctx *ctx, const char *name,
                                         pp_model **out, bool *found);
 
-/* TUNING: the fraction of a GPU's dense fp16 peak that FLOP-derived
-** times assume when the spec gives no eff= (docs/FORMATS.md): 0.4, the
-** order of the model FLOP utilisation large transformer runs report on
-** V100/A100; chosen with the generators (52da8ee, 46875d5), not fitted
-** to a measurement.  One value for the transformer and operator-level
-** generators. */
-#define PPI_DEFAULT_EFFICIENCY 0.4
+/* TUNING: the fraction of a GPU's peak that the compute term of the
+** roofline assumes when the spec gives no eff= (docs/FORMATS.md,
+** docs/COST_MODEL.md "Roofline"): 0.5, the ONNX importer's default, so
+** that both paths to one network price it alike.  Memory-bound operators
+** are priced by their own term, so this is the share of peak of the
+** matmul and convolution kernels, above the 0.3-0.4 whole-model
+** utilisation large runs report (Megatron-LM: 39 TFLOP/s, 30% of a
+** V100); bench/bench_throughput.c shows how published single-GPU
+** throughputs compare (it was 0.4 before the roofline, 52da8ee; not
+** fitted to the benchmark). */
+#define PPI_DEFAULT_EFFICIENCY 0.5
 
 struct ppi_transformer_params {
   int32_t layers, hidden, heads, seq, vocab, ffn; /* ffn 0: 4*hidden */
