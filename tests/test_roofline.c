@@ -261,6 +261,17 @@ static void t_cluster_types(void **state)
   assert_int_equal(pp_cluster_load(ctx, "hier:1x2,gpu=A100", &c), PP_EINPUT);
   assert_non_null(strstr(pp_ctx_errmsg(ctx), "known:"));
   pp_ctx_clear_error(ctx);
+  {
+    pp_model *m = NULL;
+    assert_int_equal(pp_model_load(ctx, "transformer:layers=1,gpu=A100", &m),
+                     PP_EINPUT);
+    assert_non_null(strstr(pp_ctx_errmsg(ctx), "A100-40, A100-80"));
+    pp_ctx_clear_error(ctx);
+    assert_int_equal(pp_model_load(ctx, "resnet:depth=50,gpu=H300", &m),
+                     PP_EINPUT);
+    assert_non_null(strstr(pp_ctx_errmsg(ctx), "MI300X"));
+    pp_ctx_clear_error(ctx);
+  }
 }
 
 int main(void)

@@ -467,9 +467,13 @@ pp_status ppi_model_opnet(pp_ctx *ctx, const struct ppi_opnet_params *p,
   int st;
 
   *out = NULL;
-  if (!gpu)
+  if (!gpu) {
+    char list[512];
+    ppi_gpu_names(list, sizeof list);
     return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
-                       "unknown GPU '%s' for the reference times", p->type);
+                       "unknown GPU '%s' for the reference times (known: %s)",
+                       p->type, list);
+  }
   if (!(p->efficiency > 0 && p->efficiency <= 1))
     return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
                        "efficiency must be in (0, 1], not %g", p->efficiency);

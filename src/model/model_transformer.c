@@ -72,9 +72,13 @@ pp_status ppi_model_transformer(pp_ctx *ctx,
   pp_status rc;
 
   *out = NULL;
-  if (!gpu)
+  if (!gpu) {
+    char list[512];
+    ppi_gpu_names(list, sizeof list);
     return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
-                       "unknown GPU '%s' for the reference times", p->type);
+                       "unknown GPU '%s' for the reference times (known: %s)",
+                       p->type, list);
+  }
   if (p->layers < 1 || p->hidden < 1 || p->heads < 1 || p->seq < 1 ||
       p->vocab < 1 || p->micro_batch < 1 || p->bytes_per_elem < 1)
     return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
