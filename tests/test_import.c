@@ -564,7 +564,7 @@ static void t_nccl_bad(void **state)
   } cases[] = {
       {"", PP_EPARSE, "x.xml", "no element found"},
       {"<system><cpu></system>", PP_EPARSE, "x.xml:1:", "mismatched tag"},
-      {"<topology/>", PP_EINPUT, "<topology>", "not an NCCL topology"},
+      {"<topology/>", PP_EINPUT, "<topology>", "not an NCCL or RCCL topology"},
       {"<system/>", PP_EINPUT, "no <gpu>", NULL},
       {"<system>\n<cpu><gpu dev=\"0\"/></cpu></system>", PP_EINPUT,
        "x.xml:2:", "outside a <pci>"},
@@ -581,7 +581,7 @@ static void t_nccl_bad(void **state)
        PP_EINPUT, "two GPUs with dev=0", NULL},
       {"<system><cpu><pci busid=\"a\"><gpu dev=\"0\" sm=\"70\"><nvlink "
        "target=\"zz\" count=\"2\"/></gpu></pci></cpu></system>",
-       PP_EINPUT, "target='zz'", "no PCI device"},
+       PP_EINPUT, "target='zz'", "no GPU has that busid"},
       {"<system><cpu><pci busid=\"a\"><gpu dev=\"0\" sm=\"70\"><nvlink "
        "target=\"a\" count=\"-2\"/></gpu></pci></cpu></system>",
        PP_EINPUT, "count='-2'", NULL},

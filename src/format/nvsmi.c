@@ -226,7 +226,7 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
         : maxnv >= 18 ? "H100"
         : maxnv >= 12 ? "A100-80"
                       : "V100";
-  rc = ppi_cluster_box(ctx, "nvidia-smi", source, gpu, g, bw, p, out);
+  rc = ppi_cluster_box(ctx, "nvidia-smi", source, gpu, g, bw, p, NULL, out);
 done:
   ppi_free(ctx, tk, (PPI_NVSMI_MAX_COLUMNS + 1) * sizeof *tk);
   if (bw)
