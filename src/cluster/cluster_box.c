@@ -29,7 +29,10 @@ pp_status ppi_cluster_box(pp_ctx *ctx, const char *name, const char *source,
                           const pp_topo_params *p,
                           const struct ppi_box_notes *notes, pp_cluster **out)
 {
-  const struct ppi_gpu *t = ppi_gpu_find(gpu);
+  /* a catalog name, or a product name as nvidia-smi prints it */
+  const struct ppi_gpu *t = ppi_gpu_find(gpu)
+                                ? ppi_gpu_find(gpu)
+                                : ppi_gpu_find(ppi_gpu_product(gpu, 0));
   pp_cluster_builder *b = NULL;
   pp_device_type_desc td;
   double inter = p->inter_gbps > 0              ? p->inter_gbps
@@ -69,14 +72,16 @@ pp_status ppi_cluster_box(pp_ctx *ctx, const char *name, const char *source,
                                               : bw[(i % g) * g + j % g];
   {
     const char *type_why = notes ? notes->type_why : "";
+    const char *why = notes ? notes->nic_why : "";
     char nic[400] = "";
-    if (nodes > 1)
-      snprintf(nic, sizeof nic, "inter-node %g GB/s per GPU, %s", inter,
-               p->inter_gbps > 0              ? "inter="
-               : notes && notes->nic_gbps > 0 ? notes->nic_why
-                                              : "parplan's default: no NIC "
-                                                "speed known (say inter= or "
-                                                "nic=)");
+    if (nodes > 1 && p->inter_gbps > 0)
+      snprintf(nic, sizeof nic, "inter-node %g GB/s per GPU, inter=", inter);
+    else if (nodes > 1 && notes && notes->nic_gbps > 0)
+      snprintf(nic, sizeof nic, "inter-node %g GB/s per GPU, %s", inter, why);
+    else if (nodes > 1)
+      snprintf(nic, sizeof nic,
+               "inter-node %g GB/s per GPU, parplan's default (%s)", inter,
+               why[0] ? why : "no NIC in the dump: say inter=");
     snprintf(src, sizeof src, "%s%s%s%s%s", source, type_why[0] ? "; " : "",
              type_why, nic[0] ? "; " : "", nic);
   }
