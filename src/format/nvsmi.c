@@ -278,6 +278,16 @@ done:
 
 /* ---- the matrix ---------------------------------------------------------- */
 
+/* GB/s per direction of one NVLink of a GPU type: NVLink 2, 3 and 4 run
+** 25 GB/s per link and direction (V100, A100, H100: docs/ECOSYSTEM.md
+** 2.3); the GeForce RTX 3090's bridge gives 112.5 GB/s both ways over
+** four links (NVIDIA's GeForce RTX 3090 specifications), 14.0625 per
+** link and direction. */
+static double nvlink_per_link(const char *gpu)
+{
+  return !strcmp(gpu, "RTX-3090") ? 14.0625 : 25.0;
+}
+
 pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
                                 const char *source, const pp_topo_params *p,
                                 pp_cluster **out)
@@ -305,9 +315,8 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
   if (!source)
     source = "<nvidia-smi>";
   memset(&notes, 0, sizeof notes);
-  /* Defaults, GB/s per direction: NVLink 2 per link (docs/ECOSYSTEM.md
-  ** 2.3) and PCIe Gen3 x16 as [NCCL] models it. */
-  nvl = p->nvlink_gbps > 0 ? p->nvlink_gbps : 25;
+  /* Defaults, GB/s per direction: PCIe Gen3 x16 as [NCCL] models it;
+  ** NVLink below, once the type is known. */
   pcie = p->pcie_gbps > 0 ? p->pcie_gbps : 12;
   /* TUNING: sys= 10, the dgx1 generator's PCIe/QPI figure (cluster_gen.c),
   ** so the DGX-1 example gives dgx1's matrix (docs/FORMATS.md, "nvidia-smi
@@ -415,7 +424,7 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
             links = links * 10 + (c->s[k] - '0');
           if (k != c->n || links < 1)
             links = -1;
-          x = links * nvl;
+          x = -links; /* links for now: the figure needs the type */
         } else if (pcie_rank(c) >= 1 && pcie_rank(c) <= 3)
           x = pcie;
         else if (pcie_rank(c) >= 4)
@@ -512,11 +521,16 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
       share = s < share ? s : share;
     }
     if (p->nic_gbits > 0) {
+      int32_t used = 0, first = -1;
+      for (k = 0; k < nn; k++)
+        if (users[k] && (used++, first < 0))
+          first = k;
       notes.nic_gbps = share;
       snprintf(notes.nic_why, sizeof notes.nic_why,
-               "each GPU's least share of its nearest NICs: %d NICs (%s%s) "
-               "of nic=%g Gb/s",
-               (int)nn, nicname[0], nn > 1 ? ", ..." : "", p->nic_gbits);
+               "each GPU's least share of its nearest NICs: %d of %d NICs "
+               "(%s%s) at nic=%g Gb/s",
+               (int)used, (int)nn, nicname[first], used > 1 ? ", ..." : "",
+               p->nic_gbits);
     } else
       snprintf(notes.nic_why, sizeof notes.nic_why,
                "%d NICs (%s%s) whose speed nvidia-smi does not print: say "
@@ -561,6 +575,10 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
                "GPU type %s from the GPU list in the file", gpu);
     }
   }
+  nvl = p->nvlink_gbps > 0 ? p->nvlink_gbps : nvlink_per_link(gpu);
+  for (i = 0; i < g * g; i++)
+    if (bw[i] < 0)
+      bw[i] *= -nvl;
   rc = ppi_cluster_box(ctx, "nvidia-smi", source, gpu, g, bw, p, &notes, out);
 done:
   if (tk)

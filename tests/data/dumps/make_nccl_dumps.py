@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Writes nccl-topo-dgx-a100.xml and nccl-topo-dgx-h100.xml (README.md here).
+"""Writes examples/nccl-topo-dgx-a100.xml and nccl-topo-dgx-h100.xml here
+(README.md here).
 
 The elements and attributes are those NCCL writes to NCCL_TOPO_DUMP_FILE
 (ncclTopoDumpXmlRec, src/graph/xml.cc @5067397c lines 275-293: two spaces of
@@ -131,5 +132,5 @@ def write(path, cpus):
         f.write("\n".join(out) + "\n")
 
 
-write("nccl-topo-dgx-a100.xml", dgx_a100())
+write("../../../examples/nccl-topo-dgx-a100.xml", dgx_a100())
 write("nccl-topo-dgx-h100.xml", dgx_h100())
