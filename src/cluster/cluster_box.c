@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** A cluster made of copies of one machine: what a topology dump of a
-** single box (nvidia-smi topo -m, an NCCL XML) describes, repeated over
+** single box (nvidia-smi topo -m, rocm-smi --showtopo, an NCCL or RCCL
+** XML) describes, repeated over
 ** `nodes' boxes joined by a network.  The dump gives the box's pairwise
 ** bandwidth; between boxes every pair gets one figure per GPU: inter=
 ** when given, else what the reader found from the box's NICs, else
 ** PPI_DEFAULT_INTER_GBPS, and the cluster's source says which, with how
-** the GPU type was chosen when the dump does not name it.  Device names and
-*hosts follow the generators
-** (n<node>g<k>, node<node>), so launch scripts find each GPU.
+** the GPU type was chosen when the dump does not name it.  Device names
+** and hosts follow the generators (n<node>g<k>, node<node>), so launch
+** scripts find each GPU.
 */
 #include "cluster/cluster.h"
 

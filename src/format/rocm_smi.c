@@ -16,7 +16,7 @@
 ** @0cbce2a7 lines 257-265 of ROCm/rccl); rocm-smi does not print how
 ** many links a pair has, so it is one.  Other pairs go over PCIe, as
 ** RCCL routes them (it adds an xGMI link only for one hop,
-** src/graph/xml.cc @0cbce2a7 line 784 of ROCm/rccl): pcie_gbps when
+** src/graph/xml.cc @0cbce2a7 line 781 of ROCm/rccl): pcie_gbps when
 ** both GPUs are on one NUMA node, else sys_gbps.  The output names no
 ** GPU type, so gpu= is required.  The weights are read and checked, not
 ** used.  One pass over the text, then O(g^2).

@@ -43,7 +43,8 @@ def gpu(busid, dev, sm, device, speed, links):
 def nic(busid, name, dev, mbps, guid, speed):
     return pci(busid, "0x020700", "0x15b3", "0x101b", speed, 16,
                [("nic", [], [("net", [
-                   ("name", name), ("dev", str(dev)), ("latency", "0"),
+                   ("name", name), ("keep", "1"), ("dev", str(dev)),
+                   ("latency", "0"),
                    ("speed", str(mbps)), ("port", "1"),
                    ("guid", "0x%x" % guid), ("maxconn", "131072"),
                    ("gdr", "1")])])])
