@@ -164,6 +164,14 @@ static void t_nccl_nics(void **state)
   assert_true(pp_cluster_bandwidth(c, 0, 2) == 6.25);
   assert_non_null(strstr(pp_cluster_source(c), "1 of the dump's 1 <net>"));
   pp_cluster_destroy(c);
+  /* nic= overrides the speeds: 800 Gb/s, 50 GB/s per GPU, capped by
+  ** each GPU's own Gen4 x16 link, 24 */
+  p.nic_gbits = 800;
+  c = xml(ctx, two, &p);
+  assert_true(pp_cluster_bandwidth(c, 0, 2) == 24);
+  assert_non_null(strstr(pp_cluster_source(c), "(nic=)"));
+  pp_cluster_destroy(c);
+  p.nic_gbits = 0;
   /* a NIC on the CPU itself, speed -1: 10000 Mb/s as NCCL reads it */
   c = xml(ctx, far, &p);
   assert_true(pp_cluster_bandwidth(c, 1, 3) == 1.25 / 2);

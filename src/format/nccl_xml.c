@@ -50,9 +50,10 @@
 ** fewest PCI hops away (another socket counts as farther than any),
 ** then of the widest path; a <net>'s bandwidth is speed / 8000 GB/s
 ** (ncclTopoAddNet, src/graph/topo.cc @5067397c lines 416-418; a speed
-** missing or <= 0 is 10000 Mb/s there), capped by the GPU's path to it
-** and shared among the GPUs that use it.  The box's inter-node figure is
-** the least share a GPU gets when every GPU sends at once.
+** missing or <= 0 is 10000 Mb/s there; nic= overrides every speed),
+** shared among the GPUs that use it; a GPU's sum is capped by its widest
+** path to them.  The box's inter-node figure is the least sum a GPU gets
+** when every GPU sends at once.
 ** GPUs are numbered by their dev attribute; the type is gpu=, else named
 ** from the gcn (gfx90a MI250X, gfx94x MI300X) or the sm (70 V100, 75 T4,
 ** 80 A100-80, 86 RTX-3090, 90 H100), and the cluster's source says so.
@@ -513,8 +514,13 @@ static int32_t tree_dist(const struct xrun *r, int32_t a, int32_t b)
 
 /* The inter-node bandwidth per GPU that the NICs give (see the top of
 ** the file), into notes; w is the closed widest-path matrix. */
+static double gbps_of(const struct net *x, const pp_topo_params *p)
+{
+  return p->nic_gbits > 0 ? p->nic_gbits / 8 : x->gbps;
+}
+
 static pp_status nic_share(struct xrun *r, const struct gref *gs, int32_t ng,
-                           const double *w, int32_t nv,
+                           const double *w, int32_t nv, const pp_topo_params *p,
                            struct ppi_box_notes *notes)
 {
   pp_ctx *ctx = r->ctx;
@@ -538,7 +544,7 @@ static pp_status nic_share(struct xrun *r, const struct gref *gs, int32_t ng,
     for (n = 0; n < nn; n++) {
       const struct net *x = &PPI_VEC_AT(&r->nets, struct net, n);
       double c = w[(size_t)gs[g].vert * (size_t)(nv + 1) + (size_t)x->vert];
-      pb[(size_t)g * nn + n] = c < x->gbps ? c : x->gbps;
+      pb[(size_t)g * nn + n] = c < gbps_of(x, p) ? c : gbps_of(x, p);
       best[(size_t)g * nn + n] = tree_dist(r, gs[g].vert, x->vert);
       if (best[(size_t)g * nn + n] < dmin)
         dmin = best[(size_t)g * nn + n];
@@ -553,11 +559,19 @@ static pp_status nic_share(struct xrun *r, const struct gref *gs, int32_t ng,
       users[n] += use;
     }
   }
+  /* a GPU gets its part of each NIC it uses, at most what its widest
+  ** path to them carries (its own PCIe link, typically) */
   for (g = 0; g < ng; g++) {
-    double s = 0;
+    double s = 0, cap = 0;
     for (n = 0; n < nn; n++)
-      if (best[(size_t)g * nn + n])
-        s += pb[(size_t)g * nn + n] / users[n];
+      if (best[(size_t)g * nn + n]) {
+        const struct net *x = &PPI_VEC_AT(&r->nets, struct net, n);
+        s += gbps_of(x, p) / users[n];
+        if (pb[(size_t)g * nn + n] > cap)
+          cap = pb[(size_t)g * nn + n];
+      }
+    if (cap < s)
+      s = cap;
     if (s < share)
       share = s;
   }
@@ -573,8 +587,9 @@ static pp_status nic_share(struct xrun *r, const struct gref *gs, int32_t ng,
     notes->nic_gbps = share;
     snprintf(notes->nic_why, sizeof notes->nic_why,
              "the least share a GPU gets of its nearest NICs: %d of the "
-             "dump's %d <net> ports, %s first, %g Gb/s",
-             used, (int)nn, first->name, first->gbps * 8);
+             "dump's %d <net> ports, %s first, %g Gb/s%s",
+             used, (int)nn, first->name, gbps_of(first, p) * 8,
+             p->nic_gbits > 0 ? " (nic=)" : "");
   }
 done:
   if (users)
@@ -736,7 +751,7 @@ static pp_status to_cluster(struct xrun *r, const pp_topo_params *p,
     }
 #undef JOIN
 #undef W
-  if ((rc = nic_share(r, gs, ng, w, nv, &notes)))
+  if ((rc = nic_share(r, gs, ng, w, nv, p, &notes)))
     goto done;
   if (!gpu) {
     const struct vert *g0 = &VX(r, gs[0].vert);

@@ -269,6 +269,11 @@ pp_status pp_cluster_read_rocm_smi(pp_ctx *ctx, const char *text, size_t len,
                      "its rows");
     goto done;
   }
+  if (p->nic_gbits > 0) {
+    rc = ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
+                     "nic=: 'rocm-smi --showtopo' lists no NIC (say inter=)");
+    goto done;
+  }
   if (!p->gpu) {
     rc = ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
                      "'rocm-smi --showtopo' does not say the GPU type: give "
