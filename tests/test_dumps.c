@@ -546,6 +546,19 @@ static void t_unsupported(void **state)
   assert_non_null(strstr(err, "not a cluster format"));
   assert_non_null(strstr(err, "rocm-smi --showtopo"));
   assert_non_null(strstr(err, "nvidia-smi topo -m"));
+  /* an XML of another tool (hwloc's lstopo) */
+  path = tu_tmp("lstopo.xml");
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<topology version="
+        "\"2.0\">\n</topology>\n",
+        f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "topo %s", path);
+  assert_int_not_equal(tu_run(cmd, &out, &err), 0);
+  assert_non_null(strstr(err, "lstopo.xml:2:"));
+  assert_non_null(strstr(err, "unsupported XML"));
+  assert_non_null(strstr(err, "rocm-smi --showtopo"));
   /* rocm-smi output is told apart from nvidia-smi's by its banner */
   snprintf(cmd, sizeof cmd, "topo %s:gpu=MI300X,nodes=2",
            tu_path("tests/data/dumps/rocm-smi-showtopo-mi300x.txt"));

@@ -339,7 +339,9 @@ static void XMLCALL on_start(void *ud, const char *el, const char **a)
     if (strcmp(el, "system")) {
       xfail(r, PP_EINPUT,
             "the root element is <%s>, not <system>: not an NCCL or RCCL "
-            "topology (NCCL_TOPO_DUMP_FILE)",
+            "topology (NCCL_TOPO_DUMP_FILE), an unsupported XML (parplan "
+            "reads cluster JSON, 'nvidia-smi topo -m' output, NCCL or RCCL "
+            "topology XML and 'rocm-smi --showtopo' output)",
             el);
       return;
     }
