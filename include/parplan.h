@@ -459,7 +459,10 @@ pp_status pp_cluster_write(pp_ctx *ctx, const pp_cluster *c, const char *path,
 ** per direction; 0 means the default given with each field. */
 typedef struct pp_topo_params {
   const char *gpu;    /* a known GPU type (V100, T4, A100-40, A100-80,
-                         H100, ...: docs/FORMATS.md); NULL: inferred */
+                         H100, ...: docs/FORMATS.md) or a product name as
+                         nvidia-smi prints it; NULL: from the dump (NCCL
+                         XML's sm or gcn), from gpus (nvidia-smi), else
+                         an error */
   int32_t nodes;      /* copies of the box; default 1 */
   double inter_gbps;  /* between boxes, per GPU; default 12.5 */
   double nvlink_gbps; /* per NVLink or xGMI link; default 25 (nvidia-smi),
