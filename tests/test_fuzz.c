@@ -611,15 +611,16 @@ enum reader {
   RD_CLUSTER_SPEC,
   RD_NVSMI,
   RD_NCCL_XML,
+  RD_ROCM_SMI,
   RD_ONNX,
   RD_N
 };
 static const char *const reader_name[] = {
-    "model json",   "cluster json", "pipedream", "model spec",
-    "cluster spec", "nvidia-smi",   "nccl xml",  "onnx"};
+    "model json", "cluster json", "pipedream", "model spec", "cluster spec",
+    "nvidia-smi", "nccl xml",     "rocm-smi",  "onnx"};
 static const char *const reader_src[] = {
-    "fuzz.json", "fuzz.json",     "fuzz.txt", NULL,
-    NULL,        "fuzz-topo.txt", "fuzz.xml", "fuzz.onnx"};
+    "fuzz.json",     "fuzz.json", "fuzz.txt",      NULL,       NULL,
+    "fuzz-topo.txt", "fuzz.xml",  "fuzz-rocm.txt", "fuzz.onnx"};
 /* Readers of formats that are not JSON (no tree mutations). */
 #define NOT_JSON(rd) ((rd) == RD_PIPEDREAM || (rd) >= RD_NVSMI)
 
@@ -1002,12 +1003,24 @@ static void feed(struct fz *z, enum reader rd, const char *text, size_t len)
     break;
   case RD_MODEL_SPEC: rc = pp_model_load(z->ctx, text, &z->m); break;
   case RD_CLUSTER_SPEC: rc = pp_cluster_load(z->ctx, text, &z->c); break;
-  case RD_NVSMI:
-    rc = pp_cluster_read_nvsmi(z->ctx, text, len, src, NULL, &z->c);
+  case RD_NVSMI: {
+    pp_topo_params tp; /* the type: nvidia-smi's matrix does not say it */
+    pp_topo_params_init(&tp);
+    tp.gpu = "V100";
+    rc = pp_cluster_read_nvsmi(z->ctx, text, len, src, &tp, &z->c);
     break;
+  }
   case RD_NCCL_XML:
     rc = pp_cluster_read_nccl_xml(z->ctx, text, len, src, NULL, &z->c);
     break;
+  case RD_ROCM_SMI: {
+    pp_topo_params tp;
+    pp_topo_params_init(&tp);
+    tp.gpu = "A100-80";
+    tp.nvlink_gbps = 48;
+    rc = pp_cluster_read_rocm_smi(z->ctx, text, len, src, &tp, &z->c);
+    break;
+  }
   case RD_ONNX:
     rc = pp_model_read_onnx(z->ctx, text, len, src, NULL, &z->m);
     break;
@@ -1231,6 +1244,9 @@ static const struct {
     {"examples/nvsmi-dgx-a100.txt", RD_NVSMI},
     {"examples/nccl-topo-dgx1.xml", RD_NCCL_XML},
     {"examples/nccl-topo-dgx-a100.xml", RD_NCCL_XML},
+    {"tests/data/dumps/nvsmi-hgx-a100.txt", RD_NVSMI},
+    {"tests/data/dumps/rccl-topo-mi250.xml", RD_NCCL_XML},
+    {"tests/data/dumps/rocm-smi-showtopo-mi250x.txt", RD_ROCM_SMI},
 };
 
 static void test_fuzz_files(void **state)
