@@ -489,6 +489,11 @@ typedef struct pp_topo_params {
   const char *gpus;   /* nvidia-smi: a file with the output of
                          `nvidia-smi -q' or `nvidia-smi --query-gpu=name,
                          memory.total --format=csv', naming the GPUs */
+  double mem_gib;     /* overrides of the GPU type's catalog figures; 0 = */
+  double speed;       /* keep: memory (GiB), speed, dense fp16/bf16 peak, */
+  double peak_tflops; /* fp32 peak (TFLOP/s) and memory bandwidth (GB/s) */
+  double peak_fp32_tflops;
+  double mem_gbps;
 } pp_topo_params;
 void pp_topo_params_init(pp_topo_params *p);
 

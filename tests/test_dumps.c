@@ -37,11 +37,7 @@ static void expect_type(const pp_cluster *c, const char *name)
   assert_string_equal(td.name, name);
 }
 
-/* Read rel with p and check the type is want.  TEMPORARY: until the
-** catalog (gpu_catalog.c) holds the GPUs of 2026 (A10, L4, L40S,
-** RTX-4090, H200, B200, GB200, MI250X, MI300X), a name it lacks must be
-** the one refused ("unknown GPU 'MI300X'"), and the file is read again
-** as A100-80 so that the bandwidths are still checked. */
+/* Read rel with p and check the type is want. */
 static pp_cluster *read_as(pp_ctx *ctx, reader fn, const char *rel,
                            const pp_topo_params *p, const char *want)
 {
@@ -49,16 +45,6 @@ static pp_cluster *read_as(pp_ctx *ctx, reader fn, const char *rel,
   char *t = slurp(rel, &len);
   pp_cluster *c = NULL;
   pp_status rc = fn(ctx, t, len, rel, p, &c);
-  if (rc && !ppi_gpu_find(want)) {
-    pp_topo_params q = *p;
-    char msg[64];
-    snprintf(msg, sizeof msg, "unknown GPU '%s'", want);
-    tu_expect_error(ctx, rc, PP_EINPUT, msg, NULL);
-    pp_ctx_clear_error(ctx);
-    q.gpu = "A100-80";
-    rc = fn(ctx, t, len, rel, &q, &c);
-    want = "A100-80";
-  }
   free(t);
   if (rc)
     fail_msg("%s: %s", rel, pp_ctx_errmsg(ctx));
@@ -252,13 +238,10 @@ static void t_rccl(void **state)
       memcpy(k, "sm=\"90\" ", 8);
     c = NULL;
     pp_ctx_clear_error(ctx);
-    if (pp_cluster_read_nccl_xml(ctx, t, len, "mi250-sm90.xml", &p, &c)) {
-      assert_null(ppi_gpu_find("MI250X")); /* TEMPORARY, as read_as */
-      assert_non_null(strstr(pp_ctx_errmsg(ctx), "unknown GPU 'MI250X'"));
-    } else {
-      expect_type(c, "MI250X");
-      pp_cluster_destroy(c);
-    }
+    if (pp_cluster_read_nccl_xml(ctx, t, len, "mi250-sm90.xml", &p, &c))
+      fail_msg("mi250-sm90.xml: %s", pp_ctx_errmsg(ctx));
+    expect_type(c, "MI250X");
+    pp_cluster_destroy(c);
     free(t);
   }
   {
@@ -446,7 +429,7 @@ static void t_rocm_smi(void **state)
   free(t);
   pp_ctx_clear_error(ctx);
   p.gpu = "MI300X";
-  p.nvlink_gbps = 48; /* MI300X's own figure, for the A100-80 stand-in */
+  p.nvlink_gbps = 48; /* MI300X's xGMI figure */
   c = read_as(ctx, pp_cluster_read_rocm_smi,
               "tests/data/dumps/rocm-smi-showtopo-mi300x.txt", &p, "MI300X");
   all_pairs(c, 0, 8, 48);

@@ -215,7 +215,8 @@ static pp_status load_text(pp_ctx *ctx, const char *text, pp_cluster **c)
 
 /* Cluster types: a catalog name takes its figures, a family name that is
 ** no member is refused, any other name is the user's own type, and the
-** generators take membw= and peak32= overrides. */
+** generators and machine-dump specs take mem=, speed=, peak=, peak32=
+** and membw= overrides. */
 static void t_cluster_types(void **state)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
@@ -258,6 +259,21 @@ static void t_cluster_types(void **state)
   near(k.peak_tflops, 362, "L40S peak");
   pp_cluster_destroy(c);
   c = NULL;
+  {
+    char spec[512];
+    snprintf(spec, sizeof spec,
+             "%s:gpu=V100,mem=30,membw=1000,peak32=14,peak=120,speed=1.5",
+             tu_path("examples/nvsmi-dgx1.txt"));
+    assert_int_equal(pp_cluster_load(ctx, spec, &c), PP_OK);
+    k = pp_cluster_type_key(c, 0);
+    near(k.mem_gbps, 1000, "file spec membw=");
+    near(k.peak_fp32_tflops, 14, "file spec peak32=");
+    near(k.peak_tflops, 120, "file spec peak=");
+    near(k.speed, 1.5, "file spec speed=");
+    assert_true(pp_cluster_type_memory(c, 0) == (int64_t)30 << 30);
+    pp_cluster_destroy(c);
+    c = NULL;
+  }
   assert_int_equal(pp_cluster_load(ctx, "hier:1x2,gpu=A100", &c), PP_EINPUT);
   assert_non_null(strstr(pp_ctx_errmsg(ctx), "known:"));
   pp_ctx_clear_error(ctx);

@@ -89,6 +89,16 @@ pp_status ppi_cluster_box(pp_ctx *ctx, const char *name, const char *source,
   if ((rc = pp_cluster_builder_create(ctx, name, src, &b)))
     goto done;
   ppi_gpu_type_desc(t, &td);
+  if (p->mem_gib > 0)
+    td.memory_gib = p->mem_gib;
+  if (p->speed > 0)
+    td.speed = p->speed;
+  if (p->peak_tflops > 0)
+    td.peak_tflops = p->peak_tflops;
+  if (p->peak_fp32_tflops > 0)
+    td.peak_fp32_tflops = p->peak_fp32_tflops;
+  if (p->mem_gbps > 0)
+    td.mem_gbps = p->mem_gbps;
   if ((rc = pp_cluster_builder_add_type(b, &td)))
     goto done;
   for (n = 0; n < nodes; n++)

@@ -322,6 +322,11 @@ static const struct ppi_kv topo_opts[] = {
     TOPO_D("nic", nic_gbits),
     {"gpus", PPI_KV_STRING, offsetof(pp_topo_params, gpus), 0, 0, 0, NULL,
      NULL},
+    TOPO_D("mem", mem_gib),
+    TOPO_D("speed", speed),
+    TOPO_D("peak", peak_tflops),
+    TOPO_D("peak32", peak_fp32_tflops),
+    TOPO_D("membw", mem_gbps),
 };
 
 /* The formats a cluster file may be in, for the message that refuses
