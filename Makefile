@@ -19,6 +19,7 @@ bench:
 	./build/bench/bench_map
 	./build/bench/bench_plan
 	./build/bench/bench_fidelity
+	./build/bench/bench_throughput
 format:
 	clang-format -i src/*/*.c src/*/*.h include/*.h tools/*.c tools/*.h tests/*.c tests/*.h bench/*.c
 clean:

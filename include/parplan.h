@@ -330,9 +330,12 @@ enum {
 
 /** \brief A device type as the time lookup sees it. */
 typedef struct pp_type_key {
-  const char *name;   /* NULL: the reference type */
-  double speed;       /* relative to the reference type (1) */
-  double peak_tflops; /* 0: unknown */
+  const char *name;        /* NULL: the reference type */
+  double speed;            /* relative to the reference type (1) */
+  double peak_tflops;      /* 0: unknown */
+  double peak_fp32_tflops; /* 0: unknown */
+  double mem_gbps;         /* 0: unknown */
+  pp_precision precision;  /* the run's; PP_PREC_MODEL: the model's dtype */
 } pp_type_key;
 
 typedef struct pp_op_time {
@@ -407,10 +410,14 @@ typedef struct pp_cluster pp_cluster;
 typedef struct pp_cluster_builder pp_cluster_builder;
 
 typedef struct pp_device_type_desc {
-  const char *name;   /* required, unique; matched against profiles */
-  double memory_gib;  /* required, > 0 */
-  double speed;       /* relative to the model's reference type; 1 */
-  double peak_tflops; /* dense fp16/bf16 peak; 0 = unknown */
+  const char *name;        /* required, unique; matched against profiles */
+  double memory_gib;       /* required, > 0 */
+  double speed;            /* relative to the model's reference type; 1 */
+  double peak_tflops;      /* dense fp16/bf16 peak; 0 = unknown */
+  double peak_fp32_tflops; /* fp32 peak without tensor cores (what fp32
+                              runs reach: PyTorch keeps TF32 off for
+                              matmuls); 0 = unknown */
+  double mem_gbps;         /* device memory bandwidth, GB/s; 0 = unknown */
 } pp_device_type_desc;
 void pp_device_type_desc_init(pp_device_type_desc *d);
 
@@ -480,26 +487,49 @@ pp_status pp_cluster_write(pp_ctx *ctx, const pp_cluster *c, const char *path,
 ** per direction; 0 means the default given with each field. */
 typedef struct pp_topo_params {
   const char *gpu;    /* a known GPU type (V100, T4, A100-40, A100-80,
-                         H100, ...: docs/FORMATS.md); NULL: inferred */
+                         H100, ...: docs/FORMATS.md) or a product name as
+                         nvidia-smi prints it; NULL: from the dump (NCCL
+                         XML's sm or gcn), from gpus (nvidia-smi), else
+                         an error */
   int32_t nodes;      /* copies of the box; default 1 */
   double inter_gbps;  /* between boxes, per GPU; default 12.5 */
-  double nvlink_gbps; /* per NVLink link; default 25 (nvidia-smi), NCCL's
-                         per-architecture figure (XML) */
-  double pcie_gbps;   /* PIX, PXB, PHB paths (nvidia-smi); default 12 */
+  double nvlink_gbps; /* per NVLink or xGMI link; default 25 (nvidia-smi),
+                         the type's xGMI figure (rocm-smi), NCCL's and
+                         RCCL's per-architecture figure (XML) */
+  double pcie_gbps;   /* PIX, PXB, PHB paths (nvidia-smi), PCIE
+                         (rocm-smi); default 12 */
   double sys_gbps;    /* NODE, SYS paths (nvidia-smi); default 10 */
   double latency_us;  /* per message; default 0 */
+  double nic_gbits;   /* speed of each NIC the nvidia-smi file lists, Gb/s;
+                         0: unknown (NCCL XML gives its own) */
+  const char *gpus;   /* nvidia-smi: a file with the output of
+                         `nvidia-smi -q' or `nvidia-smi --query-gpu=name,
+                         memory.total --format=csv', naming the GPUs */
+  double mem_gib;     /* overrides of the GPU type's catalog figures; 0 = */
+  double speed;       /* keep: memory (GiB), speed, dense fp16/bf16 peak, */
+  double peak_tflops; /* fp32 peak (TFLOP/s) and memory bandwidth (GB/s) */
+  double peak_fp32_tflops;
+  double mem_gbps;
 } pp_topo_params;
 void pp_topo_params_init(pp_topo_params *p);
 
-/** \brief Read `nvidia-smi topo -m' output (tabs or spaces; GPU and NIC
-** columns; the legend and affinity columns are ignored). */
+/** \brief Read `nvidia-smi topo -m' output (tabs or spaces, CRLF, shell
+** prompts around it; GPU and NIC columns and rows, the NIC legend; the
+** affinity columns are ignored).  The GPU type is p->gpu or comes from
+** the p->gpus file; without either it is an error. */
 pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
                                 const char *source, const pp_topo_params *p,
                                 pp_cluster **out);
-/** \brief Read an NCCL topology dump (NCCL_TOPO_DUMP_FILE): GPUs, their
-** NVLinks (to GPUs or NVSwitches), the PCIe tree and the CPUs; the
-** bandwidth of a pair is that of its widest path. */
+/** \brief Read an NCCL or RCCL topology dump (NCCL_TOPO_DUMP_FILE):
+** GPUs, their NVLinks or xGMI links (to GPUs or NVSwitches), the PCIe
+** tree, the CPUs and the NICs; the bandwidth of a pair is that of its
+** widest path, the inter-node bandwidth that of the NICs. */
 pp_status pp_cluster_read_nccl_xml(pp_ctx *ctx, const char *text, size_t len,
+                                   const char *source, const pp_topo_params *p,
+                                   pp_cluster **out);
+/** \brief Read `rocm-smi --showtopo' output (its link type and hops
+** tables: XGMI or PCIE between each pair of GPUs). */
+pp_status pp_cluster_read_rocm_smi(pp_ctx *ctx, const char *text, size_t len,
                                    const char *source, const pp_topo_params *p,
                                    pp_cluster **out);
 

@@ -384,7 +384,8 @@ static void test_pipedream(void **state)
 /* One of the importers on a text: 0 ONNX, 1 nvidia-smi, 2 NCCL XML. */
 struct import_arg {
   struct text t;
-  int kind;
+  int kind; /* 0 ONNX, 1 nvidia-smi, 2 NCCL XML, 3 rocm-smi */
+  const char *gpus;
 };
 
 static pp_status op_import(pp_ctx *ctx, const void *arg)
@@ -393,12 +394,22 @@ static pp_status op_import(pp_ctx *ctx, const void *arg)
   pp_model *m = (pp_model *)&m;
   pp_cluster *c = (pp_cluster *)&c;
   pp_status rc;
+  pp_topo_params tp;
+  pp_topo_params_init(&tp);
+  tp.nodes = 2; /* the NICs' share and the notes are built too */
   if (a->kind == 0)
     rc = pp_model_read_onnx(ctx, a->t.text, a->t.len, a->t.src, NULL, &m);
-  else if (a->kind == 1)
-    rc = pp_cluster_read_nvsmi(ctx, a->t.text, a->t.len, a->t.src, NULL, &c);
-  else
-    rc = pp_cluster_read_nccl_xml(ctx, a->t.text, a->t.len, a->t.src, NULL, &c);
+  else if (a->kind == 1) {
+    tp.gpus = a->gpus; /* read through the hook as well */
+    tp.nic_gbits = 200;
+    rc = pp_cluster_read_nvsmi(ctx, a->t.text, a->t.len, a->t.src, &tp, &c);
+  } else if (a->kind == 2)
+    rc = pp_cluster_read_nccl_xml(ctx, a->t.text, a->t.len, a->t.src, &tp, &c);
+  else {
+    tp.gpu = "A100-80";
+    tp.nvlink_gbps = 36;
+    rc = pp_cluster_read_rocm_smi(ctx, a->t.text, a->t.len, a->t.src, &tp, &c);
+  }
   if (rc != PP_OK) {
     assert_true(a->kind == 0 ? m == NULL : c == NULL);
     return rc;
@@ -407,7 +418,7 @@ static pp_status op_import(pp_ctx *ctx, const void *arg)
     assert_int_equal(pp_model_nop(m), 8);
     pp_model_destroy(m);
   } else {
-    assert_int_equal(pp_cluster_ndev(c), 8);
+    assert_int_equal(pp_cluster_ndev(c), 16);
     pp_cluster_destroy(c);
   }
   return rc;
@@ -417,6 +428,7 @@ static pp_status op_import(pp_ctx *ctx, const void *arg)
 static void test_imports(void **state)
 {
   struct import_arg a;
+  char gpus[600];
   size_t len;
   (void)state;
   a.t.text = (char *)ob_build(OB_OK, &len);
@@ -426,13 +438,20 @@ static void test_imports(void **state)
   assert_non_null(a.t.text);
   sweep_all("read_onnx tiny.onnx", op_import, &a);
   free(a.t.text);
-  a.t = slurp("examples/nvsmi-dgx1.txt");
+  a.t = slurp("tests/data/dumps/nvsmi-hgx-a100.txt");
   a.kind = 1;
-  sweep_all("read_nvsmi nvsmi-dgx1.txt", op_import, &a);
+  snprintf(gpus, sizeof gpus, "%s",
+           tu_path("tests/data/dumps/nvsmi-query-a100.csv"));
+  a.gpus = gpus;
+  sweep_all("read_nvsmi nvsmi-hgx-a100.txt", op_import, &a);
   free(a.t.text);
-  a.t = slurp("examples/nccl-topo-dgx1.xml");
+  a.t = slurp("examples/nccl-topo-dgx-a100.xml");
   a.kind = 2;
-  sweep_all("read_nccl_xml nccl-topo-dgx1.xml", op_import, &a);
+  sweep_all("read_nccl_xml nccl-topo-dgx-a100.xml", op_import, &a);
+  free(a.t.text);
+  a.t = slurp("tests/data/dumps/rocm-smi-showtopo-mi250x.txt");
+  a.kind = 3;
+  sweep_all("read_rocm_smi rocm-smi-showtopo-mi250x.txt", op_import, &a);
   free(a.t.text);
 }
 

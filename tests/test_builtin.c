@@ -68,7 +68,7 @@ static double hyper(const pp_model *m, const char *key)
 static pp_op_time op_time(const pp_model *m, int32_t v, const char *type,
                           int32_t tp, int32_t mbs)
 {
-  pp_type_key k;
+  pp_type_key k = {0};
   pp_op_time t;
   k.name = type;
   k.speed = 1;
@@ -434,7 +434,7 @@ static void t_transgan_amp(void **state)
   }
   /* No T4 profile: the V100 times over the speed, flagged. */
   {
-    pp_type_key key = {"T4", 0.72, 0};
+    pp_type_key key = {.name = "T4", .speed = 0.72, .peak_tflops = 0};
     pp_op_time t;
     pp_op_desc d;
     assert_int_equal(pp_model_op(m, 5, &d), PP_OK);
@@ -650,7 +650,7 @@ static void t_gpt_neo_gh96(void **state)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = load(ctx, "gpt-neo-2.7");
-  pp_type_key key = {"GH-96", 7.026, 989};
+  pp_type_key key = {.name = "GH-96", .speed = 7.026, .peak_tflops = 989};
   json_t *bad = json_file("data/sailor/profiles/GPT-Neo-2.7/GH-96/"
                           "profile.json");
   json_t *sim = sim_gh96("GPT-Neo-2.7");
@@ -758,6 +758,20 @@ static void t_missing_points(void **state)
 
 /* ---- the parametric transformer --------------------------------------- */
 
+/* A transformer layer's forward ms by the roofline of its two parts on
+** a GPU of rate FLOP/s (peak x efficiency) and bw bytes/s (at 0.8):
+** matmuls, then the memory-bound operators, with the traffic that
+** model_transformer.c's header derives (e bytes per element). */
+static double layer_ms(double s, double h, double A, double f, double e,
+                       double flops, double rate, double bw)
+{
+  double mmb = e * (12 * s * h + 2 * A * s * s + 2 * s * f) +
+               e * (4 * h * h + 2 * h * f);
+  double elb =
+      e * (10 * s * h + 4 * A * s * s + 2 * s * f) + A * s * s + 2 * s * h;
+  return (fmax(flops / rate, mmb / (bw * 0.8)) + elb / (bw * 0.8)) * 1e3;
+}
+
 static void t_transformer(void **state)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
@@ -800,7 +814,8 @@ static void t_transformer(void **state)
     near(d.fwd_flops, 8 * s * h * h + 4 * s * h * f + 4 * s * s * h, 1e-15,
          "layer fwd_flops, general form");
     near(d.bwd_flops, 2 * lflops, 1e-15, "layer bwd_flops");
-    near(d.fwd_ms, lflops / (125e12 * 0.5) * 1e3, 1e-12, "layer fwd_ms");
+    near(d.fwd_ms, layer_ms(s, h, A, f, 2, lflops, 125e12 * 0.5, 900e9), 1e-12,
+         "layer fwd_ms");
     near(d.bwd_ms, 2 * d.fwd_ms, 1e-12, "layer bwd_ms");
     assert_true(d.param_bytes ==
                 (int64_t)((4 * h * h + 2 * h * f + 9 * h + f) * 2));
@@ -818,7 +833,7 @@ static void t_transformer(void **state)
     near(t.fwd_ms, d.fwd_ms, 1e-15, "V100 fwd");
     /* A device with a known peak gets FLOP-based times. */
     {
-      pp_type_key k = {"A100-80", 3.457, 312};
+      pp_type_key k = {.name = "A100-80", .speed = 3.457, .peak_tflops = 312};
       assert_int_equal(pp_model_op_time(m, v, &k, 2, 1, &t), PP_OK);
       assert_true(t.est & PP_EST_FLOPS);
       near(t.fwd_ms, lflops / 2 / (312e12 * 0.5 / 1e3), 1e-12,
@@ -841,7 +856,8 @@ static void t_transformer(void **state)
   near(st.param_bytes,
        (V * h + s * h) * 2 + 2 * (12 * h * h + 13 * h) * 2 + 2 * h * 2, 1e-15,
        "params with the tied logits counted once");
-  near(st.fwd_flops, 2 * lflops + 2 * s * h * V, 1e-15, "model fwd_flops");
+  near(st.fwd_flops, 2 * lflops + 2 * s * h * V + 8 * s * h, 1e-15,
+       "model fwd_flops (layers, logits, final LayerNorm)");
 
   /* Micro-batch 4: FLOPs, times and activations times 4. */
   snprintf(spec4, sizeof spec4, "%s,mbs=4", spec);
@@ -878,7 +894,9 @@ static void t_transformer(void **state)
   near(d.fwd_flops,
        8 * 256.0 * 512 * 512 + 4 * 256.0 * 512 * 1000 + 4 * 256.0 * 256 * 512,
        1e-15, "ffn=1000 flops");
-  near(d.fwd_ms, d.fwd_flops / (312e12 * 0.25 / 1e3), 1e-12, "A100 fwd_ms");
+  near(d.fwd_ms,
+       layer_ms(256, 512, 8, 1000, 4, d.fwd_flops, 312e12 * 0.25, 1555e9),
+       1e-12, "A100 fwd_ms");
   assert_true(d.param_bytes ==
               (int64_t)(4.0 * 512 * 512 + 2.0 * 512 * 1000 + 9 * 512 + 1000) *
                   4);
@@ -900,8 +918,10 @@ static void t_transformer(void **state)
   assert_int_equal(pp_model_op_tied(m, 26), 0);
   assert_int_equal(pp_model_op(m, 1, &d), PP_OK);
   near(d.fwd_flops, lflops, 1e-15, "default layer flops");
-  near(d.fwd_ms, lflops / (125e12 * pp_model_efficiency(m)) * 1e3, 1e-12,
-       "default layer fwd_ms");
+  near(d.fwd_ms,
+       layer_ms(1024, 1024, 16, 4096, 2, lflops,
+                125e12 * pp_model_efficiency(m), 900e9),
+       1e-12, "default layer fwd_ms");
   pp_model_destroy(m);
 }
 

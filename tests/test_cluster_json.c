@@ -54,7 +54,7 @@ static void t_examples(void **state)
   pp_ctx *ctx = tu_fix_ctx(state);
   pp_cluster *c = NULL;
   pp_device_desc d;
-  pp_type_key k;
+  pp_type_key k = {0};
   int32_t i, j, la, lb, cnt;
   double g;
   assert_int_equal(

@@ -611,15 +611,16 @@ enum reader {
   RD_CLUSTER_SPEC,
   RD_NVSMI,
   RD_NCCL_XML,
+  RD_ROCM_SMI,
   RD_ONNX,
   RD_N
 };
 static const char *const reader_name[] = {
-    "model json",   "cluster json", "pipedream", "model spec",
-    "cluster spec", "nvidia-smi",   "nccl xml",  "onnx"};
+    "model json", "cluster json", "pipedream", "model spec", "cluster spec",
+    "nvidia-smi", "nccl xml",     "rocm-smi",  "onnx"};
 static const char *const reader_src[] = {
-    "fuzz.json", "fuzz.json",     "fuzz.txt", NULL,
-    NULL,        "fuzz-topo.txt", "fuzz.xml", "fuzz.onnx"};
+    "fuzz.json",     "fuzz.json", "fuzz.txt",      NULL,       NULL,
+    "fuzz-topo.txt", "fuzz.xml",  "fuzz-rocm.txt", "fuzz.onnx"};
 /* Readers of formats that are not JSON (no tree mutations). */
 #define NOT_JSON(rd) ((rd) == RD_PIPEDREAM || (rd) >= RD_NVSMI)
 
@@ -814,11 +815,12 @@ static void check_model(const pp_model *m, bool roundtrip)
   ** type known only by speed and peak; other tp and micro-batch sizes.
   ** Scaling may overflow to infinity, but never gives NaN or < 0. */
   {
-    static const pp_type_key keys[] = {{NULL, 1, 0},
-                                       {"V100", 1, 125},
-                                       {"T4", 0.72, 65},
-                                       {"A100-80", 3.457, 312},
-                                       {"NoSuch", 0.5, 0}};
+    static const pp_type_key keys[] = {
+        {.name = NULL, .speed = 1, .peak_tflops = 0},
+        {.name = "V100", .speed = 1, .peak_tflops = 125},
+        {.name = "T4", .speed = 0.72, .peak_tflops = 65},
+        {.name = "A100-80", .speed = 3.457, .peak_tflops = 312},
+        {.name = "NoSuch", .speed = 0.5, .peak_tflops = 0}};
     static const int32_t points[][2] = {{1, 1}, {2, 1}, {4, 3}, {3, 64}};
     size_t k, q;
     for (i = 0; i < nop; i++)
@@ -1001,12 +1003,24 @@ static void feed(struct fz *z, enum reader rd, const char *text, size_t len)
     break;
   case RD_MODEL_SPEC: rc = pp_model_load(z->ctx, text, &z->m); break;
   case RD_CLUSTER_SPEC: rc = pp_cluster_load(z->ctx, text, &z->c); break;
-  case RD_NVSMI:
-    rc = pp_cluster_read_nvsmi(z->ctx, text, len, src, NULL, &z->c);
+  case RD_NVSMI: {
+    pp_topo_params tp; /* the type: nvidia-smi's matrix does not say it */
+    pp_topo_params_init(&tp);
+    tp.gpu = "V100";
+    rc = pp_cluster_read_nvsmi(z->ctx, text, len, src, &tp, &z->c);
     break;
+  }
   case RD_NCCL_XML:
     rc = pp_cluster_read_nccl_xml(z->ctx, text, len, src, NULL, &z->c);
     break;
+  case RD_ROCM_SMI: {
+    pp_topo_params tp;
+    pp_topo_params_init(&tp);
+    tp.gpu = "A100-80";
+    tp.nvlink_gbps = 48;
+    rc = pp_cluster_read_rocm_smi(z->ctx, text, len, src, &tp, &z->c);
+    break;
+  }
   case RD_ONNX:
     rc = pp_model_read_onnx(z->ctx, text, len, src, NULL, &z->m);
     break;
@@ -1230,6 +1244,9 @@ static const struct {
     {"examples/nvsmi-dgx-a100.txt", RD_NVSMI},
     {"examples/nccl-topo-dgx1.xml", RD_NCCL_XML},
     {"examples/nccl-topo-dgx-a100.xml", RD_NCCL_XML},
+    {"tests/data/dumps/nvsmi-hgx-a100.txt", RD_NVSMI},
+    {"tests/data/dumps/rccl-topo-mi250.xml", RD_NCCL_XML},
+    {"tests/data/dumps/rocm-smi-showtopo-mi250x.txt", RD_ROCM_SMI},
 };
 
 static void test_fuzz_files(void **state)

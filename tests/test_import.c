@@ -315,8 +315,9 @@ static void t_onnx_cli(void **state)
   assert_int_equal(tu_run(cmd, &out, &err), 0);
   assert_non_null(strstr(out, "\"cnn\""));
   assert_non_null(strstr(out, "\"operators\": 8"));
-  snprintf(cmd, sizeof cmd, "plan --model %s:batch=4 --cluster %s --batch 64",
-           path, tu_path("examples/nvsmi-dgx1.txt"));
+  snprintf(cmd, sizeof cmd,
+           "plan --model %s:batch=4 --cluster %s:gpu=V100 --batch 64", path,
+           tu_path("examples/nvsmi-dgx1.txt"));
   if (tu_run(cmd, &out, &err) != 0)
     fail_msg("%s%s", out, err);
   snprintf(cmd, sizeof cmd, "model %s:batch=x", path);
@@ -443,6 +444,7 @@ static void t_nvsmi(void **state)
   pp_topo_params_init(&p);
   p.nodes = 2;
   p.inter_gbps = 3.125;
+  p.gpu = "V100";
   assert_int_equal(pp_cluster_read_nvsmi(ctx, t, len, "nvsmi-dgx1.txt", &p, &c),
                    PP_OK);
   assert_int_equal(pp_cluster_load(ctx, "dgx1:2", &ref), PP_OK);
@@ -472,7 +474,7 @@ static void t_nvsmi(void **state)
   /* the same through a spec, options included */
   {
     char spec[1024];
-    snprintf(spec, sizeof spec, "%s:nodes=2,inter=3.125",
+    snprintf(spec, sizeof spec, "%s:nodes=2,inter=3.125,gpu=V100",
              tu_path("examples/nvsmi-dgx1.txt"));
     assert_int_equal(pp_cluster_load(ctx, spec, &c2), PP_OK);
     same_bandwidth(c2, ref);
@@ -481,9 +483,15 @@ static void t_nvsmi(void **state)
   pp_cluster_destroy(c);
   pp_cluster_destroy(ref);
   free(t);
-  /* NVSwitch box: NV12 everywhere is an A100 box, 12 x 25 GB/s */
+  /* NVSwitch box: NV12 everywhere, 12 x 25 GB/s; the type is never
+  ** guessed from the link count (issue 18: it silently became V100) */
   t = slurp("examples/nvsmi-dgx-a100.txt", &len);
-  assert_int_equal(pp_cluster_read_nvsmi(ctx, t, len, "a100", NULL, &c), PP_OK);
+  tu_expect_error(ctx, pp_cluster_read_nvsmi(ctx, t, len, "a100", NULL, &c),
+                  PP_EINPUT, "a100", "gpu=", "gpus=", "--query-gpu", NULL);
+  pp_ctx_clear_error(ctx);
+  pp_topo_params_init(&p);
+  p.gpu = "A100-80";
+  assert_int_equal(pp_cluster_read_nvsmi(ctx, t, len, "a100", &p, &c), PP_OK);
   assert_int_equal(pp_cluster_ndev(c), 8);
   {
     pp_device_type_desc td;
@@ -559,12 +567,14 @@ static void t_nvsmi_bad(void **state)
       ctx, pp_cluster_read_nvsmi(ctx, "\tGPU0\nGPU0\tX\n", 12, "t", &p, &c),
       PP_EINPUT, "unknown GPU 'Z80'", NULL);
   pp_topo_params_init(&p);
+  p.gpu = "V100";
   p.latency_us = 0.0 / 0.0;
   pp_ctx_clear_error(ctx);
   tu_expect_error(
       ctx, pp_cluster_read_nvsmi(ctx, "\tGPU0\nGPU0\tX\n", 12, "t", &p, &c),
       PP_EINPUT, "latency", NULL);
   pp_topo_params_init(&p);
+  p.gpu = "V100";
   p.nodes = 3000;
   pp_ctx_clear_error(ctx);
   {
@@ -673,7 +683,7 @@ static void t_nccl_bad(void **state)
   } cases[] = {
       {"", PP_EPARSE, "x.xml", "no element found"},
       {"<system><cpu></system>", PP_EPARSE, "x.xml:1:", "mismatched tag"},
-      {"<topology/>", PP_EINPUT, "<topology>", "not an NCCL topology"},
+      {"<topology/>", PP_EINPUT, "<topology>", "not an NCCL or RCCL topology"},
       {"<system/>", PP_EINPUT, "no <gpu>", NULL},
       {"<system>\n<cpu><gpu dev=\"0\"/></cpu></system>", PP_EINPUT,
        "x.xml:2:", "outside a <pci>"},
@@ -690,7 +700,7 @@ static void t_nccl_bad(void **state)
        PP_EINPUT, "two GPUs with dev=0", NULL},
       {"<system><cpu><pci busid=\"a\"><gpu dev=\"0\" sm=\"70\"><nvlink "
        "target=\"zz\" count=\"2\"/></gpu></pci></cpu></system>",
-       PP_EINPUT, "target='zz'", "no PCI device"},
+       PP_EINPUT, "target='zz'", "no GPU has that busid"},
       {"<system><cpu><pci busid=\"a\"><gpu dev=\"0\" sm=\"70\"><nvlink "
        "target=\"a\" count=\"-2\"/></gpu></pci></cpu></system>",
        PP_EINPUT, "count='-2'", NULL},
@@ -746,7 +756,7 @@ static void t_topo_cli(void **state)
   assert_int_equal(tu_run(cmd, &out, &err), 0);
   assert_non_null(strstr(out, "\"devices\": 16"));
   assert_non_null(strstr(out, "A100-40"));
-  snprintf(cmd, sizeof cmd, "topo %s:nodes=0",
+  snprintf(cmd, sizeof cmd, "topo %s:nodes=0,gpu=V100",
            tu_path("examples/nvsmi-dgx1.txt"));
   assert_int_not_equal(tu_run(cmd, &out, &err), 0);
   assert_non_null(strstr(err, "nodes"));

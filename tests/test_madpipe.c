@@ -387,7 +387,7 @@ static void t_flat_device_and_cap(void **state)
   pp_part_params p;
   pp_partition *pt = NULL;
   pp_part_summary sum;
-  pp_type_key key;
+  pp_type_key key = {0};
   double want = 0, got = 0;
   int32_t l, s, t4 = -1, d;
   assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);

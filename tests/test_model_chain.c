@@ -179,7 +179,7 @@ static void check_view(pp_ctx *ctx, const struct dag *g, pp_model *m,
     }
     /* A layer's profile exists only when every member has one. */
     {
-      pp_type_key t4 = {"T4", 1, 0};
+      pp_type_key t4 = {.name = "T4", .speed = 1, .peak_tflops = 0};
       pp_op_time ot;
       bool all = true;
       double want = 0;

@@ -135,7 +135,7 @@ static void t_full_example_roundtrip(void **state)
       for (v = 0; v < pp_model_nop(m); v++) {
         pp_op_desc d1, d2;
         pp_op_time x1, x2;
-        pp_type_key k = {"T4", 0.7, 65};
+        pp_type_key k = {.name = "T4", .speed = 0.7, .peak_tflops = 65};
         pp_model_op(m, v, &d1);
         pp_model_op(m2, v, &d2);
         assert_string_equal(d1.name, d2.name);

@@ -21,7 +21,7 @@ static void expect(const pp_model *m, int32_t v, const char *type, double speed,
                    double peak, int32_t tp, int32_t mbs, double fwd, double upd,
                    unsigned est)
 {
-  pp_type_key k;
+  pp_type_key k = {0};
   pp_op_time t;
   k.name = type;
   k.speed = speed;
@@ -81,7 +81,7 @@ static void t_lookup_rules(void **state)
          PP_EST_SPEED | PP_EST_TP | PP_EST_MBS);
   {
     pp_op_time t;
-    pp_type_key k = {NULL, 1, 0};
+    pp_type_key k = {.name = NULL, .speed = 1, .peak_tflops = 0};
     assert_int_equal(pp_model_op_time(m, 4, &k, 1, 1, &t), PP_EINVAL);
     assert_int_equal(pp_model_op_time(m, 0, &k, 0, 1, &t), PP_EINVAL);
     assert_int_equal(pp_model_op_time(m, 0, &k, 1, 0, &t), PP_EINVAL);
@@ -94,7 +94,7 @@ static void t_type_key(void **state)
   pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = chain_model(ctx), *llama = NULL;
   pp_cluster *c = NULL, *h = NULL;
-  pp_type_key k;
+  pp_type_key k = {0};
   assert_int_equal(
       pp_cluster_load(ctx, tu_path("examples/cluster-matrix.json"), &c), PP_OK);
   /* The cluster declares V100 (speed 1): A100-80 keeps 3.457. */

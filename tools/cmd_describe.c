@@ -191,9 +191,11 @@ const struct cli_cmd cmd_topo = {
     "topo",
     "SPEC",
     "topo SPEC    describe a cluster: a cluster JSON file, nvidia-smi\n"
-    "             topo -m output or an NCCL topology XML (FILE[:gpu=T,\n"
-    "             nodes=N,inter=GBPS,...]), a built-in name, or a\n"
-    "             generator spec such as hier:4x8,intra=300,inter=25\n"
+    "             topo -m output (FILE:gpu=T or gpus=QUERY.csv[,nic=GBITS,\n"
+    "             nodes=N,...]), rocm-smi --showtopo output (FILE:gpu=T),\n"
+    "             an NCCL or RCCL topology XML (FILE[:nodes=N,inter=GBPS,\n"
+    "             ...]), a built-in name, or a generator spec such as\n"
+    "             hier:4x8,intra=300,inter=25\n"
     "topo --list  list the built-in clusters and generators",
     topo_tables,
     sizeof(struct describe_opts),

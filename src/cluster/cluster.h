@@ -20,6 +20,7 @@ struct pp_cluster {
   int32_t ntype;
   char **type_name;
   double *type_mem_gib, *type_speed, *type_peak;
+  double *type_peak32, *type_membw;
 
   int32_t ndev, nnode;
   char **dev_name, **dev_host;              /* host may be NULL */
@@ -71,12 +72,29 @@ struct ppi_gpu {
   double memory_gib;
   double speed;
   double peak_tflops;
-  const char *why; /* where the speed comes from */
-  double mem_gbps; /* memory bandwidth, GB/s, vendor data sheet */
+  const char *why;         /* where the speed comes from */
+  double mem_gbps;         /* memory bandwidth, GB/s, vendor data sheet */
+  double peak_fp32_tflops; /* without tensor cores, vendor data sheet */
+  const char *link;        /* GPU-to-GPU link generation, "" for none */
+  double link_gbps;        /* its bandwidth per GPU, both directions */
+  const char *source;      /* the data sheet of the other figures */
 };
+/* A catalog entry as a device type (every figure it has). */
+PP_INTERNAL void ppi_gpu_type_desc(const struct ppi_gpu *g,
+                                   pp_device_type_desc *d);
+PP_INTERNAL int32_t ppi_gpu_count(void);
+PP_INTERNAL const struct ppi_gpu *ppi_gpu_at(int32_t i);
+/* The catalog names of the family of name ("A100" -> "A100-40, A100-80")
+** into buf; returns how many there are (0: no such family). */
+PP_INTERNAL int32_t ppi_gpu_family(const char *name, char *buf, size_t n);
 PP_INTERNAL const struct ppi_gpu *ppi_gpu_find(const char *name);
 /* "V100, V100-16, ..." into buf, for "unknown GPU" messages. */
 PP_INTERNAL void ppi_gpu_names(char *buf, size_t n);
+/* The catalog name of a product name as nvidia-smi or rocm-smi prints
+** it ("NVIDIA A100-SXM4-80GB"), mem_mib the memory it reports (0:
+** unknown); NULL when the catalog has no such GPU or the name and
+** memory leave two sizes open (gpu_names.c). */
+PP_INTERNAL const char *ppi_gpu_product(const char *product, double mem_mib);
 
 /* TUNING: the bandwidth between nodes, GB/s per direction, when none is
 ** given: 12.5, a 100 Gb/s NIC per GPU (docs/FORMATS.md, "nvidia-smi topo
@@ -87,14 +105,24 @@ PP_INTERNAL void ppi_gpu_names(char *buf, size_t n);
 ** from nvidia-smi and NCCL dumps (cluster_box.c). */
 #define PPI_DEFAULT_INTER_GBPS 12.5
 
+/* Where a box's figures come from, said in the cluster's source so that
+** no figure is a silent default (cluster_box.c). */
+struct ppi_box_notes {
+  double nic_gbps;   /* inter-node GB/s per GPU from the NICs found; 0: none */
+  char nic_why[256]; /* how nic_gbps was found */
+  char type_why[96]; /* how the GPU type was chosen; "" when given */
+};
+
 /* A cluster of `nodes' copies of one box of g GPUs whose pairwise
 ** bandwidth is bw (g x g, GB/s; the diagonal is ignored), joined by
-** p->inter_gbps (cluster_box.c).  Devices are n<node>g<k> on host
-** node<node>, GPU k. */
+** p->inter_gbps, else notes->nic_gbps, else PPI_DEFAULT_INTER_GBPS
+** (cluster_box.c); notes (may be NULL) are appended to the source.
+** Devices are n<node>g<k> on host node<node>, GPU k. */
 PP_INTERNAL pp_status ppi_cluster_box(pp_ctx *ctx, const char *name,
                                       const char *source, const char *gpu,
                                       int32_t g, const double *bw,
                                       const pp_topo_params *p,
+                                      const struct ppi_box_notes *notes,
                                       pp_cluster **out);
 
 /* Paths of transfers over a link graph (cluster_paths.c): the

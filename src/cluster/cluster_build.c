@@ -19,7 +19,7 @@
 
 struct type_rec {
   const char *name;
-  double mem, speed, peak;
+  double mem, speed, peak, peak32, membw;
 };
 
 struct dev_rec {
@@ -154,6 +154,17 @@ pp_status pp_cluster_builder_add_type(pp_cluster_builder *b,
                  "device type '%s': peak_tflops must be a "
                  "non-negative number, not %g",
                  d->name, d->peak_tflops);
+  if (!(d->peak_fp32_tflops >= 0) || !isfinite(d->peak_fp32_tflops) ||
+      d->peak_fp32_tflops > 1e9)
+    return bfail(b, PP_EINPUT,
+                 "device type '%s': peak_fp32_tflops must be a "
+                 "number in [0, 1e9], not %g",
+                 d->name, d->peak_fp32_tflops);
+  if (!(d->mem_gbps >= 0) || !isfinite(d->mem_gbps) || d->mem_gbps > 1e9)
+    return bfail(b, PP_EINPUT,
+                 "device type '%s': mem_gbps must be a "
+                 "number in [0, 1e9], not %g",
+                 d->name, d->mem_gbps);
   /* Limits every reader shares, so anything built can be written and
   ** read back: 1 EiB of memory, a billion times V100, 1e9 TFLOP/s. */
   if (d->memory_gib > 1073741824.0 || d->speed > 1e9 || d->peak_tflops > 1e9)
@@ -169,6 +180,8 @@ pp_status pp_cluster_builder_add_type(pp_cluster_builder *b,
   r.mem = d->memory_gib;
   r.speed = d->speed;
   r.peak = d->peak_tflops;
+  r.peak32 = d->peak_fp32_tflops;
+  r.membw = d->mem_gbps;
   rc = ppi_strmap_put(b->ctx, &b->typemap, r.name, n, &old);
   if (rc == PP_EINVAL)
     return bfail(b, PP_EINPUT, "device type '%s' declared twice", d->name);
@@ -488,6 +501,8 @@ static pp_status layout(pp_cluster_builder *b)
   c->type_mem_gib = ppi_arena_alloc(ar, ctx, (size_t)nt, sizeof(double));
   c->type_speed = ppi_arena_alloc(ar, ctx, (size_t)nt, sizeof(double));
   c->type_peak = ppi_arena_alloc(ar, ctx, (size_t)nt, sizeof(double));
+  c->type_peak32 = ppi_arena_alloc(ar, ctx, (size_t)nt, sizeof(double));
+  c->type_membw = ppi_arena_alloc(ar, ctx, (size_t)nt, sizeof(double));
   c->ndev = nd;
   c->dev_name = ppi_arena_alloc(ar, ctx, (size_t)nd, sizeof(char *));
   c->dev_host = ppi_arena_alloc(ar, ctx, (size_t)nd, sizeof(char *));
@@ -497,8 +512,8 @@ static pp_status layout(pp_cluster_builder *b)
   c->nswitch = (int32_t)b->switches.n;
   c->sw_name = ppi_arena_alloc(ar, ctx, b->switches.n, sizeof(char *));
   if (!c->type_name || !c->type_mem_gib || !c->type_speed || !c->type_peak ||
-      !c->dev_name || !c->dev_host || !c->dev_type || !c->dev_node ||
-      !c->dev_local || !c->sw_name)
+      !c->type_peak32 || !c->type_membw || !c->dev_name || !c->dev_host ||
+      !c->dev_type || !c->dev_node || !c->dev_local || !c->sw_name)
     return ctx->err;
   for (i = 0; i < nt; i++) {
     const struct type_rec *r = &PPI_VEC_AT(&b->types, struct type_rec, i);
@@ -506,6 +521,8 @@ static pp_status layout(pp_cluster_builder *b)
     c->type_mem_gib[i] = r->mem;
     c->type_speed[i] = r->speed;
     c->type_peak[i] = r->peak;
+    c->type_peak32[i] = r->peak32;
+    c->type_membw[i] = r->membw;
   }
   for (i = 0; i < nd; i++) {
     const struct dev_rec *r = &PPI_VEC_AT(&b->devs, struct dev_rec, i);

@@ -181,11 +181,17 @@ static pp_status add_type(struct gen_run *g, const char *name)
     ppi_gpu_names(list, sizeof list);
     return gfail(g, PP_EINPUT, "unknown GPU '%s' (known: %s)", name, list);
   }
-  pp_device_type_desc_init(&d);
-  d.name = gpu->name;
-  d.memory_gib = g->p->mem > 0 ? g->p->mem : gpu->memory_gib;
-  d.speed = g->p->speed > 0 ? g->p->speed : gpu->speed;
-  d.peak_tflops = g->p->peak > 0 ? g->p->peak : gpu->peak_tflops;
+  ppi_gpu_type_desc(gpu, &d);
+  if (g->p->mem > 0)
+    d.memory_gib = g->p->mem;
+  if (g->p->speed > 0)
+    d.speed = g->p->speed;
+  if (g->p->peak > 0)
+    d.peak_tflops = g->p->peak;
+  if (g->p->peak32 > 0)
+    d.peak_fp32_tflops = g->p->peak32;
+  if (g->p->membw > 0)
+    d.mem_gbps = g->p->membw;
   return pp_cluster_builder_add_type(g->b, &d);
 }
 

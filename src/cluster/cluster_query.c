@@ -61,6 +61,8 @@ pp_status pp_cluster_type(const pp_cluster *c, int32_t t,
   out->memory_gib = c->type_mem_gib[t];
   out->speed = c->type_speed[t];
   out->peak_tflops = c->type_peak[t];
+  out->peak_fp32_tflops = c->type_peak32[t];
+  out->mem_gbps = c->type_membw[t];
   return PP_OK;
 }
 
@@ -103,6 +105,8 @@ pp_type_key pp_cluster_type_key(const pp_cluster *c, int32_t d)
     k.name = c->type_name[t];
     k.speed = c->type_speed[t];
     k.peak_tflops = c->type_peak[t];
+    k.peak_fp32_tflops = c->type_peak32[t];
+    k.mem_gbps = c->type_membw[t];
   }
   return k;
 }

@@ -302,7 +302,8 @@ static void memory(const struct ppi_cost *k, pp_device_memory *mem,
 
 static pp_status lower_bound_k(pp_ctx *ctx, const pp_model *m,
                                const pp_cluster *c, int64_t gbs, int32_t tp,
-                               int32_t mbs, int recompute, double *out)
+                               int32_t mbs, int recompute, pp_precision prec,
+                               double *out)
 {
   int32_t nt = c->ntype, t, v, i;
   int32_t *rep, *cnt;
@@ -332,6 +333,7 @@ static pp_status lower_bound_k(pp_ctx *ctx, const pp_model *m,
     if (!cnt[t])
       continue;
     key = pp_model_type_key(m, c, rep[t]);
+    key.precision = prec;
     for (v = 0; v < m->nop; v++) {
       pp_op_time x;
       double y;
@@ -397,7 +399,8 @@ pp_status pp_lower_bound(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
                     "pp_lower_bound: global batch %lld, micro-batch %d, tp %d "
                     "(positive, and the micro-batch must divide the batch)",
                     (long long)gbs, (int)mbs, (int)tp);
-  return lower_bound_k(ctx, m, c, gbs, tp, mbs, recompute, out_ms);
+  return lower_bound_k(ctx, m, c, gbs, tp, mbs, recompute, PP_PREC_MODEL,
+                       out_ms);
 }
 
 static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
@@ -483,7 +486,7 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
                                                     (e->sum.iteration_ms / 1000)
                                               : INFINITY;
   return lower_bound_k(ctx, k->m, k->c, k->p->p.global_batch, k->tp,
-                       k->p->p.micro_batch, k->p->p.recompute,
+                       k->p->p.micro_batch, k->p->p.recompute, k->prec,
                        &e->sum.lower_bound_ms);
 }
 

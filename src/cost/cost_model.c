@@ -120,7 +120,6 @@ static pp_status stage_times(struct ppi_cost *k, int32_t s,
   int32_t n, i;
   const int32_t *ops = pp_plan_stage_ops(k->p, s, &n);
   pp_status rc;
-  const struct ppi_gpu *gpu = key->name ? ppi_gpu_find(key->name) : NULL;
   double step =
       ppi_engine_step_bytes(k->engine, k->prec, k->zero, ppi_cost_nrep(k, s));
   out[0] = out[1] = out[2] = out[3] = out[4] = out[5] = 0;
@@ -134,7 +133,7 @@ static pp_status stage_times(struct ppi_cost *k, int32_t s,
     out[1] += t.bwd_ms;
     out[3] += t.update_ms > 0 ? t.update_ms : 0;
     k->est |= t.est;
-    if (!(t.update_ms > 0) && step > 0 && gpu && gpu->mem_gbps > 0 &&
+    if (!(t.update_ms > 0) && step > 0 && key->mem_gbps > 0 &&
         k->m->param[ops[i]] > 0) {
       /* not profiled: the step is memory-bound, its bytes at the
       ** type's memory bandwidth (docs/COST_MODEL.md, "Optimizer step") */
@@ -143,7 +142,7 @@ static pp_status stage_times(struct ppi_cost *k, int32_t s,
                pp_model_op_sizes(k->m, ops[i], k->tp, k->p->p.micro_batch, &z)))
         return rc;
       out[3] += z.param_bytes / pp_precision_bytes(k->m->dtype) * step /
-                (gpu->mem_gbps * 1e6);
+                (key->mem_gbps * 1e6);
     }
     if (k->tp > 1 && k->engine != PP_ENGINE_GENERIC &&
         (t.est & (PP_EST_TP | PP_EST_FLOPS)) &&
@@ -253,6 +252,7 @@ static pp_status replica_times(pp_ctx *ctx, struct ppi_cost *k)
         double *x = cache + (size_t)ty * 6, cm, f, b, rcm;
         if (!have[ty]) {
           pp_type_key key = pp_model_type_key(k->m, k->c, d);
+          key.precision = k->prec;
           if ((rc = stage_times(k, s, &key, x)))
             break;
           have[ty] = 1;

@@ -33,19 +33,37 @@ static pp_status read_types(struct cread *r, const json_t *types)
   json_object_foreach((json_t *)types, k, v)
   {
     pp_device_type_desc d;
-    char w[PP_MAX_NAME + 32];
+    const struct ppi_gpu *gpu;
+    char w[PP_MAX_NAME + 32], fam[256];
     snprintf(w, sizeof w, "device type '%s'", k);
     if (!json_is_object(v))
       return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
                          "%s must be an object, not %s", w, ppi_json_type(v));
-    pp_device_type_desc_init(&d);
+    /* A catalog name takes the catalog's figures for what it leaves
+    ** out; a name of a catalog family that is not one of its members
+    ** ("A100") is an error rather than a generic device of speed 1;
+    ** any other name is the user's own type (speed 1 relative to the
+    ** model's reference type unless given, docs/FORMATS.md). */
+    gpu = ppi_gpu_find(k);
+    if (gpu)
+      ppi_gpu_type_desc(gpu, &d);
+    else
+      pp_device_type_desc_init(&d);
     d.name = k;
-    if ((rc = ppi_jnum(r->ctx, r->src, w, v, "memory_gb", true, 0, 0, HUGE_VAL,
-                       &d.memory_gib)) ||
-        (rc = ppi_jnum(r->ctx, r->src, w, v, "speed", false, 1, 0, HUGE_VAL,
-                       &d.speed)) ||
-        (rc = ppi_jnum(r->ctx, r->src, w, v, "peak_tflops", false, 0, 0,
-                       HUGE_VAL, &d.peak_tflops)) ||
+    if (!gpu && ppi_gpu_family(k, fam, sizeof fam) > 0)
+      return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
+                         "%s: not a catalog name; did you mean one of %s?", w,
+                         fam);
+    if ((rc = ppi_jnum(r->ctx, r->src, w, v, "memory_gb", !gpu, d.memory_gib, 0,
+                       HUGE_VAL, &d.memory_gib)) ||
+        (rc = ppi_jnum(r->ctx, r->src, w, v, "speed", false, d.speed, 0,
+                       HUGE_VAL, &d.speed)) ||
+        (rc = ppi_jnum(r->ctx, r->src, w, v, "peak_tflops", false,
+                       d.peak_tflops, 0, HUGE_VAL, &d.peak_tflops)) ||
+        (rc = ppi_jnum(r->ctx, r->src, w, v, "peak_fp32_tflops", false,
+                       d.peak_fp32_tflops, 0, HUGE_VAL, &d.peak_fp32_tflops)) ||
+        (rc = ppi_jnum(r->ctx, r->src, w, v, "mem_gbps", false, d.mem_gbps, 0,
+                       HUGE_VAL, &d.mem_gbps)) ||
         (rc = pp_cluster_builder_add_type(r->b, &d)))
       return rc;
   }
@@ -258,10 +276,14 @@ static void write_cluster(FILE *f, const struct pp_cluster *c)
     ppi_json_num(f, c->type_mem_gib[i]);
     fputs(", \"speed\": ", f);
     ppi_json_num(f, c->type_speed[i]);
-    if (c->type_peak[i] > 0) {
-      fputs(", \"peak_tflops\": ", f);
-      ppi_json_num(f, c->type_peak[i]);
-    }
+    /* every figure, 0 included: a catalog name read back would
+    ** otherwise take the catalog's figure for one left out */
+    fputs(", \"peak_tflops\": ", f);
+    ppi_json_num(f, c->type_peak[i]);
+    fputs(", \"peak_fp32_tflops\": ", f);
+    ppi_json_num(f, c->type_peak32[i]);
+    fputs(", \"mem_gbps\": ", f);
+    ppi_json_num(f, c->type_membw[i]);
     fputs(i + 1 < c->ntype ? "},\n" : "}\n", f);
   }
   fputs(" },\n \"devices\": [\n", f);

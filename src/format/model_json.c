@@ -109,6 +109,43 @@ static pp_status read_tp_sizes(struct mread *r, const char *where, int32_t id,
   return PP_OK;
 }
 
+/* "roofline": [[fwd FLOPs, fwd bytes, bwd FLOPs, bwd bytes], ...], the
+** parts of a chain layer (docs/FORMATS.md); absent: one part. */
+static pp_status read_parts(struct mread *r, const char *w, int32_t id,
+                            const json_t *a)
+{
+  size_t i, k;
+  pp_status rc;
+  if (!a)
+    return PP_OK;
+  if (!json_is_array(a) || json_array_size(a) == 0)
+    return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
+                       "%s: \"roofline\" must be a non-empty array of "
+                       "[fwd_flops, fwd_bytes, bwd_flops, bwd_bytes]",
+                       w);
+  for (i = 0; i < json_array_size(a); i++) {
+    const json_t *q = json_array_get(a, i);
+    double v[4];
+    if (!json_is_array(q) || json_array_size(q) != 4)
+      return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
+                         "%s: roofline part %zu must be [fwd_flops, "
+                         "fwd_bytes, bwd_flops, bwd_bytes]",
+                         w, i);
+    for (k = 0; k < 4; k++) {
+      const json_t *x = json_array_get(q, k);
+      v[k] = json_is_number(x) ? json_number_value(x) : -1;
+      if (!(v[k] >= 0) || !isfinite(v[k]))
+        return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
+                           "%s: roofline part %zu, entry %zu must be a "
+                           "non-negative number",
+                           w, i, k);
+    }
+    if ((rc = ppi_model_builder_add_part(r->b, id, v)))
+      return rc;
+  }
+  return PP_OK;
+}
+
 static pp_status read_op(struct mread *r, const json_t *ops, size_t i,
                          int32_t mbs_ref)
 {
@@ -148,7 +185,8 @@ static pp_status read_op(struct mread *r, const json_t *ops, size_t i,
       (rc = ppi_jarr(r->ctx, r->src, w, o, "times", false, &times)) ||
       (rc = ppi_jarr(r->ctx, r->src, w, o, "tp_sizes", false, &tps)))
     return rc;
-  if ((rc = pp_model_builder_add_op(r->b, &d, &id)))
+  if ((rc = pp_model_builder_add_op(r->b, &d, &id)) ||
+      (rc = read_parts(r, w, id, json_object_get(o, "roofline"))))
     return rc;
   if (times && (rc = read_times(r, w, id, times, mbs_ref)))
     return rc;
@@ -334,6 +372,21 @@ static void write_op(FILE *f, const struct pp_model *m, int32_t v)
           ", \"param_bytes\": %lld, \"out_bytes\": %lld, "
           "\"saved_bytes\": %lld",
           (long long)m->param[v], (long long)m->out[v], (long long)m->saved[v]);
+  if (m->rf_off && m->rf_off[v + 1] > m->rf_off[v]) {
+    int32_t q;
+    fputs(",\n     \"roofline\": [", f);
+    for (q = m->rf_off[v]; q < m->rf_off[v + 1]; q++) {
+      int j;
+      fputs(q > m->rf_off[v] ? ", [" : "[", f);
+      for (j = 0; j < 4; j++) {
+        if (j)
+          fputs(", ", f);
+        ppi_json_num(f, m->rf[4 * (size_t)q + (size_t)j]);
+      }
+      fputc(']', f);
+    }
+    fputc(']', f);
+  }
   if (m->tied[v] >= 0) {
     fputs(", \"tied_to\": ", f);
     ppi_json_str(f, m->op_name[m->tied[v]]);

@@ -1,21 +1,40 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** `nvidia-smi topo -m' output as a cluster (docs/ECOSYSTEM.md 2.1).
+** `nvidia-smi topo -m' output as a cluster (docs/ECOSYSTEM.md 2.1;
+** docs/FORMATS.md, "nvidia-smi topo -m").
 **
-** The header row names the columns (GPU0 .. GPUn-1, then NICs; parsing
-** stops at "CPU Affinity"); each GPUi row gives one cell per column:
-** X on the diagonal, NV# (a bonded set of # NVLinks: # x nvlink_gbps),
-** PIX, PXB, PHB (PCIe: pcie_gbps), NODE, SYS or the older SOC (across
-** host bridges or sockets: sys_gbps).  Cells are split on tabs or runs
-** of spaces, so both the tab-separated output of newer drivers and the
-** space-aligned one of older ones read.  NIC rows, the legend and the
-** affinity columns are skipped.  The GPU type is gpu=, else guessed from
-** the NVLink count: NV18 is an H100 box, NV12 an A100 box, anything
-** else V100 (DGX-1).
+** The header row names the columns: GPU0 .. GPUn-1, then the NICs (NIC0
+** .. in newer drivers, mlx5_0 .. in older ones), then the affinity
+** columns ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID"), which are
+** ignored.  Each GPUi row gives one cell per column: X on the diagonal,
+** NV# (a bonded set of # NVLinks: # x nvlink_gbps), PIX, PXB, PHB
+** (PCIe: pcie_gbps), NODE, SYS or the older SOC (across host bridges
+** or sockets: sys_gbps).  Each NIC row must have a cell per column too;
+** the "NIC Legend" block (NIC0: mlx5_0) names the NICs.  Cells are split
+** on tabs or runs of spaces, carriage returns included, so the
+** tab-separated output of newer drivers, the space-aligned one of older
+** ones and CRLF files read; lines before the header and after the table
+** (a shell prompt, the command echoed) are skipped.
+**
+** The GPU type is not in the matrix: it is gpu= (a catalog name or a
+** product name), else the GPUs named in the p->gpus file, else in the
+** same text, by the output of `nvidia-smi --query-gpu=name,memory.total
+** --format=csv' (with or without its header) or of `nvidia-smi -q'
+** (each "Product Name" and the "Total" of its "FB Memory Usage"),
+** mapped by ppi_gpu_product (gpu_names.c); without any of them it is an
+** error that says how to give it.
+**
+** Between boxes each GPU uses its nearest NICs (the least of PIX < PXB
+** < PHB < NODE < SYS in its row), as NCCL picks them: with nic= (Gb/s
+** per NIC, which nvidia-smi does not print) a GPU gets the sum over
+** them of nic / 8 shared among the GPUs that use each, and the box the
+** least such share; the cluster's source says where the figure came
+** from (cluster_box.c).  One pass over the text.
 */
 #include "plan/plan.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +72,11 @@ static bool tok_is(const struct tok *t, const char *s)
   return t->n == strlen(s) && !memcmp(t->s, s, t->n);
 }
 
+static bool tok_eq(const struct tok *a, const struct tok *b)
+{
+  return a->n == b->n && !memcmp(a->s, b->s, a->n);
+}
+
 /* "GPU<k>" -> k, else -1. */
 static long gpu_index(const struct tok *t)
 {
@@ -68,18 +92,217 @@ static long gpu_index(const struct tok *t)
   return k;
 }
 
+/* A PCIe cell's distance: PIX 1, PXB 2, PHB 3, NODE 4, SYS and SOC 5;
+** 0 for anything else. */
+static int pcie_rank(const struct tok *c)
+{
+  static const char *const names[] = {"PIX", "PXB", "PHB", "NODE", "SYS"};
+  int k;
+  for (k = 0; k < 5; k++)
+    if (tok_is(c, names[k]))
+      return k + 1;
+  return tok_is(c, "SOC") ? 5 : 0;
+}
+
+/* ---- the GPU types: --query-gpu CSV or -q ------------------------------- */
+
+struct qgpu {
+  char name[96];
+  double mib;
+  long line;
+};
+
+/* [p, e) without white space at either end. */
+static void trim(const char **p, const char **e)
+{
+  while (*p < *e && isspace((unsigned char)**p))
+    (*p)++;
+  while (*e > *p && isspace((unsigned char)(*e)[-1]))
+    (*e)--;
+}
+
+static bool span_is(const char *p, const char *e, const char *s)
+{
+  return (size_t)(e - p) == strlen(s) && !memcmp(p, s, (size_t)(e - p));
+}
+
+/* The GPUs that `nvidia-smi -q' or a --query-gpu CSV lists in text, in
+** order, into q (at most max); header_only: a CSV needs its header (the
+** text is a topo -m file, whose affinity cells hold commas). */
+static int query_gpus(const char *text, size_t len, bool header_only,
+                      struct qgpu *q, int max)
+{
+  const char *p = text, *end = text + len;
+  bool dashq = false, in_fb = false, csv = false;
+  int n = 0, namecol = 0, memcol = 1, ncols = 0;
+  long line = 0;
+  {
+    const char *k;
+    for (k = text; k + 12 <= end; k++)
+      if (!memcmp(k, "Product Name", 12)) {
+        dashq = true;
+        break;
+      }
+  }
+  while (p < end && n <= max) {
+    const char *e = memchr(p, '\n', (size_t)(end - p)), *a, *b;
+    if (!e)
+      e = end;
+    line++;
+    a = p, b = e;
+    trim(&a, &b);
+    if (dashq) {
+      const char *c = memchr(a, ':', (size_t)(b - a));
+      if (!c && a < b)
+        in_fb = span_is(a, b, "FB Memory Usage");
+      else if (c) {
+        const char *ke = c, *v = c + 1, *ve = b;
+        trim(&a, &ke);
+        trim(&v, &ve);
+        if (span_is(a, ke, "Product Name")) {
+          if (n < max) {
+            snprintf(q[n].name, sizeof q[n].name, "%.*s", (int)(ve - v), v);
+            q[n].mib = 0;
+            q[n].line = line;
+          }
+          n++;
+        } else if (in_fb && n > 0 && n <= max && q[n - 1].mib == 0 &&
+                   span_is(a, ke, "Total"))
+          q[n - 1].mib = strtod(v, NULL);
+      }
+    } else if (a < b) {
+      /* the fields of a CSV line */
+      const char *f[8], *fe[8], *x = a;
+      int nf = 0, k;
+      while (nf < 8) {
+        const char *c = memchr(x, ',', (size_t)(b - x));
+        f[nf] = x;
+        fe[nf] = c ? c : b;
+        trim(&f[nf], &fe[nf]);
+        nf++;
+        if (!c)
+          break;
+        x = c + 1;
+      }
+      if (!csv) {
+        for (k = 0; k < nf; k++)
+          if (span_is(f[k], fe[k], "name"))
+            break;
+        if (k < nf) { /* the header */
+          int m;
+          namecol = k;
+          memcol = -1;
+          for (m = 0; m < nf; m++)
+            if (fe[m] - f[m] >= 12 && !memcmp(f[m], "memory.total", 12))
+              memcol = m;
+          ncols = nf;
+          csv = true;
+        } else if (!header_only && nf >= 2 && fe[1] - f[1] > 3 &&
+                   !memcmp(fe[1] - 3, "MiB", 3)) {
+          ncols = nf; /* --format=csv,noheader: name, memory.total */
+          csv = true;
+        }
+        if (!csv || k < nf)
+          goto next;
+      }
+      if (nf != ncols)
+        break; /* the table ended */
+      if (n < max) {
+        snprintf(q[n].name, sizeof q[n].name, "%.*s",
+                 (int)(fe[namecol] - f[namecol]), f[namecol]);
+        q[n].mib = memcol >= 0 ? strtod(f[memcol], NULL) : 0;
+        q[n].line = line;
+      }
+      n++;
+    } else if (csv)
+      break;
+  next:
+    p = e < end ? e + 1 : end;
+  }
+  return n;
+}
+
+/* The one catalog type of the GPUs listed in text, into *type; found is
+** false when text lists none. */
+static pp_status query_type(pp_ctx *ctx, const char *text, size_t len,
+                            const char *source, bool header_only, int32_t g,
+                            const char **type, bool *found)
+{
+  struct qgpu *q;
+  int n, i;
+  pp_status rc = PP_OK;
+  *found = false;
+  /* a box has no more GPUs than a topo -m matrix has columns */
+  if (!PPI_NEW(ctx, q, PPI_NVSMI_MAX_COLUMNS))
+    return PP_ENOMEM;
+  n = query_gpus(text, len, header_only, q, PPI_NVSMI_MAX_COLUMNS);
+  if (n == 0)
+    goto done;
+  *found = true;
+  if (n > PPI_NVSMI_MAX_COLUMNS) {
+    rc = ppi_fail_at(ctx, PP_ELIMIT, source, 0, 0, "more than %d GPUs",
+                     PPI_NVSMI_MAX_COLUMNS);
+    goto done;
+  }
+  if (n != g) {
+    rc = ppi_fail_at(ctx, PP_EINPUT, source, q[n - 1].line, 0,
+                     "lists %d GPUs, the topology %d", n, (int)g);
+    goto done;
+  }
+  for (i = 0; i < n; i++) {
+    const char *t = ppi_gpu_product(q[i].name, q[i].mib);
+    if (!t) {
+      char list[512];
+      ppi_gpu_names(list, sizeof list);
+      rc = ppi_fail_at(ctx, PP_EINPUT, source, q[i].line, 0,
+                       "GPU '%s'%s: not a type of the catalog or of two "
+                       "sizes it cannot tell apart; say which with gpu= "
+                       "(known: %s)",
+                       q[i].name, q[i].mib > 0 ? "" : " without memory.total",
+                       list);
+      goto done;
+    }
+    if (i > 0 && strcmp(t, *type)) {
+      rc = ppi_fail_at(ctx, PP_EINPUT, source, q[i].line, 0,
+                       "GPU '%s' is a %s, GPU 0 a %s: a box of one type "
+                       "only (say gpu= to treat all as one)",
+                       q[i].name, t, *type);
+      goto done;
+    }
+    *type = t;
+  }
+done:
+  ppi_free(ctx, q, (size_t)PPI_NVSMI_MAX_COLUMNS * sizeof *q);
+  return rc;
+}
+
+/* ---- the matrix ---------------------------------------------------------- */
+
+/* GB/s per direction of one NVLink of a GPU type: NVLink 2, 3 and 4 run
+** 25 GB/s per link and direction (V100, A100, H100: docs/ECOSYSTEM.md
+** 2.3); the GeForce RTX 3090's bridge gives 112.5 GB/s both ways over
+** four links (NVIDIA's GeForce RTX 3090 specifications), 14.0625 per
+** link and direction. */
+static double nvlink_per_link(const char *gpu)
+{
+  return !strcmp(gpu, "RTX-3090") ? 14.0625 : 25.0;
+}
+
 pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
                                 const char *source, const pp_topo_params *p,
                                 pp_cluster **out)
 {
   pp_topo_params defaults;
-  struct tok *tk = NULL;
+  struct tok *tk = NULL, *cols = NULL;
   const char *q = text, *end = text + len;
   double *bw = NULL, nvl, pcie, sys;
-  int32_t g = 0, ncol = 0, row = 0, i, j, maxnv = 0;
-  long line = 0;
+  int32_t g = 0, ncol = 0, row = 0, i, j;
+  int8_t *nicd = NULL; /* [GPU x NIC] pcie_rank */
+  char(*nicname)[32] = NULL;
+  long line = 0, header_line = 0;
   bool header = false;
   const char *gpu;
+  struct ppi_box_notes notes;
   pp_status rc = PP_OK;
 
   if (!ctx || (!text && len) || !out)
@@ -91,19 +314,22 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
   }
   if (!source)
     source = "<nvidia-smi>";
-  /* Defaults, GB/s per direction: NVLink 2 per link (docs/ECOSYSTEM.md
-  ** 2.3) and PCIe Gen3 x16 as [NCCL] models it. */
-  nvl = p->nvlink_gbps > 0 ? p->nvlink_gbps : 25;
+  memset(&notes, 0, sizeof notes);
+  /* Defaults, GB/s per direction: PCIe Gen3 x16 as [NCCL] models it;
+  ** NVLink below, once the type is known. */
   pcie = p->pcie_gbps > 0 ? p->pcie_gbps : 12;
   /* TUNING: sys= 10, the dgx1 generator's PCIe/QPI figure (cluster_gen.c),
   ** so the DGX-1 example gives dgx1's matrix (docs/FORMATS.md, "nvidia-smi
   ** topo -m"); d35d12a, no sweep recorded. */
   sys = p->sys_gbps > 0 ? p->sys_gbps : 10;
   tk = ppi_calloc(ctx, PPI_NVSMI_MAX_COLUMNS + 1, sizeof *tk);
-  if (!tk)
-    return ctx->err;
+  cols = ppi_calloc(ctx, PPI_NVSMI_MAX_COLUMNS + 1, sizeof *cols);
+  if (!tk || !cols) {
+    rc = ctx->err;
+    goto done;
+  }
 
-  while (q < end && (!header || row < g)) {
+  while (q < end) {
     const char *e = memchr(q, '\n', (size_t)(end - q));
     int n;
     if (!e)
@@ -122,9 +348,10 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
     }
     if (!header) {
       if (n > 0 && gpu_index(&tk[0]) == 0) {
-        /* the header: GPU and NIC columns up to the affinity ones */
+        /* the header: GPU columns, NIC columns, then the affinity ones */
         for (ncol = 0; ncol < n; ncol++) {
-          if (tok_is(&tk[ncol], "CPU") || tok_is(&tk[ncol], "NUMA"))
+          if (tok_is(&tk[ncol], "CPU") || tok_is(&tk[ncol], "NUMA") ||
+              tok_is(&tk[ncol], "GPU"))
             break;
           if (gpu_index(&tk[ncol]) >= 0) {
             if (gpu_index(&tk[ncol]) != ncol || g != ncol) {
@@ -135,15 +362,23 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
             }
             g++;
           }
+          cols[ncol] = tk[ncol];
         }
         header = true;
+        header_line = line;
         bw = ppi_calloc(ctx, (size_t)g * (size_t)g, sizeof *bw);
-        if (!bw) {
+        nicd =
+            ppi_calloc(ctx, (size_t)g * (size_t)(ncol - g + 1), sizeof *nicd);
+        nicname = ppi_calloc(ctx, (size_t)(ncol - g + 1), sizeof *nicname);
+        if (!bw || !nicd || !nicname) {
           rc = ctx->err;
           goto done;
         }
+        for (j = g; j < ncol; j++)
+          snprintf(nicname[j - g], sizeof nicname[0], "%.*s", (int)cols[j].n,
+                   cols[j].s);
       }
-    } else if (n > 0 && gpu_index(&tk[0]) >= 0) {
+    } else if (n > 0 && row < g && gpu_index(&tk[0]) >= 0) {
       if (gpu_index(&tk[0]) != row) {
         rc = ppi_fail_at(ctx, PP_EPARSE, source, line, 1,
                          "row '%.*s' where GPU%d was expected", (int)tk[0].n,
@@ -156,7 +391,7 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
                          (int)row, n - 1, (int)ncol);
         goto done;
       }
-      for (j = 0; j < g; j++) {
+      for (j = 0; j < ncol; j++) {
         const struct tok *c = &tk[j + 1];
         double x;
         int links = 0;
@@ -169,6 +404,19 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
           }
           continue;
         }
+        if (j >= g) { /* a NIC column */
+          int k = pcie_rank(c);
+          if (!k) {
+            rc = ppi_fail_at(ctx, PP_EPARSE, source, line, c->col,
+                             "GPU%d to %.*s: '%.*s' is not a PCIe path "
+                             "(PIX, PXB, PHB, NODE, SYS)",
+                             (int)row, (int)cols[j].n, cols[j].s, (int)c->n,
+                             c->s);
+            goto done;
+          }
+          nicd[(size_t)row * (ncol - g) + (j - g)] = (int8_t)k;
+          continue;
+        }
         if (c->n >= 3 && c->n <= 5 && !memcmp(c->s, "NV", 2) &&
             isdigit((unsigned char)c->s[2])) {
           size_t k;
@@ -176,10 +424,10 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
             links = links * 10 + (c->s[k] - '0');
           if (k != c->n || links < 1)
             links = -1;
-          x = links * nvl;
-        } else if (tok_is(c, "PIX") || tok_is(c, "PXB") || tok_is(c, "PHB"))
+          x = -links; /* links for now: the figure needs the type */
+        } else if (pcie_rank(c) >= 1 && pcie_rank(c) <= 3)
           x = pcie;
-        else if (tok_is(c, "NODE") || tok_is(c, "SYS") || tok_is(c, "SOC"))
+        else if (pcie_rank(c) >= 4)
           x = sys;
         else
           links = -1, x = 0;
@@ -191,10 +439,35 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
           goto done;
         }
         bw[(size_t)row * g + j] = x;
-        if (links > maxnv)
-          maxnv = links;
       }
       row++;
+    } else if (n > 0 && row == g && ncol > g) {
+      /* a NIC row, or a line of the NIC legend ("NIC0: mlx5_0") */
+      for (j = g; j < ncol; j++)
+        if (tok_eq(&tk[0], &cols[j]))
+          break;
+      if (j < ncol && n - 1 < ncol) {
+        rc = ppi_fail_at(ctx, PP_EPARSE, source, line, 0,
+                         "row %.*s has %d cells, the header %d columns",
+                         (int)tk[0].n, tk[0].s, n - 1, (int)ncol);
+        goto done;
+      }
+      if (j < ncol)
+        for (i = 0; i < g; i++)
+          if (!pcie_rank(&tk[i + 1])) {
+            rc = ppi_fail_at(ctx, PP_EPARSE, source, line, tk[i + 1].col,
+                             "%.*s to GPU%d: '%.*s' is not a PCIe path "
+                             "(PIX, PXB, PHB, NODE, SYS)",
+                             (int)tk[0].n, tk[0].s, (int)i, (int)tk[i + 1].n,
+                             tk[i + 1].s);
+            goto done;
+          }
+      if (j == ncol && n == 2 && tk[0].n > 1 && tk[0].s[tk[0].n - 1] == ':')
+        for (j = g; j < ncol; j++)
+          if (cols[j].n == tk[0].n - 1 &&
+              !memcmp(cols[j].s, tk[0].s, cols[j].n))
+            snprintf(nicname[j - g], sizeof nicname[0], "%.*s", (int)tk[1].n,
+                     tk[1].s);
     }
     q = e < end ? e + 1 : end;
   }
@@ -206,9 +479,9 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
   }
   if (row < g) {
     rc = ppi_fail_at(ctx, PP_EPARSE, source, line, 0,
-                     "the file ends before row GPU%d (the header has %d "
-                     "GPUs)",
-                     (int)row, (int)g);
+                     "the file ends before row GPU%d (the header on line %ld "
+                     "has %d GPUs)",
+                     (int)row, header_line, (int)g);
     goto done;
   }
   for (i = 0; i < g; i++)
@@ -220,16 +493,103 @@ pp_status pp_cluster_read_nvsmi(pp_ctx *ctx, const char *text, size_t len,
                          (int)i, (int)j, (int)j, (int)i);
         goto done;
       }
-  /* NV18 is an H100 machine's link count into its NVSwitches, NV12 a DGX
-  ** A100's (docs/ECOSYSTEM.md 2.1). */
-  gpu = p->gpu        ? p->gpu
-        : maxnv >= 18 ? "H100"
-        : maxnv >= 12 ? "A100-80"
-                      : "V100";
-  rc = ppi_cluster_box(ctx, "nvidia-smi", source, gpu, g, bw, p, out);
+  /* the NICs: each GPU's nearest, shared among their users */
+  if (p->nic_gbits > 0 && ncol == g) {
+    rc = ppi_fail_at(ctx, PP_EINPUT, source, header_line, 0,
+                     "nic=%g but the header names no NIC column", p->nic_gbits);
+    goto done;
+  }
+  if (ncol > g) {
+    int32_t nn = ncol - g, k;
+    double share = INFINITY;
+    int32_t users[PPI_NVSMI_MAX_COLUMNS];
+    memset(users, 0, sizeof users);
+    for (i = 0; i < g; i++) {
+      int8_t best = 127;
+      for (k = 0; k < nn; k++)
+        if (nicd[(size_t)i * nn + k] < best)
+          best = nicd[(size_t)i * nn + k];
+      for (k = 0; k < nn; k++)
+        if (nicd[(size_t)i * nn + k] == best)
+          users[k]++, nicd[(size_t)i * nn + k] = -1;
+    }
+    for (i = 0; i < g; i++) {
+      double s = 0;
+      for (k = 0; k < nn; k++)
+        if (nicd[(size_t)i * nn + k] < 0)
+          s += p->nic_gbits / 8 / users[k];
+      share = s < share ? s : share;
+    }
+    if (p->nic_gbits > 0) {
+      int32_t used = 0, first = -1;
+      for (k = 0; k < nn; k++)
+        if (users[k] && (used++, first < 0))
+          first = k;
+      notes.nic_gbps = share;
+      snprintf(notes.nic_why, sizeof notes.nic_why,
+               "each GPU's least share of its nearest NICs: %d of %d NICs "
+               "(%s%s) at nic=%g Gb/s",
+               (int)used, (int)nn, nicname[first], used > 1 ? ", ..." : "",
+               p->nic_gbits);
+    } else
+      snprintf(notes.nic_why, sizeof notes.nic_why,
+               "%d NICs (%s%s) whose speed nvidia-smi does not print: say "
+               "nic=GBITS or inter=",
+               (int)nn, nicname[0], nn > 1 ? ", ..." : "");
+  }
+  gpu = p->gpu;
+  if (!gpu) {
+    bool found = false;
+    if (p->gpus) {
+      char *t;
+      size_t tl;
+      if ((rc = ppi_read_file(ctx, p->gpus, &t, &tl)))
+        goto done;
+      rc = query_type(ctx, t, tl, p->gpus, false, g, &gpu, &found);
+      ppi_free(ctx, t, tl + 1);
+      if (!rc && !found)
+        rc = ppi_fail_at(ctx, PP_EINPUT, p->gpus, 0, 0,
+                         "names no GPU: not the output of 'nvidia-smi -q' "
+                         "or 'nvidia-smi --query-gpu=name,memory.total "
+                         "--format=csv'");
+      if (rc)
+        goto done;
+      snprintf(notes.type_why, sizeof notes.type_why, "GPU type %s from %s",
+               gpu, p->gpus);
+    } else {
+      if ((rc = query_type(ctx, text, len, source, true, g, &gpu, &found)))
+        goto done;
+      if (!found) {
+        char list[512];
+        ppi_gpu_names(list, sizeof list);
+        rc = ppi_fail_at(
+            ctx, PP_EINPUT, source, 0, 0,
+            "'nvidia-smi topo -m' does not say the GPU type: give "
+            "gpu=TYPE (known: %s) or gpus=FILE, a file with the output of "
+            "'nvidia-smi --query-gpu=name,memory.total --format=csv' or of "
+            "'nvidia-smi -q'",
+            list);
+        goto done;
+      }
+      snprintf(notes.type_why, sizeof notes.type_why,
+               "GPU type %s from the GPU list in the file", gpu);
+    }
+  }
+  nvl = p->nvlink_gbps > 0 ? p->nvlink_gbps : nvlink_per_link(gpu);
+  for (i = 0; i < g * g; i++)
+    if (bw[i] < 0)
+      bw[i] *= -nvl;
+  rc = ppi_cluster_box(ctx, "nvidia-smi", source, gpu, g, bw, p, &notes, out);
 done:
-  ppi_free(ctx, tk, (PPI_NVSMI_MAX_COLUMNS + 1) * sizeof *tk);
+  if (tk)
+    ppi_free(ctx, tk, (PPI_NVSMI_MAX_COLUMNS + 1) * sizeof *tk);
+  if (cols)
+    ppi_free(ctx, cols, (PPI_NVSMI_MAX_COLUMNS + 1) * sizeof *cols);
   if (bw)
     ppi_free(ctx, bw, (size_t)g * (size_t)g * sizeof *bw);
+  if (nicd)
+    ppi_free(ctx, nicd, (size_t)g * (size_t)(ncol - g + 1) * sizeof *nicd);
+  if (nicname)
+    ppi_free(ctx, nicname, (size_t)(ncol - g + 1) * sizeof *nicname);
   return rc;
 }

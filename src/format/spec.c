@@ -30,7 +30,7 @@ struct gen_info {
   const char *about;
 };
 
-#define COMMON_OPTS "gpu,mem,speed,peak,latency"
+#define COMMON_OPTS "gpu,mem,speed,peak,peak32,membw,latency"
 
 static const struct gen_info gens[] = {
     {"hier", PPI_GEN_HIER, 0, 2, "intra,inter," COMMON_OPTS,
@@ -180,6 +180,8 @@ static const struct ppi_kv gen_opts[] = {
     GEN_D("mem", mem),
     GEN_D("speed", speed),
     GEN_D("peak", peak),
+    GEN_D("peak32", peak32),
+    GEN_D("membw", membw),
     {"latency", PPI_KV_NONNEG, offsetof(struct ppi_gen_params, latency), 0,
      INFINITY, 0, NULL, NULL},
     {"gpu", PPI_KV_STRING, offsetof(struct ppi_gen_params, gpu), 0, 0, 0, NULL,
@@ -317,10 +319,32 @@ static const struct ppi_kv topo_opts[] = {
     TOPO_D("sys", sys_gbps),
     {"latency", PPI_KV_NONNEG, offsetof(pp_topo_params, latency_us), 0,
      INFINITY, 0, NULL, NULL},
+    TOPO_D("nic", nic_gbits),
+    {"gpus", PPI_KV_STRING, offsetof(pp_topo_params, gpus), 0, 0, 0, NULL,
+     NULL},
+    TOPO_D("mem", mem_gib),
+    TOPO_D("speed", speed),
+    TOPO_D("peak", peak_tflops),
+    TOPO_D("peak32", peak_fp32_tflops),
+    TOPO_D("membw", mem_gbps),
 };
 
-/* A cluster file: JSON, NCCL XML or nvidia-smi text, told apart by
-** their first character; opts (may be NULL) are topology options. */
+/* The formats a cluster file may be in, for the message that refuses
+** the others. */
+#define CLUSTER_FORMATS                                                        \
+  "cluster JSON, 'nvidia-smi topo -m' output, an NCCL or RCCL topology "       \
+  "XML (NCCL_TOPO_DUMP_FILE) or 'rocm-smi --showtopo' output"
+
+static bool has(const char *text, const char *s)
+{
+  return strstr(text, s) != NULL;
+}
+
+/* A cluster file: JSON, NCCL XML, rocm-smi or nvidia-smi text, told
+** apart by their first character and the marks each tool prints (the
+** rocm-smi banner or its table titles; a GPU0 column); anything else
+** is refused with the list of formats.  opts (may be NULL) are topology
+** options. */
 static pp_status cluster_file(pp_ctx *ctx, const char *spec, const char *path,
                               char *opts, pp_cluster **out)
 {
@@ -339,15 +363,22 @@ static pp_status cluster_file(pp_ctx *ctx, const char *spec, const char *path,
   c = first_char(text, len);
   if (c == '<')
     rc = pp_cluster_read_nccl_xml(ctx, text, len, path, &tp, out);
-  else if (c == '{' || c == '[' || !strstr(text, "GPU0")) {
+  else if (c == '{' || c == '[') {
     if (opts)
-      rc =
-          ppi_spec_fail(&s, "options follow a cluster JSON file; they apply to "
-                            "nvidia-smi and NCCL topology files");
+      rc = ppi_spec_fail(&s, "options follow a cluster JSON file; they apply "
+                             "to nvidia-smi, rocm-smi and NCCL topology "
+                             "files");
     else
       rc = pp_cluster_read_json(ctx, text, len, path, out);
-  } else
+  } else if (has(text, "ROCm System Management Interface") ||
+             has(text, "Link Type between two GPUs"))
+    rc = pp_cluster_read_rocm_smi(ctx, text, len, path, &tp, out);
+  else if (has(text, "GPU0"))
     rc = pp_cluster_read_nvsmi(ctx, text, len, path, &tp, out);
+  else
+    rc = ppi_fail_at(
+        ctx, PP_EINPUT, path, 0, 0,
+        "not a cluster format parplan reads (it reads " CLUSTER_FORMATS ")");
   ppi_free(ctx, text, len + 1);
   return rc;
 }

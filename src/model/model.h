@@ -28,6 +28,13 @@ struct pp_model {
   double *fwd, *bwd, *upd;   /* ms at the reference point */
   double *fflops, *bflops;
   double *fbytes, *bbytes; /* memory traffic, for the roofline */
+  /* Roofline parts (model_time.c): NULL, or a CSR over operators of
+  ** (fwd FLOPs, fwd bytes, bwd FLOPs, bwd bytes) quadruples, rf[4k..];
+  ** an operator without parts is its own single part.  A chain layer
+  ** keeps its members' parts, since the roofline of a sum is not the
+  ** sum of the rooflines. */
+  int32_t *rf_off;
+  double *rf;
   int64_t *param, *out, *saved;
   int32_t *tied; /* -1: owns its parameters */
   bool has_flops;
@@ -63,6 +70,26 @@ struct pp_model {
 
 /* Builders and checks shared between model files. */
 PP_INTERNAL pp_status ppi_model_index(pp_ctx *ctx, struct pp_model *m);
+/* Give operator op (already added) one more roofline part q = (fwd
+** FLOPs, fwd bytes, bwd FLOPs, bwd bytes); an operator with parts has
+** the parts' sums as its FLOPs and bytes. */
+PP_INTERNAL pp_status ppi_model_builder_add_part(pp_model_builder *b,
+                                                 int32_t op, const double q[4]);
+/* The roofline parts of operator v: *n quadruples at the result (the
+** operator's own totals as one part when it has none). */
+PP_INTERNAL const double *ppi_model_parts(const struct pp_model *m, int32_t v,
+                                          int32_t *n, double one[4]);
+/* TUNING: the share of the peak memory bandwidth that memory-bound
+** operators reach, 0.8: Jia et al. 2018 (docs/REFERENCES.md [JIA18])
+** measured 750 of the V100's 900 GB/s (0.83) with a streaming kernel;
+** rounded down for the read-modify-write mix of element-wise training
+** operators.  Not fitted to the benchmarks. */
+#define PPI_MEM_EFFICIENCY 0.8
+/* The roofline time in ms of flops FLOPs and bytes bytes on a device of
+** peak_tflops at efficiency eff and gbps of memory bandwidth (at
+** PPI_MEM_EFFICIENCY): the larger of the two; 0 where an input is 0. */
+PP_INTERNAL double ppi_roofline_ms(double flops, double bytes,
+                                   double peak_tflops, double eff, double gbps);
 /* The number of layers pp_model_chain_view would make (without building
 ** them, so no sum can overflow). */
 PP_INTERNAL pp_status ppi_chain_nlayer(pp_ctx *ctx, const struct pp_model *m,
@@ -73,13 +100,17 @@ PP_INTERNAL pp_status ppi_chain_nlayer(pp_ctx *ctx, const struct pp_model *m,
 PP_INTERNAL pp_status ppi_model_builtin(pp_ctx *ctx, const char *name,
                                         pp_model **out, bool *found);
 
-/* TUNING: the fraction of a GPU's dense fp16 peak that FLOP-derived
-** times assume when the spec gives no eff= (docs/FORMATS.md): 0.4, the
-** order of the model FLOP utilisation large transformer runs report on
-** V100/A100; chosen with the generators (52da8ee, 46875d5), not fitted
-** to a measurement.  One value for the transformer and operator-level
-** generators. */
-#define PPI_DEFAULT_EFFICIENCY 0.4
+/* TUNING: the fraction of a GPU's peak that the compute term of the
+** roofline assumes when the spec gives no eff= (docs/FORMATS.md,
+** docs/COST_MODEL.md "Roofline"): 0.5, the ONNX importer's default, so
+** that both paths to one network price it alike.  Memory-bound operators
+** are priced by their own term, so this is the share of peak of the
+** matmul and convolution kernels, above the 0.3-0.4 whole-model
+** utilisation large runs report (Megatron-LM: 39 TFLOP/s, 30% of a
+** V100); bench/bench_throughput.c shows how published single-GPU
+** throughputs compare (it was 0.4 before the roofline, 52da8ee; not
+** fitted to the benchmark). */
+#define PPI_DEFAULT_EFFICIENCY 0.5
 
 struct ppi_transformer_params {
   int32_t layers, hidden, heads, seq, vocab, ffn; /* ffn 0: 4*hidden */

@@ -24,6 +24,11 @@ struct op_rec {
   int32_t tied;
 };
 
+struct part_rec {
+  int32_t op;
+  double q[4];
+};
+
 struct edge_rec {
   int32_t src, dst;
   int64_t bytes;
@@ -53,6 +58,7 @@ struct pp_model_builder {
   pp_ctx *ctx;
   struct pp_model *m; /* the arena strings go to */
   struct ppi_vec ops, edges, keys, times, tps, hyper;
+  struct ppi_vec parts; /* struct part_rec */
   struct ppi_strmap names;
   bool failed; /* an add failed: finish refuses */
 };
@@ -109,6 +115,7 @@ pp_status pp_model_builder_create(pp_ctx *ctx, const char *name,
   ppi_vec_init(&b->times, sizeof(struct time_rec));
   ppi_vec_init(&b->tps, sizeof(struct tps_rec));
   ppi_vec_init(&b->hyper, sizeof(struct hyper_rec));
+  ppi_vec_init(&b->parts, sizeof(struct part_rec));
   ppi_strmap_init(&b->names);
   *out = b;
   if (!m->name || !m->source) {
@@ -131,6 +138,7 @@ void pp_model_builder_destroy(pp_model_builder *b)
   ppi_vec_free(ctx, &b->times);
   ppi_vec_free(ctx, &b->tps);
   ppi_vec_free(ctx, &b->hyper);
+  ppi_vec_free(ctx, &b->parts);
   ppi_strmap_free(ctx, &b->names);
   if (b->m)
     pp_model_destroy(b->m);
@@ -297,6 +305,27 @@ pp_status pp_model_builder_add_op(pp_model_builder *b, const pp_op_desc *d,
   if (id)
     *id = n;
   return PP_OK;
+}
+
+pp_status ppi_model_builder_add_part(pp_model_builder *b, int32_t op,
+                                     const double q[4])
+{
+  struct part_rec r;
+  int k;
+  pp_status rc;
+  if (!b || !q || op < 0 || (size_t)op >= b->ops.n)
+    return PP_EINVAL;
+  for (k = 0; k < 4; k++)
+    if (!(q[k] >= 0) || !isfinite(q[k]))
+      return bfail(b, PP_EINPUT,
+                   "operator %d: a roofline part must hold non-negative "
+                   "FLOPs and bytes",
+                   (int)op);
+  r.op = op;
+  memcpy(r.q, q, sizeof r.q);
+  if ((rc = ppi_vec_push(b->ctx, &b->parts, &r)) != PP_OK)
+    b->failed = true;
+  return rc;
 }
 
 int32_t pp_model_builder_find_op(const pp_model_builder *b, const char *name)
@@ -474,6 +503,46 @@ static int cmp_edge(const void *x, const void *y)
   return 0;
 }
 
+/* The roofline parts as a CSR by operator, in the order given; an
+** operator with parts takes their sums as its FLOPs and bytes. */
+static pp_status layout_parts(pp_model_builder *b)
+{
+  struct pp_model *m = b->m;
+  size_t np = b->parts.n, i;
+  int32_t v, *fill;
+  if (np == 0)
+    return PP_OK;
+  m->rf_off =
+      ppi_arena_alloc(&m->arena, b->ctx, (size_t)m->nop + 1, sizeof(int32_t));
+  m->rf = ppi_arena_alloc(&m->arena, b->ctx, np * 4, sizeof(double));
+  fill = ppi_calloc(b->ctx, (size_t)m->nop + 1, sizeof *fill);
+  if (!m->rf_off || !m->rf || !fill) {
+    ppi_free(b->ctx, fill, ((size_t)m->nop + 1) * sizeof *fill);
+    return b->ctx->err;
+  }
+  memset(m->rf_off, 0, ((size_t)m->nop + 1) * sizeof(int32_t));
+  for (i = 0; i < np; i++)
+    m->rf_off[PPI_VEC_AT(&b->parts, struct part_rec, i).op + 1]++;
+  for (v = 0; v < m->nop; v++) {
+    m->rf_off[v + 1] += m->rf_off[v];
+    fill[v] = m->rf_off[v];
+    if (m->rf_off[v + 1] > m->rf_off[v])
+      m->fflops[v] = m->bflops[v] = m->fbytes[v] = m->bbytes[v] = 0;
+  }
+  for (i = 0; i < np; i++) {
+    const struct part_rec *r = &PPI_VEC_AT(&b->parts, struct part_rec, i);
+    memcpy(&m->rf[4 * (size_t)fill[r->op]++], r->q, sizeof r->q);
+    m->fflops[r->op] += r->q[0];
+    m->fbytes[r->op] += r->q[1];
+    m->bflops[r->op] += r->q[2];
+    m->bbytes[r->op] += r->q[3];
+    if (r->q[0] > 0 || r->q[2] > 0)
+      m->has_flops = true;
+  }
+  ppi_free(b->ctx, fill, ((size_t)m->nop + 1) * sizeof *fill);
+  return PP_OK;
+}
+
 static pp_status layout_ops(pp_model_builder *b)
 {
   struct pp_model *m = b->m;
@@ -496,7 +565,8 @@ static pp_status layout_ops(pp_model_builder *b)
   m->saved = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof(int64_t));
   m->tied = ppi_arena_alloc(ar, ctx, (size_t)n, sizeof(int32_t));
   if (!m->op_name || !m->op_kind || !m->fwd || !m->bwd || !m->upd ||
-      !m->fflops || !m->bflops || !m->fbytes || !m->bbytes || !m->param || !m->out || !m->saved || !m->tied)
+      !m->fflops || !m->bflops || !m->fbytes || !m->bbytes || !m->param ||
+      !m->out || !m->saved || !m->tied)
     return ctx->err;
   for (v = 0; v < n; v++) {
     const struct op_rec *r = &PPI_VEC_AT(&b->ops, struct op_rec, v);
@@ -525,7 +595,7 @@ static pp_status layout_ops(pp_model_builder *b)
                    m->op_name[v], (int)v, m->op_name[w], m->op_name[m->tied[w]],
                    m->op_name[m->tied[w]]);
   }
-  return PP_OK;
+  return layout_parts(b);
 }
 
 static pp_status layout_edges(pp_model_builder *b)

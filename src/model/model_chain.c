@@ -182,7 +182,7 @@ static pp_status add_layer(struct chain_run *r, pp_model_builder *b, int32_t lo,
   pp_op_desc d;
   char name[2 * PP_MAX_NAME + 8];
   const char *kind = m->op_kind[m->topo[lo]];
-  int32_t i, v, t;
+  int32_t i, v, t, id;
   pp_status rc;
 
   pp_op_desc_init(&d);
@@ -217,8 +217,20 @@ static pp_status add_layer(struct chain_run *r, pp_model_builder *b, int32_t lo,
              m->op_name[m->topo[hi]]);
   d.name = name;
   d.kind = kind;
-  if ((rc = pp_model_builder_add_op(b, &d, NULL)) != PP_OK)
+  if ((rc = pp_model_builder_add_op(b, &d, &id)) != PP_OK)
     return rc;
+  /* The members' roofline parts, since the roofline of the sums is not
+  ** the sum of the rooflines (model.h, rf_off). */
+  if (d.fwd_flops + d.bwd_flops + d.fwd_bytes + d.bwd_bytes > 0)
+    for (i = lo; i <= hi; i++) {
+      double one[4];
+      int32_t np, k;
+      const double *q = ppi_model_parts(m, m->topo[i], &np, one);
+      for (k = 0; k < np; k++, q += 4)
+        if (q[0] + q[1] + q[2] + q[3] > 0 &&
+            (rc = ppi_model_builder_add_part(b, id, q)) != PP_OK)
+          return rc;
+    }
   for (t = 0; t < m->ntable; t++) {
     double f = 0, bw = 0, u = 0;
     for (i = lo; i <= hi; i++) {

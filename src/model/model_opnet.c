@@ -8,10 +8,15 @@
 ** softmax, layer norm, reshape, ...), with the edges of their dataflow.
 **
 ** Costs: FLOPs from the shapes (a convolution 2 Cin Cout k^2 Ho Wo per
-** sample; a matmul 2 m n k), backward twice the forward; time = FLOPs /
-** (peak x efficiency) + bytes moved / (memory bandwidth x efficiency),
-** since element-wise operators are memory-bound (the reference GPU's
-** peak from the catalog; memory bandwidth 900 GB/s, a V100's).  Bytes:
+** sample; a matmul 2 m n k; 2 FLOPs per multiply-add), backward twice the
+** forward; memory traffic the elements an operator reads and writes, 2
+** bytes each, backward twice the forward; time the roofline
+** (ppi_roofline_ms, docs/COST_MODEL.md "Roofline"): the larger of FLOPs
+** over the reference GPU's peak at the efficiency and bytes over its
+** memory bandwidth (both from the catalog), since element-wise
+** operators are memory-bound.  The same fields give every other device
+** type its own roofline time (pp_model_op_time), as for ONNX imports.
+** Bytes:
 ** fp16 activations (2 per element) from the output shapes; saved bytes
 ** are what the operator keeps for its backward (a convolution or matmul
 ** its input, batch norm and layer norm their input, ReLU/GELU their
@@ -26,14 +31,10 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Memory bandwidth of the memory-bound operators' times, bytes/s: the
-** V100's HBM2, 900 GB/s (NVIDIA Tesla V100 datasheet), for every
-** reference GPU (docs/REFERENCES.md lists the data sheets). */
-#define MEMBW 900e9
-
 struct gb {
   pp_model_builder *b;
-  double rate, mrate; /* FLOP per ms, bytes per ms */
+  const struct ppi_gpu *gpu; /* the reference type */
+  double eff;
   double batch;
   pp_status rc;
 };
@@ -81,11 +82,14 @@ static int32_t op(struct gb *g, const char *name, const char *kind,
   pp_op_desc_init(&d);
   d.name = name;
   d.kind = kind;
-  t = flops * g->batch / g->rate + moved * 2 * g->batch / g->mrate;
-  d.fwd_ms = t;
-  d.bwd_ms = 2 * t;
   d.fwd_flops = flops * g->batch;
   d.bwd_flops = 2 * d.fwd_flops;
+  d.fwd_bytes = moved * 2 * g->batch;
+  d.bwd_bytes = 2 * d.fwd_bytes;
+  t = ppi_roofline_ms(d.fwd_flops, d.fwd_bytes, g->gpu->peak_tflops, g->eff,
+                      g->gpu->mem_gbps);
+  d.fwd_ms = t;
+  d.bwd_ms = 2 * t;
   d.param_bytes = (int64_t)(params * 2);
   d.out_bytes = (int64_t)(out * 2 * g->batch);
   d.saved_bytes = (int64_t)(saved * g->batch);
@@ -463,9 +467,13 @@ pp_status ppi_model_opnet(pp_ctx *ctx, const struct ppi_opnet_params *p,
   int st;
 
   *out = NULL;
-  if (!gpu)
+  if (!gpu) {
+    char list[512];
+    ppi_gpu_names(list, sizeof list);
     return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
-                       "unknown GPU '%s' for the reference times", p->type);
+                       "unknown GPU '%s' for the reference times (known: %s)",
+                       p->type, list);
+  }
   if (!(p->efficiency > 0 && p->efficiency <= 1))
     return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
                        "efficiency must be in (0, 1], not %g", p->efficiency);
@@ -491,8 +499,8 @@ pp_status ppi_model_opnet(pp_ctx *ctx, const struct ppi_opnet_params *p,
         return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
                            "swin stages take 1..500 blocks each");
   memset(&g, 0, sizeof g);
-  g.rate = gpu->peak_tflops * 1e12 * p->efficiency / 1e3;
-  g.mrate = MEMBW * p->efficiency / 1e3;
+  g.gpu = gpu;
+  g.eff = p->efficiency;
   g.batch = p->batch;
   if ((rc = pp_model_builder_create(ctx, p->kind, source, &g.b)) ||
       (rc = pp_model_builder_set_micro_batch(g.b, p->batch)) ||

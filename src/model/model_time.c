@@ -11,8 +11,8 @@
 **      reference type's point at tp 1 and the reference micro-batch);
 **   2. profiles of the same family (the name up to its first '-':
 **      "V100-16" serves "V100-32"), flagged PP_EST_FAMILY;
-**   3. when the operator has FLOPs and the type a known peak: FLOPs /
-**      (peak * efficiency), flagged PP_EST_FLOPS;
+**   3. when the operator has FLOPs or memory traffic and the type a
+**      known peak: the roofline (below), flagged PP_EST_FLOPS;
 **   4. the reference type's profiles divided by the type's speed,
 **      flagged PP_EST_SPEED.
 ** Within a set of profiles the nearest point wins: the exact (tp, mbs);
@@ -25,6 +25,14 @@
 ** 0.28-1.0 of micro-batch 1's), so proportional scaling from one point
 ** overstates larger ones; between measured points the measurements say
 ** how much.
+** A run whose precision is of the other class than the model's dtype
+** (fp32 against fp16/bf16) skips 1 and 2 where 3 applies: a profile
+** says nothing about the other precision's speed.
+** Roofline (docs/COST_MODEL.md, "Roofline"): per roofline part of the
+** operator, the larger of its FLOPs over the peak of the run's precision
+** times the model's efficiency and its bytes (in the run's element
+** size) over the memory bandwidth times PPI_MEM_EFFICIENCY; the parts
+** add up (a chain layer keeps its members' parts).
 ** "Nearest" is in log ratio; ties go to the larger micro-batch and the
 ** smaller tp.  Cost: O(ntable) per call, integer tests per table (the
 ** type names are resolved once per call against the model's few).
@@ -272,6 +280,75 @@ static void apply(const struct pp_model *m, int32_t v, const struct pick *p,
     out->est |= PP_EST_MBS;
 }
 
+double ppi_roofline_ms(double flops, double bytes, double peak_tflops,
+                       double eff, double gbps)
+{
+  double tc =
+      peak_tflops > 0 && eff > 0 ? flops / (peak_tflops * eff * 1e9) : 0;
+  double tm = gbps > 0 ? bytes / (gbps * PPI_MEM_EFFICIENCY * 1e6) : 0;
+  return tc > tm ? tc : tm;
+}
+
+const double *ppi_model_parts(const struct pp_model *m, int32_t v, int32_t *n,
+                              double one[4])
+{
+  if (m->rf_off && m->rf_off[v + 1] > m->rf_off[v]) {
+    *n = m->rf_off[v + 1] - m->rf_off[v];
+    return &m->rf[4 * (size_t)m->rf_off[v]];
+  }
+  one[0] = m->fflops[v];
+  one[1] = m->fbytes[v];
+  one[2] = m->bflops[v];
+  one[3] = m->bbytes[v];
+  *n = 1;
+  return one;
+}
+
+/* The roofline estimate of op v on type *t (docs/COST_MODEL.md,
+** "Roofline"): per part, the larger of its FLOPs over the peak of the
+** run's precision (fp32: the fp32 peak, else the tensor-core peak) at
+** the model's efficiency and its bytes (converted from the model's
+** dtype to the run's) over the memory bandwidth at PPI_MEM_EFFICIENCY;
+** the parts add up.  scale: micro-batch ratio over tp, both terms. */
+static void roofline(const pp_model *m, int32_t v, const pp_type_key *t,
+                     double scale, pp_op_time *out)
+{
+  pp_precision prec = t->precision ? t->precision : m->dtype;
+  double peak = prec == PP_PREC_FP32 && t->peak_fp32_tflops > 0
+                    ? t->peak_fp32_tflops
+                    : t->peak_tflops;
+  double conv =
+      (double)pp_precision_bytes(prec == PP_PREC_FP32 ? prec : PP_PREC_FP16) /
+      pp_precision_bytes(m->dtype);
+  double one[4];
+  int32_t n, i;
+  const double *q = ppi_model_parts(m, v, &n, one);
+  out->fwd_ms = out->bwd_ms = 0;
+  for (i = 0; i < n; i++, q += 4) {
+    out->fwd_ms += ppi_roofline_ms(q[0] * scale, q[1] * scale * conv, peak,
+                                   m->efficiency, t->mem_gbps);
+    out->bwd_ms += ppi_roofline_ms(q[2] * scale, q[3] * scale * conv, peak,
+                                   m->efficiency, t->mem_gbps);
+  }
+}
+
+static bool can_roof(const pp_model *m, int32_t v, const pp_type_key *t)
+{
+  return t && t->peak_tflops > 0 &&
+         m->fflops[v] + m->bflops[v] + m->fbytes[v] + m->bbytes[v] > 0;
+}
+
+static void roof_time(const pp_model *m, int32_t v, const pp_type_key *t,
+                      int32_t tp, int32_t mbs, pp_op_time *out)
+{
+  double scale = (double)mbs / m->micro_batch / tp;
+  double speed = t->speed > 0 ? t->speed : 1;
+  roofline(m, v, t, scale, out);
+  out->update_ms = m->upd[v] / tp / speed;
+  out->est = PP_EST_FLOPS | (tp != 1 ? PP_EST_TP : 0u) |
+             (mbs != m->micro_batch ? PP_EST_MBS : 0u);
+}
+
 pp_status pp_model_op_time(const pp_model *m, int32_t v, const pp_type_key *t,
                            int32_t tp, int32_t mbs, pp_op_time *out)
 {
@@ -281,6 +358,15 @@ pp_status pp_model_op_time(const pp_model *m, int32_t v, const pp_type_key *t,
   if (!m || !out || v < 0 || v >= m->nop || tp < 1 || mbs < 1)
     return PP_EINVAL;
   memset(out, 0, sizeof *out);
+  /* A profile holds for the dtype it was taken in: a run in the other
+  ** class (fp32 against fp16/bf16) takes the roofline where there is
+  ** one. */
+  if (t && t->precision != PP_PREC_MODEL &&
+      (t->precision == PP_PREC_FP32) != (m->dtype == PP_PREC_FP32) &&
+      can_roof(m, v, t)) {
+    roof_time(m, v, t, tp, mbs, out);
+    return PP_OK;
+  }
   if (pick_in(m, v, SET_EXACT, name, tp, mbs, &p)) {
     apply(m, v, &p, tp, mbs, out);
     return PP_OK;
@@ -290,15 +376,8 @@ pp_status pp_model_op_time(const pp_model *m, int32_t v, const pp_type_key *t,
     out->est |= PP_EST_FAMILY;
     return PP_OK;
   }
-  if (t && t->peak_tflops > 0 && m->fflops[v] + m->bflops[v] > 0) {
-    double rate = t->peak_tflops * 1e12 * m->efficiency / 1e3; /* per ms */
-    double scale = (double)mbs / m->micro_batch / tp;
-    double speed = t->speed > 0 ? t->speed : 1;
-    out->fwd_ms = m->fflops[v] * scale / rate;
-    out->bwd_ms = m->bflops[v] * scale / rate;
-    out->update_ms = m->upd[v] / tp / speed;
-    out->est = PP_EST_FLOPS | (tp != 1 ? PP_EST_TP : 0u) |
-               (mbs != m->micro_batch ? PP_EST_MBS : 0u);
+  if (can_roof(m, v, t)) {
+    roof_time(m, v, t, tp, mbs, out);
     return PP_OK;
   }
   /* The operator's own fields are always a reference point, so this

@@ -13,8 +13,27 @@
 **                         al., MLSys'23, eq. 1 with the MLP width kept);
 **   logits forward FLOPs  2shV; saved: its fp16 input and fp32 logits.
 ** Every figure scales with the micro-batch b.  Because ops carry FLOPs,
-** a device type with a known peak gets its own FLOP-based times
+** a device type with a known peak gets its own roofline times
 ** (pp_model_op_time, PP_EST_FLOPS) instead of a speed ratio.
+**
+** Roofline (docs/COST_MODEL.md, "Roofline"): a layer is two parts, its
+** matmuls and its memory-bound operators, each timed by the larger of
+** FLOPs over the peak and bytes over the memory bandwidth, and added.
+** Memory traffic per sample, in elements (e bytes each), of the eager
+** PyTorch/Megatron layer (Korthikanti et al. list the same tensors):
+**   matmuls: QKV reads sh writes 3sh; QK^T reads 2sh writes as^2; AV
+**     reads as^2 + sh writes sh; projection sh -> sh; FC1 sh -> sf;
+**     FC2 sf -> sh; weights 4h^2 + 2hf: 12sh + 2as^2 + 2sf + 4h^2 + 2hf;
+**   memory-bound: two LayerNorms (read and write sh each), scale-mask-
+**     softmax (as^2 -> as^2), attention dropout (as^2 -> as^2, plus a
+**     1-byte mask), GELU (sf -> sf), two dropout + residual adds (read
+**     2sh, write sh, plus a mask): e(10sh + 4as^2 + 2sf) + as^2 + 2sh
+**     bytes (their FLOPs, a few per element, are left out, so the
+**     layer's FLOPs are the matmuls', the usual model-FLOPs count);
+**   backward: twice the FLOPs and twice the traffic of each part (it
+**     reads the output gradient and the saved inputs and writes the
+**     input and weight gradients).
+** The logits are one matmul part (reads sh and hV, writes sV fp32).
 */
 #include "model/model.h"
 
@@ -45,7 +64,7 @@ pp_status ppi_model_transformer(pp_ctx *ctx,
   double s = p->seq, h = p->hidden, a = p->heads, V = p->vocab,
          b = p->micro_batch, e = p->bytes_per_elem;
   double f = p->ffn > 0 ? p->ffn : 4.0 * p->hidden;
-  double rate, biggest;
+  double biggest, mm[4], el[4];
   pp_model_builder *bld = NULL;
   pp_op_desc d;
   char name[32];
@@ -53,9 +72,13 @@ pp_status ppi_model_transformer(pp_ctx *ctx,
   pp_status rc;
 
   *out = NULL;
-  if (!gpu)
+  if (!gpu) {
+    char list[512];
+    ppi_gpu_names(list, sizeof list);
     return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
-                       "unknown GPU '%s' for the reference times", p->type);
+                       "unknown GPU '%s' for the reference times (known: %s)",
+                       p->type, list);
+  }
   if (p->layers < 1 || p->hidden < 1 || p->heads < 1 || p->seq < 1 ||
       p->vocab < 1 || p->micro_batch < 1 || p->bytes_per_elem < 1)
     return ppi_fail_at(ctx, PP_EINPUT, source, 0, 0,
@@ -79,7 +102,6 @@ pp_status ppi_model_transformer(pp_ctx *ctx,
                  (4 * h * h + 2 * h * f + V * h) * e);
   if (!(biggest < 4e18))
     return ppi_fail_at(ctx, PP_ELIMIT, source, 0, 0, "sizes exceed 4e18 bytes");
-  rate = gpu->peak_tflops * 1e12 * p->efficiency / 1e3; /* FLOP per ms */
 
   if ((rc = pp_model_builder_create(ctx, "transformer", source, &bld)) ||
       (rc = pp_model_builder_set_micro_batch(bld, p->micro_batch)) ||
@@ -101,6 +123,12 @@ pp_status ppi_model_transformer(pp_ctx *ctx,
   d.param_bytes = (int64_t)((V * h + s * h) * e);
   d.out_bytes = (int64_t)(b * s * h * e);
   d.saved_bytes = (int64_t)(b * s * h); /* dropout mask */
+  /* gather word and position rows, add, dropout: reads 2sh, writes sh */
+  d.fwd_bytes = b * (3 * s * h * e + s * h);
+  d.bwd_bytes = 2 * d.fwd_bytes;
+  d.fwd_ms = ppi_roofline_ms(0, d.fwd_bytes, gpu->peak_tflops, p->efficiency,
+                             gpu->mem_gbps);
+  d.bwd_ms = 2 * d.fwd_ms;
   if ((rc = pp_model_builder_add_op(bld, &d, &emb)))
     goto done;
   for (i = 1; i <= p->layers; i++) {
@@ -108,14 +136,27 @@ pp_status ppi_model_transformer(pp_ctx *ctx,
     snprintf(name, sizeof name, "layer%d", (int)i);
     d.name = name;
     d.kind = "transformer_layer";
-    d.fwd_flops = b * (8 * s * h * h + 4 * s * h * f + 4 * s * s * h);
-    d.bwd_flops = 2 * d.fwd_flops;
-    d.fwd_ms = d.fwd_flops / rate;
-    d.bwd_ms = d.bwd_flops / rate;
+    mm[0] = b * (8 * s * h * h + 4 * s * h * f + 4 * s * s * h);
+    mm[1] = e * (b * (12 * s * h + 2 * a * s * s + 2 * s * f) + 4 * h * h +
+                 2 * h * f);
+    el[0] = 0; /* their FLOPs are negligible beside their traffic */
+    el[1] = b * (e * (10 * s * h + 4 * a * s * s + 2 * s * f) + a * s * s +
+                 2 * s * h);
+    mm[2] = 2 * mm[0], mm[3] = 2 * mm[1], el[2] = 2 * el[0], el[3] = 2 * el[1];
+    d.fwd_ms = ppi_roofline_ms(mm[0], mm[1], gpu->peak_tflops, p->efficiency,
+                               gpu->mem_gbps) +
+               ppi_roofline_ms(el[0], el[1], gpu->peak_tflops, p->efficiency,
+                               gpu->mem_gbps);
+    d.bwd_ms = ppi_roofline_ms(mm[2], mm[3], gpu->peak_tflops, p->efficiency,
+                               gpu->mem_gbps) +
+               ppi_roofline_ms(el[2], el[3], gpu->peak_tflops, p->efficiency,
+                               gpu->mem_gbps);
     d.param_bytes = (int64_t)((4 * h * h + 2 * h * f + 9 * h + f) * e);
     d.out_bytes = (int64_t)(b * s * h * e);
     d.saved_bytes = (int64_t)(b * (s * h * (18 + 5 * a * s / h) + 4 * s * f));
-    if ((rc = pp_model_builder_add_op(bld, &d, NULL)))
+    if ((rc = pp_model_builder_add_op(bld, &d, &id)) ||
+        (rc = ppi_model_builder_add_part(bld, id, mm)) ||
+        (rc = ppi_model_builder_add_part(bld, id, el)))
       goto done;
   }
   pp_op_desc_init(&d);
@@ -124,6 +165,13 @@ pp_status ppi_model_transformer(pp_ctx *ctx,
   d.param_bytes = (int64_t)(2 * h * e);
   d.out_bytes = (int64_t)(b * s * h * e);
   d.saved_bytes = (int64_t)(b * s * h * e);
+  d.fwd_flops = b * 8 * s * h;
+  d.bwd_flops = 2 * d.fwd_flops;
+  d.fwd_bytes = b * 2 * s * h * e;
+  d.bwd_bytes = 2 * d.fwd_bytes;
+  d.fwd_ms = ppi_roofline_ms(d.fwd_flops, d.fwd_bytes, gpu->peak_tflops,
+                             p->efficiency, gpu->mem_gbps);
+  d.bwd_ms = 2 * d.fwd_ms;
   if ((rc = pp_model_builder_add_op(bld, &d, NULL)))
     goto done;
   pp_op_desc_init(&d);
@@ -131,8 +179,12 @@ pp_status ppi_model_transformer(pp_ctx *ctx,
   d.kind = "logits";
   d.fwd_flops = b * 2 * s * h * V;
   d.bwd_flops = 2 * d.fwd_flops;
-  d.fwd_ms = d.fwd_flops / rate;
-  d.bwd_ms = d.bwd_flops / rate;
+  d.fwd_bytes = b * s * (h * e + V * 4) + h * V * e;
+  d.bwd_bytes = 2 * d.fwd_bytes;
+  d.fwd_ms = ppi_roofline_ms(d.fwd_flops, d.fwd_bytes, gpu->peak_tflops,
+                             p->efficiency, gpu->mem_gbps);
+  d.bwd_ms = ppi_roofline_ms(d.bwd_flops, d.bwd_bytes, gpu->peak_tflops,
+                             p->efficiency, gpu->mem_gbps);
   d.param_bytes = (int64_t)(V * h * e);
   d.out_bytes = (int64_t)(b * s * V * e);
   d.saved_bytes = (int64_t)(b * s * h * e + b * s * V * 4);

@@ -252,7 +252,7 @@ pp_status ppi_partition_fill_chain(pp_ctx *ctx, struct pp_partition *pt,
   pt->op_off[S] = n;
   /* the stage graph, at speed 1 */
   for (s = 0; s < S; s++) {
-    pp_type_key key = {NULL, 1, 0};
+    pp_type_key key = {.name = NULL, .speed = 1};
     pt->sg_param[s] = pt->st[s].param_bytes;
     for (l = first[s]; l < first[s + 1]; l++) {
       pp_op_time t;

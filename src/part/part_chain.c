@@ -65,7 +65,7 @@ pp_status ppi_chain_build(pp_ctx *ctx, struct ppi_arena *ar, const pp_model *v,
       !PPI_ARENA_NEW(ar, ctx, c->fp, (size_t)c->nprof * (L + 1)))
     return PP_ENOMEM;
   for (q = 0; q < c->nprof; q++) {
-    pp_type_key key = {NULL, 1, 0};
+    pp_type_key key = {.name = NULL, .speed = 1};
     double *w = c->wp + (size_t)q * (L + 1), *f = c->fp + (size_t)q * (L + 1);
     if (types[q] >= 0 && !p->devices) {
       key = pp_model_type_key(v, cl, p->flat_device);

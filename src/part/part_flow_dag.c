@@ -37,7 +37,7 @@ static pp_status build_dag(pp_ctx *ctx, struct ppi_arena *ar, const pp_model *m,
 {
   int32_t n = pp_model_nop(m), v, e;
   double scale = (double)mbs / pp_model_micro_batch(m);
-  pp_type_key key = {NULL, 1, 0};
+  pp_type_key key = {.name = NULL, .speed = 1};
   pp_status rc;
 
   memset(g, 0, sizeof *g);

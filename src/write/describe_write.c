@@ -117,9 +117,14 @@ static void model_text(FILE *f, const struct pp_model *m,
   fprintf(f, "\n  longest op   %.3f ms (fwd + bwd)\n", st->max_op_ms);
   if (st->fwd_flops > 0)
     fprintf(f,
-            "  flops        %.4g TFLOP fwd + %.4g TFLOP bwd, efficiency "
-            "%g\n",
-            st->fwd_flops / 1e12, st->bwd_flops / 1e12, m->efficiency);
+            "  flops        %.4g GFLOP fwd + %.4g GFLOP bwd per micro-batch "
+            "(2 FLOPs per multiply-add), efficiency %g\n",
+            st->fwd_flops / 1e9, st->bwd_flops / 1e9, m->efficiency);
+  if (st->fwd_bytes > 0)
+    fprintf(f,
+            "  traffic      %.4g GB fwd + %.4g GB bwd of device memory per "
+            "micro-batch (the roofline's bytes)\n",
+            st->fwd_bytes / 1e9, st->bwd_bytes / 1e9);
   ppi_fmt_bytes(b1, sizeof b1, st->param_bytes);
   ppi_fmt_bytes(b2, sizeof b2, st->saved_bytes);
   ppi_fmt_bytes(b3, sizeof b3, st->out_bytes);
@@ -212,6 +217,8 @@ static void model_json(FILE *f, const struct pp_model *m,
   jkey(f, "max_op_ms", st->max_op_ms, false);
   jkey(f, "fwd_flops", st->fwd_flops, false);
   jkey(f, "bwd_flops", st->bwd_flops, false);
+  jkey(f, "fwd_bytes", st->fwd_bytes, false);
+  jkey(f, "bwd_bytes", st->bwd_bytes, false);
   jkey(f, "param_bytes", st->param_bytes, false);
   jkey(f, "out_bytes", st->out_bytes, false);
   jkey(f, "saved_bytes", st->saved_bytes, false);
@@ -326,6 +333,10 @@ pp_status pp_cluster_describe(pp_ctx *ctx, const pp_cluster *c, int json,
               c->type_speed[t]);
       if (c->type_peak[t] > 0)
         fprintf(f, ", peak %g TFLOP/s", c->type_peak[t]);
+      if (c->type_peak32[t] > 0)
+        fprintf(f, " (fp32 %g)", c->type_peak32[t]);
+      if (c->type_membw[t] > 0)
+        fprintf(f, ", memory %g GB/s", c->type_membw[t]);
       fputc('\n', f);
     }
     fprintf(f, "  bandwidth    %g to %g GB/s between devices, latency %g us\n",
@@ -374,6 +385,10 @@ pp_status pp_cluster_describe(pp_ctx *ctx, const pp_cluster *c, int json,
       ppi_json_num(f, c->type_speed[t]);
       fputs(", \"peak_tflops\": ", f);
       ppi_json_num(f, c->type_peak[t]);
+      fputs(", \"peak_fp32_tflops\": ", f);
+      ppi_json_num(f, c->type_peak32[t]);
+      fputs(", \"mem_gbps\": ", f);
+      ppi_json_num(f, c->type_membw[t]);
       fputc('}', f);
     }
     fputs("],\n", f);

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** The roofline estimate (docs/COST_MODEL.md, "Roofline") and the GPU
+** catalog (docs/COST_MODEL.md, "GPU catalog"): the larger of the FLOP
+** and the memory term per part, the precision's peak and element size,
+** a chain layer equal to the sum of its members, the parts through JSON,
+** the two ResNet-50 paths on every catalog GPU, and cluster types that
+** are named, overridden or unknown.
+*/
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+
+static pp_model *one_op(pp_ctx *ctx, double ffl, double fby, pp_precision dt)
+{
+  pp_model_builder *b = NULL;
+  pp_model *m = NULL;
+  pp_op_desc d;
+  assert_int_equal(pp_model_builder_create(ctx, "m", "test", &b), PP_OK);
+  assert_int_equal(pp_model_builder_set_efficiency(b, 0.5), PP_OK);
+  assert_int_equal(pp_model_builder_set_dtype(b, dt), PP_OK);
+  pp_op_desc_init(&d);
+  d.name = "op";
+  d.fwd_ms = 1;
+  d.bwd_ms = 2;
+  d.fwd_flops = ffl;
+  d.bwd_flops = 2 * ffl;
+  d.fwd_bytes = fby;
+  d.bwd_bytes = 2 * fby;
+  assert_int_equal(pp_model_builder_add_op(b, &d, NULL), PP_OK);
+  assert_int_equal(pp_model_builder_finish(b, &m), PP_OK);
+  return m;
+}
+
+static double fwd(const pp_model *m, int32_t v, const pp_type_key *k,
+                  int32_t tp, int32_t mbs)
+{
+  pp_op_time t;
+  assert_int_equal(pp_model_op_time(m, v, k, tp, mbs, &t), PP_OK);
+  return t.fwd_ms + t.bwd_ms;
+}
+
+static void near(double got, double want, const char *what)
+{
+  if (!(fabs(got - want) <= 1e-9 * fmax(1, fabs(want))))
+    fail_msg("%s: got %.17g, want %.17g", what, got, want);
+}
+
+/* max(FLOPs / (peak eff), bytes / (bw 0.8)), fwd + bwd (3x). */
+static void t_max_of_terms(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  pp_type_key k = {0};
+  pp_model *m;
+  k.name = "X";
+  k.speed = 1;
+  k.peak_tflops = 100;
+  k.peak_fp32_tflops = 10;
+  k.mem_gbps = 1000;
+  /* 1e12 FLOPs at 50 TFLOP/s: 20 ms; 1e9 bytes at 800 GB/s: 1.25 ms */
+  m = one_op(ctx, 1e12, 1e9, PP_PREC_FP16);
+  near(fwd(m, 0, &k, 1, 1), 3 * 20.0, "compute-bound");
+  /* tp 2 and micro-batch 4 scale both terms by 2 */
+  near(fwd(m, 0, &k, 2, 4), 3 * 40.0, "tp 2, micro-batch 4");
+  /* fp32 run of an fp16 model: the fp32 peak (200 ms) and 4-byte
+  ** elements (2.5 ms) */
+  k.precision = PP_PREC_FP32;
+  near(fwd(m, 0, &k, 1, 1), 3 * 200.0, "fp32 peak");
+  pp_model_destroy(m);
+  /* memory-bound: 1e9 FLOPs (0.02 ms) and 8e9 bytes (10 ms) */
+  k.precision = PP_PREC_MODEL;
+  m = one_op(ctx, 1e9, 8e9, PP_PREC_FP16);
+  near(fwd(m, 0, &k, 1, 1), 3 * 10.0, "memory-bound");
+  k.precision = PP_PREC_FP32; /* twice the bytes */
+  near(fwd(m, 0, &k, 1, 1), 3 * 20.0, "memory-bound, fp32");
+  k.precision = PP_PREC_BF16; /* same class as the fp16 model: as given */
+  k.mem_gbps = 0;             /* unknown bandwidth: no memory term */
+  near(fwd(m, 0, &k, 1, 1), 3 * 0.02, "no bandwidth");
+  pp_model_destroy(m);
+  /* a profiled fp32 model run in fp16 takes the roofline, not the
+  ** profile (1 + 2 ms) */
+  k.mem_gbps = 1000;
+  k.name = NULL;
+  m = one_op(ctx, 1e12, 1e9, PP_PREC_FP32);
+  k.precision = PP_PREC_FP32;
+  near(fwd(m, 0, &k, 1, 1), 3.0, "profile in its own dtype");
+  k.precision = PP_PREC_FP16;
+  near(fwd(m, 0, &k, 1, 1), 3 * 20.0, "roofline in the other dtype");
+  pp_model_destroy(m);
+}
+
+static pp_type_key key_of(pp_ctx *ctx, const char *gpu)
+{
+  char spec[64];
+  pp_cluster *c = NULL;
+  pp_type_key k;
+  snprintf(spec, sizeof spec, "hier:1x1,gpu=%s", gpu);
+  assert_int_equal(pp_cluster_load(ctx, spec, &c), PP_OK);
+  k = pp_cluster_type_key(c, 0);
+  k.name = "no-such-type"; /* outlives the cluster; matches no profile */
+  pp_cluster_destroy(c);
+  return k;
+}
+
+static double total(const pp_model *m, const pp_type_key *k)
+{
+  double s = 0;
+  int32_t v;
+  for (v = 0; v < pp_model_nop(m); v++)
+    s += fwd(m, v, k, 1, pp_model_micro_batch(m));
+  return s;
+}
+
+/* A chain layer keeps its members' parts: the chain view, and the chain
+** view written to JSON and read back, cost what the DAG costs, on every
+** catalog GPU and in both precision classes. */
+static void t_chain_keeps_parts(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  static const char *const specs[] = {
+      "resnet:depth=50", "bert:layers=2,seq=128",
+      "transformer:layers=2,hidden=256,heads=4,seq=128,vocab=1000"};
+  static const char *const gpus[] = {"V100", "T4", "A100-80", "H100",
+                                     "B200", "L4", "MI300X"};
+  size_t i, g;
+  char path[512];
+  snprintf(path, sizeof path, "%s", tu_tmp("roofline_chain.json"));
+  for (i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+    pp_model *m = NULL, *v = NULL, *back = NULL;
+    assert_int_equal(pp_model_load(ctx, specs[i], &m), PP_OK);
+    assert_int_equal(pp_model_chain_view(ctx, m, 0, &v), PP_OK);
+    assert_true(pp_model_nop(v) > 1);
+    assert_int_equal(pp_model_write(ctx, v, path, NULL), PP_OK);
+    assert_int_equal(pp_model_load(ctx, path, &back), PP_OK);
+    for (g = 0; g < sizeof gpus / sizeof gpus[0]; g++) {
+      pp_type_key k = key_of(ctx, gpus[g]);
+      double dag, chain, json, sums = 0;
+      int32_t l;
+      k.precision = PP_PREC_FP16;
+      dag = total(m, &k);
+      chain = total(v, &k);
+      json = total(back, &k);
+      if (fabs(chain - dag) > 1e-9 * dag || fabs(json - dag) > 1e-9 * dag)
+        fail_msg("%s on %s: DAG %.17g ms, chain %.17g, chain via JSON %.17g",
+                 specs[i], gpus[g], dag, chain, json);
+      /* ResNet's layers mix convolutions and memory-bound operators:
+      ** the roofline of a layer's sums would be clearly less than the
+      ** sum of its members' rooflines, so the parts matter */
+      for (l = 0; l < pp_model_nop(v); l++) {
+        pp_op_desc o;
+        assert_int_equal(pp_model_op(v, l, &o), PP_OK);
+        sums +=
+            fmax(o.fwd_flops / (k.peak_tflops * 1e9 * pp_model_efficiency(v)),
+                 o.fwd_bytes / (k.mem_gbps * 0.8e6));
+      }
+      if (i == 0 && !(sums < 0.98 * dag / 3))
+        fail_msg("%s on %s: the sums' roofline %.17g is not below the "
+                 "parts' %.17g",
+                 specs[i], gpus[g], sums, dag / 3);
+      k.precision = PP_PREC_FP32;
+      assert_true(total(v, &k) > chain);
+    }
+    pp_model_destroy(back);
+    pp_model_destroy(v);
+    pp_model_destroy(m);
+  }
+}
+
+/* The two ResNet-50 paths: the generator's stored reference times are
+** the roofline on its reference GPU, so the lookup on that GPU (the
+** reference set) and the roofline on a copy of the type (a name without
+** profiles) agree. */
+static void t_reference_is_roofline(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  pp_model *m = NULL;
+  pp_type_key k = key_of(ctx, "V100");
+  double ref, roof;
+  pp_type_key r = {0};
+  assert_int_equal(pp_model_load(ctx, "resnet:depth=50", &m), PP_OK);
+  r.speed = 1;
+  ref = total(m, &r); /* no peak: the stored reference times */
+  roof = total(m, &k);
+  near(roof, ref, "resnet-50 on its reference V100");
+  pp_model_destroy(m);
+  assert_int_equal(pp_model_load(ctx, "transformer:layers=4", &m), PP_OK);
+  near(total(m, &k), total(m, &r), "transformer on its reference V100");
+  pp_model_destroy(m);
+}
+
+/* Every catalog GPU has the figures the roofline needs. */
+static void t_catalog(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  static const char *const all[] = {
+      "V100",     "V100-16",  "V100-32",   "T4",     "A100-40",
+      "A100-80",  "H100",     "H200",      "GH-96",  "B200",
+      "GB200",    "A10",      "L4",        "L40S",   "RTX-2080",
+      "RTX-3090", "RTX-4090", "Titan-RTX", "MI250X", "MI300X"};
+  size_t i;
+  for (i = 0; i < sizeof all / sizeof all[0]; i++) {
+    pp_type_key k = key_of(ctx, all[i]);
+    if (!(k.peak_tflops > k.peak_fp32_tflops && k.peak_fp32_tflops > 0 &&
+          k.mem_gbps > 0 && k.speed > 0))
+      fail_msg("%s: peak %g, fp32 %g, memory %g GB/s, speed %g", all[i],
+               k.peak_tflops, k.peak_fp32_tflops, k.mem_gbps, k.speed);
+  }
+}
+
+static pp_status load_text(pp_ctx *ctx, const char *text, pp_cluster **c)
+{
+  return pp_cluster_read_json(ctx, text, strlen(text), "c.json", c);
+}
+
+/* Cluster types: a catalog name takes its figures, a family name that is
+** no member is refused, any other name is the user's own type, and the
+** generators and machine-dump specs take mem=, speed=, peak=, peak32=
+** and membw= overrides. */
+static void t_cluster_types(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  pp_cluster *c = NULL;
+  pp_type_key k;
+  const char *dev = "\"devices\": [{\"name\": \"d0\", \"type\": \"%s\", "
+                    "\"node\": 0}], \"bandwidth_GBps\": [[0]]}";
+  char text[512];
+  snprintf(text, sizeof text, "{\"device_types\": {\"H200\": {}}, ");
+  snprintf(text + strlen(text), sizeof text - strlen(text), dev, "H200");
+  assert_int_equal(load_text(ctx, text, &c), PP_OK);
+  k = pp_cluster_type_key(c, 0);
+  near(k.mem_gbps, 4800, "H200 bandwidth");
+  near(k.peak_tflops, 989, "H200 peak");
+  assert_true(pp_cluster_type_memory(c, 0) > (int64_t)140 << 30);
+  pp_cluster_destroy(c);
+  c = NULL;
+  snprintf(text, sizeof text,
+           "{\"device_types\": {\"A100\": {\"memory_gb\": 40}}, ");
+  snprintf(text + strlen(text), sizeof text - strlen(text), dev, "A100");
+  assert_int_equal(load_text(ctx, text, &c), PP_EINPUT);
+  assert_non_null(strstr(pp_ctx_errmsg(ctx), "A100-40, A100-80"));
+  assert_non_null(strstr(pp_ctx_errmsg(ctx), "c.json"));
+  pp_ctx_clear_error(ctx);
+  snprintf(text, sizeof text,
+           "{\"device_types\": {\"mygpu\": {\"memory_gb\": 40, \"speed\": 2, "
+           "\"mem_gbps\": 700, \"peak_fp32_tflops\": 20}}, ");
+  snprintf(text + strlen(text), sizeof text - strlen(text), dev, "mygpu");
+  assert_int_equal(load_text(ctx, text, &c), PP_OK);
+  k = pp_cluster_type_key(c, 0);
+  near(k.mem_gbps, 700, "given bandwidth");
+  near(k.peak_fp32_tflops, 20, "given fp32 peak");
+  pp_cluster_destroy(c);
+  c = NULL;
+  assert_int_equal(
+      pp_cluster_load(ctx, "hier:1x2,gpu=L40S,membw=900,peak32=80", &c), PP_OK);
+  k = pp_cluster_type_key(c, 1);
+  near(k.mem_gbps, 900, "membw=");
+  near(k.peak_fp32_tflops, 80, "peak32=");
+  near(k.peak_tflops, 362, "L40S peak");
+  pp_cluster_destroy(c);
+  c = NULL;
+  {
+    char spec[512];
+    snprintf(spec, sizeof spec,
+             "%s:gpu=V100,mem=30,membw=1000,peak32=14,peak=120,speed=1.5",
+             tu_path("examples/nvsmi-dgx1.txt"));
+    assert_int_equal(pp_cluster_load(ctx, spec, &c), PP_OK);
+    k = pp_cluster_type_key(c, 0);
+    near(k.mem_gbps, 1000, "file spec membw=");
+    near(k.peak_fp32_tflops, 14, "file spec peak32=");
+    near(k.peak_tflops, 120, "file spec peak=");
+    near(k.speed, 1.5, "file spec speed=");
+    assert_true(pp_cluster_type_memory(c, 0) == (int64_t)30 << 30);
+    pp_cluster_destroy(c);
+    c = NULL;
+  }
+  assert_int_equal(pp_cluster_load(ctx, "hier:1x2,gpu=A100", &c), PP_EINPUT);
+  assert_non_null(strstr(pp_ctx_errmsg(ctx), "known:"));
+  pp_ctx_clear_error(ctx);
+  {
+    pp_model *m = NULL;
+    assert_int_equal(pp_model_load(ctx, "transformer:layers=1,gpu=A100", &m),
+                     PP_EINPUT);
+    assert_non_null(strstr(pp_ctx_errmsg(ctx), "A100-40, A100-80"));
+    pp_ctx_clear_error(ctx);
+    assert_int_equal(pp_model_load(ctx, "resnet:depth=50,gpu=H300", &m),
+                     PP_EINPUT);
+    assert_non_null(strstr(pp_ctx_errmsg(ctx), "MI300X"));
+    pp_ctx_clear_error(ctx);
+  }
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      TU_CTX_TEST(t_max_of_terms),          TU_CTX_TEST(t_chain_keeps_parts),
+      TU_CTX_TEST(t_reference_is_roofline), TU_CTX_TEST(t_catalog),
+      TU_CTX_TEST(t_cluster_types),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
