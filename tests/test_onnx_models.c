@@ -234,6 +234,34 @@ static void t_tied(void **state)
   json_decref(j);
 }
 
+/* GPT-2's GELU is exported decomposed (Div, Erf, Add, Mul, Mul); torch
+** runs it as one kernel, so the erf's input and output and 1 + erf are
+** no memory traffic: the Erf node moves nothing, each of the 12 GELUs
+** still reads its input. */
+static void t_gelu_traffic(void **state)
+{
+  pp_ctx *ctx;
+  pp_model *m;
+  int32_t i, nerf = 0;
+  (void)state;
+  assert_int_equal(pp_ctx_create(NULL, &ctx), PP_OK);
+  m = load(ctx, "gpt2", 0, 0, PP_PREC_MODEL);
+  assert_non_null(m);
+  for (i = 0; i < pp_model_nop(m); i++) {
+    pp_op_desc d;
+    pp_model_op(m, i, &d);
+    if (!d.kind || strcmp(d.kind, "Erf"))
+      continue;
+    nerf++;
+    if (d.fwd_bytes != 0 || d.bwd_bytes != 0)
+      fail_msg("%s: %g bytes forward, %g backward; want 0", d.name, d.fwd_bytes,
+               d.bwd_bytes);
+  }
+  assert_int_equal(nerf, 12);
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+}
+
 /* The batch is the model's: a static export's batch= must agree; a
 ** symbolic batch takes batch=; another symbolic dimension needs its own
 ** value, never the batch's. */
@@ -321,9 +349,10 @@ static void t_dtype(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_models), cmocka_unit_test(t_chain),
-      cmocka_unit_test(t_tied),   cmocka_unit_test(t_batch),
-      cmocka_unit_test(t_dtype),  cmocka_unit_test(t_onnx_agrees),
+      cmocka_unit_test(t_models),       cmocka_unit_test(t_chain),
+      cmocka_unit_test(t_tied),         cmocka_unit_test(t_batch),
+      cmocka_unit_test(t_dtype),        cmocka_unit_test(t_onnx_agrees),
+      cmocka_unit_test(t_gelu_traffic),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

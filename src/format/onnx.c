@@ -588,7 +588,9 @@ static void fold_identity(struct onnx_run *r)
 
 /* A decomposed GELU, x * 0.5 * (1 + erf(x / sqrt 2)) (torch's export of
 ** F.gelu before opset 20): autograd sees one gelu, which saves x only, so
-** x / sqrt 2, erf(.) and 1 + erf(.) are never saved. */
+** x / sqrt 2, erf(.) and 1 + erf(.) are never saved; nor are they
+** memory traffic, as torch's gelu kernel keeps them in registers (the
+** decomposition's outer multiplications still count theirs). */
 static const char *made_by(const struct onnx_run *r, int32_t k);
 
 static void mark_gelu(struct onnx_run *r)
@@ -611,6 +613,8 @@ static void mark_gelu(struct onnx_run *r)
         continue;
       OT(r, dk).no_save = OT(r, ek).no_save = true;
       OT(r, ppi_strmap_get(&r->tmap, a->output[0])).no_save = true;
+      OT(r, dk).fused = OT(r, ek).fused = true;
+      OT(r, ppi_strmap_get(&r->tmap, a->output[0])).fused = true;
     }
   }
 }
@@ -1022,6 +1026,8 @@ static pp_status describe(struct onnx_run *r, size_t j, pp_op_desc *d,
       first = o;
       d->out_bytes = tbytes(r, o);
     }
+    if (o->fused)
+      continue;
     wr += (double)tbytes(r, o);
     if (ppi_onnx_is_float(o->type))
       ograd += (double)tbytes(r, o);
@@ -1034,7 +1040,8 @@ static pp_status describe(struct onnx_run *r, size_t j, pp_op_desc *d,
     if (t->ndim < 0)
       return ofail(r, "operator '%s': input '%s' %s", r->names[j], n->input[i],
                    no_shape);
-    rd += (double)tbytes(r, t);
+    if (!t->fused)
+      rd += (double)tbytes(r, t);
     if (t->param >= 0) {
       struct otensor *p = &OT(r, t->param);
       any_grad = true;
@@ -1044,7 +1051,8 @@ static pp_status describe(struct onnx_run *r, size_t j, pp_op_desc *d,
         d->param_bytes += tbytes(r, p);
         float_bytes[dtype_slot(p->type)] += p->elems;
       }
-    } else if (!t->is_const && t->grad && ppi_onnx_is_float(t->type)) {
+    } else if (!t->is_const && !t->fused && t->grad &&
+               ppi_onnx_is_float(t->type)) {
       any_grad = true;
       igrad += (double)tbytes(r, t);
     }

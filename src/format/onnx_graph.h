@@ -42,6 +42,8 @@ struct otensor {
   bool saved;    /* already saved for backward by an operator */
   bool grad;     /* requires grad: a parameter or an activation */
   bool no_save;  /* inside a decomposed GELU: autograd never sees it */
+  bool fused;    /* the same: torch's one gelu kernel never writes it to
+                    device memory, so it is no memory traffic */
   bool has_data; /* an initializer with its values in the file */
 };
 
