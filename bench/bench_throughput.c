@@ -13,8 +13,8 @@
 ** same network (data/onnx/, made by scripts/make_onnx_models.py); a
 ** missing ONNX file is reported, not skipped silently.
 **
-** Published figures (docs/COST_MODEL.md, "Roofline", lists each with
-** its source, file and line):
+** Published figures (docs/REFERENCES.md lists the sources: [DLE],
+** [Megatron-LM], [nanoGPT]):
 **   ResNet-50 v1.5: NVIDIA DeepLearningExamples PyTorch README
 **     (PyTorch/Classification/ConvNets/resnet50v1.5/README.md @
 **     729963dd, lines 598-614): 1 x V100 16GB mixed 1200 img/s, FP32

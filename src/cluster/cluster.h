@@ -84,6 +84,9 @@ PP_INTERNAL void ppi_gpu_type_desc(const struct ppi_gpu *g,
                                    pp_device_type_desc *d);
 PP_INTERNAL int32_t ppi_gpu_count(void);
 PP_INTERNAL const struct ppi_gpu *ppi_gpu_at(int32_t i);
+/* The length of name's family: up to its first '-' ("A100-40" ->
+** "A100"); profiles of one family serve each other (model_time.c). */
+PP_INTERNAL size_t ppi_gpu_family_len(const char *name);
 /* The catalog names of the family of name ("A100" -> "A100-40, A100-80")
 ** into buf; returns how many there are (0: no such family). */
 PP_INTERNAL int32_t ppi_gpu_family(const char *name, char *buf, size_t n);

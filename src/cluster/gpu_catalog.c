@@ -124,8 +124,7 @@ const struct ppi_gpu *ppi_gpu_at(int32_t i)
   return i >= 0 && i < NCAT ? &catalog[i] : NULL;
 }
 
-/* The family of a name: up to its first '-' ("A100-40" -> "A100"). */
-static size_t family_len(const char *s)
+size_t ppi_gpu_family_len(const char *s)
 {
   const char *d = strchr(s, '-');
   return d ? (size_t)(d - s) : strlen(s);
@@ -139,10 +138,10 @@ int32_t ppi_gpu_family(const char *name, char *buf, size_t n)
     buf[0] = '\0';
   if (!name)
     return 0;
-  lf = family_len(name);
+  lf = ppi_gpu_family_len(name);
   for (i = 0; i < NCAT; i++) {
     const char *c = catalog[i].name;
-    if (family_len(c) != lf || strncmp(c, name, lf) != 0)
+    if (ppi_gpu_family_len(c) != lf || strncmp(c, name, lf) != 0)
       continue;
     k++;
     if (n && off + strlen(c) + 3 < n)

@@ -103,7 +103,7 @@ PP_INTERNAL pp_status ppi_model_builtin(pp_ctx *ctx, const char *name,
 /* TUNING: the fraction of a GPU's peak that the compute term of the
 ** roofline assumes when the spec gives no eff= (docs/FORMATS.md,
 ** docs/COST_MODEL.md "Roofline"): 0.5, the ONNX importer's default, so
-** that both paths to one network price it alike.  Memory-bound operators
+** that both paths to one network use one efficiency.  Memory-bound operators
 ** are priced by their own term, so this is the share of peak of the
 ** matmul and convolution kernels, above the 0.3-0.4 whole-model
 ** utilisation large runs report (Megatron-LM: 39 TFLOP/s, 30% of a

@@ -43,20 +43,13 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The family of a type name: its length up to the first '-'. */
-static size_t family_len(const char *s)
-{
-  const char *d = strchr(s, '-');
-  return d ? (size_t)(d - s) : strlen(s);
-}
-
 static bool same_family(const char *a, const char *b)
 {
   size_t la, lb;
   if (!a || !b)
     return false;
-  la = family_len(a);
-  lb = family_len(b);
+  la = ppi_gpu_family_len(a);
+  lb = ppi_gpu_family_len(b);
   return la == lb && strncmp(a, b, la) == 0;
 }
 
@@ -304,22 +297,29 @@ const double *ppi_model_parts(const struct pp_model *m, int32_t v, int32_t *n,
   return one;
 }
 
-/* The roofline estimate of op v on type *t (docs/COST_MODEL.md,
-** "Roofline"): per part, the larger of its FLOPs over the peak of the
-** run's precision (fp32: the fp32 peak, else the tensor-core peak) at
-** the model's efficiency and its bytes (converted from the model's
-** dtype to the run's) over the memory bandwidth at PPI_MEM_EFFICIENCY;
-** the parts add up.  scale: micro-batch ratio over tp, both terms. */
-static void roofline(const pp_model *m, int32_t v, const pp_type_key *t,
-                     double scale, pp_op_time *out)
+static bool can_roof(const pp_model *m, int32_t v, const pp_type_key *t)
+{
+  return t && t->peak_tflops > 0 &&
+         m->fflops[v] + m->bflops[v] + m->fbytes[v] + m->bbytes[v] > 0;
+}
+
+/* The roofline estimate of op v on type *t at (tp, mbs) (docs/
+** COST_MODEL.md, "Roofline"): per part, the larger of its FLOPs over the
+** peak of the run's precision (fp32: the fp32 peak, else the tensor-core
+** peak) at the model's efficiency and its bytes (converted from the
+** model's dtype to the run's element size) over the memory bandwidth at
+** PPI_MEM_EFFICIENCY; the parts add up.  Both terms scale with the
+** micro-batch ratio over tp. */
+static void roof_time(const pp_model *m, int32_t v, const pp_type_key *t,
+                      int32_t tp, int32_t mbs, pp_op_time *out)
 {
   pp_precision prec = t->precision ? t->precision : m->dtype;
+  double scale = (double)mbs / m->micro_batch / tp;
+  double speed = t->speed > 0 ? t->speed : 1;
   double peak = prec == PP_PREC_FP32 && t->peak_fp32_tflops > 0
                     ? t->peak_fp32_tflops
                     : t->peak_tflops;
-  double conv =
-      (double)pp_precision_bytes(prec == PP_PREC_FP32 ? prec : PP_PREC_FP16) /
-      pp_precision_bytes(m->dtype);
+  double conv = (double)pp_precision_bytes(prec) / pp_precision_bytes(m->dtype);
   double one[4];
   int32_t n, i;
   const double *q = ppi_model_parts(m, v, &n, one);
@@ -330,20 +330,6 @@ static void roofline(const pp_model *m, int32_t v, const pp_type_key *t,
     out->bwd_ms += ppi_roofline_ms(q[2] * scale, q[3] * scale * conv, peak,
                                    m->efficiency, t->mem_gbps);
   }
-}
-
-static bool can_roof(const pp_model *m, int32_t v, const pp_type_key *t)
-{
-  return t && t->peak_tflops > 0 &&
-         m->fflops[v] + m->bflops[v] + m->fbytes[v] + m->bbytes[v] > 0;
-}
-
-static void roof_time(const pp_model *m, int32_t v, const pp_type_key *t,
-                      int32_t tp, int32_t mbs, pp_op_time *out)
-{
-  double scale = (double)mbs / m->micro_batch / tp;
-  double speed = t->speed > 0 ? t->speed : 1;
-  roofline(m, v, t, scale, out);
   out->update_ms = m->upd[v] / tp / speed;
   out->est = PP_EST_FLOPS | (tp != 1 ? PP_EST_TP : 0u) |
              (mbs != m->micro_batch ? PP_EST_MBS : 0u);
