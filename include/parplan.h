@@ -174,6 +174,17 @@ pp_status pp_model_builder_set_reference_type(pp_model_builder *b,
 /** \brief The fraction of a device's peak FLOP/s that FLOP counts are
 ** turned into time with (default 0.5). */
 pp_status pp_model_builder_set_efficiency(pp_model_builder *b, double eff);
+/** \brief A loss the operators' times do not include (a profile of the
+** pipeline's layers that stops before the engine's loss function): the
+** device-memory bytes its forward and backward move at the reference
+** micro-batch and tp 1, as moved (not converted by the run's precision).
+** It runs with the model's last operator and is priced by the roofline
+** at the device's memory bandwidth, scaled by micro-batch / reference
+** and divided by tp (docs/COST_MODEL.md, "Loss").  Default 0, 0. */
+pp_status pp_model_builder_set_loss(pp_model_builder *b, double fwd_bytes,
+                                    double bwd_bytes);
+/** \brief The model's loss bytes (pp_model_builder_set_loss); 0 if none. */
+void pp_model_loss(const pp_model *m, double *fwd_bytes, double *bwd_bytes);
 /** \brief The precision the sizes (and times) were profiled in: every
 ** byte count of the model is in this dtype (default PP_PREC_FP16, the
 ** meaning of models written before the field existed); the plan's

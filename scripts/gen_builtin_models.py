@@ -75,6 +75,7 @@ class Model:
         self.reftype, self.mbs = reftype, mbs
         self.dtype = DTYPES[dtype]
         self.types, self.ops, self.times, self.tps, self.hyper = [], [], [], [], []
+        self.loss = (0, 0)
 
     def type_index(self, t):
         if t not in self.types:
@@ -125,9 +126,10 @@ class Model:
             cstr(self.name), cstr(self.about), cstr(self.source),
             cstr(self.reftype), self.mbs, self.dtype))
         f.write("    %s_types, %d, %s_ops, %d, %s_times, %d, %s_tps, %d,\n"
-                "    %s_hyper, %d};\n\n" % (
+                "    %s_hyper, %d, %d, %d};\n\n" % (
                     v, len(self.types), v, len(self.ops), v, len(self.times),
-                    v, len(self.tps), v, len(self.hyper)))
+                    v, len(self.tps), v, len(self.hyper), self.loss[0],
+                    self.loss[1]))
         return v
 
 
@@ -194,6 +196,95 @@ def gpt2_sizes(tp, S, H, V, A):
     return out
 
 
+# Megatron's tensor-parallel all-reduces of one (s, h) activation per
+# GPT-2 pipeline entry, forward and backward (AMP's Megatron-LM v1.1.5,
+# megatron/mpu/layers.py): VocabParallelEmbedding reduces its output
+# forward (line 175); a transformer layer's two ColumnParallelLinears
+# (QKV, fc1) all-reduce their input gradient backward (copy_to_model_
+# parallel_region, line 261) and its two RowParallelLinears (proj, fc2)
+# their output forward (line 374); the logits all-reduce their input
+# gradient backward (model/language_model.py:32).  A layer entry runs its
+# forward twice (gpt2() below), so 4 forward.
+GPT2_AR = {"embedding": (1, 0), "layer": (4, 2), "logits": (0, 1)}
+
+
+# The links the tp profiles ran over, GB/s: inside a p3.8xlarge (V100,
+# NVLink) and a g4dn.12xlarge (T4), data/amp/clusters.json intra_gbps / 8.
+GPT2_LINK_GBPS = {"P3": 170 / 8, "G4": 50 / 8}
+
+
+def gpt2_ar_bytes(tp, S, H):
+    """Bytes a rank sends in a ring all-reduce of one (s, h) fp16
+    activation over tp ranks: 2 (t - 1) / t of it."""
+    return 2.0 * (tp - 1) / tp * 2 * S * H
+
+
+def gpt2_entry(i):
+    return ("embedding" if i == 0 else "layer" if 2 <= i <= 25
+            else "logits" if i == 28 else "other")
+
+
+def gpt2_allreduce_ms(rows):
+    """Time of one tensor-parallel all-reduce of an (s, h) fp16 activation
+    (one sample), per (GPU, tp), from the profiles themselves: a layer
+    entry at tp t is two forwards of compute c_1 / t (the tp-1 entry is
+    two forwards of c_1; Megatron splits every GEMM t ways) plus four
+    all-reduces, so one all-reduce is (p_t - p_1 / t) / 4, the mean over
+    the 24 layers.  It assumes the split compute is exactly 1/t of the
+    whole (the LayerNorms and residual adds Megatron keeps whole are
+    about 2%% of a layer's bytes, docs/COST_MODEL.md "Roofline")."""
+    out = {}
+    for gpu in ("P3", "G4"):
+        out[gpu, 1] = 0.0
+        for tp in (2, 4):
+            d = [(ms(r["fwd_s_%s_mp%d" % (gpu, tp)]) -
+                  ms(r["fwd_s_%s_mp1" % gpu]) / tp) / 4
+                 for r in rows if gpt2_entry(int(r["idx"])) == "layer"]
+            out[gpu, tp] = max(0.0, sum(d) / len(d))
+    return out
+
+
+def gpt2_loss_bytes(S, V):
+    """Device-memory bytes of the loss's forward and backward for one
+    sample at tp 1: DeepSpeed's loss_fn on the last stage (CrossEntropy,
+    gpt2_model.py:46-57, calling mpu/cross_entropy.py:28-111), which is
+    not a pipeline entry, so AMP's profile never timed it.  It is
+    memory-bound on the S*V fp32 logits (N elements): forward max (read
+    4N), sub_ (read and write, 8N), exp out= (8N), sum (4N), div_ (8N):
+    32 N bytes (lines 32, 38, 72-73, 83); backward the mul_ by the
+    output gradient, 8 N (line 109).  The index updates and the tp
+    all-reduces of S-element vectors are negligible; the softmax it keeps
+    is the logits entry 29 counts (in place).  The model's loss
+    (pp_model_builder_set_loss) is priced by the roofline."""
+    n = S * V
+    return 32 * n, 8 * n
+
+
+def gpt2_kb(i, kind):
+    """AMP's backward factor, corrected where the entry's backward is known:
+    a layer entry is two forwards, so 1 x the entry (gpt2() below);
+    the transposes (entries 1, 26: x.transpose(0, 1).contiguous()) and
+    the fp16-to-fp32 cast (29) are copies whose backward is the same
+    copy of the gradient (torch's autograd: transpose's backward
+    transposes, to()'s converts back), so 1; everything else AMP's 2."""
+    if kind == "transformer_layer" or i in (1, 26, 29):
+        return 1
+    return 2
+
+
+def gpt2_backward(i, f, kb, a):
+    """Backward of GPT-2 entry i profiled at forward f (ms) at a tp whose
+    all-reduce takes a (ms): AMP's rule (backward = kb x forward, kb = 2,
+    1 for a layer entry whose profile is two forwards) applies to the
+    compute only; the all-reduces are counted as Megatron runs them
+    (GPT2_AR), so an entry that reduces forward does not pay twice in
+    backward, and the logits pay their backward reduction.  At tp 1
+    (a = 0) it is AMP's rule unchanged."""
+    kf, kbw = GPT2_AR.get(gpt2_entry(i), (0, 0))
+    compute = max(0.0, f - kf * a)
+    return kb * compute + kbw * a
+
+
 def gpt2():
     rows = list(csv.DictReader(open(os.path.join(DATA, "amp", "gpt2_layers.csv"))))
     S, H, V, A, L = 1024, 1024, 52256, 16, 24
@@ -204,6 +295,7 @@ def gpt2():
     names = {0: "embedding", 1: "transpose_in", 26: "transpose_out",
              27: "final_layernorm", 28: "logits", 29: "to_fp32"}
     sizes = {tp: gpt2_sizes(tp, S, H, V, A) for tp in (1, 2, 4)}
+    ar = gpt2_allreduce_ms(rows)
     for r in rows:
         i = int(r["idx"])
         name = names.get(i, "layer%d" % (i - 1))
@@ -215,17 +307,32 @@ def gpt2():
         if i != 28:
             assert param == 2 * int(r["exact_param_elems_mp1"]), i
         tied = 0 if i == 28 else -1  # the output projection is the word table
-        kb = 1 if r["amp_kind"] == "transformer_layer" else 2
+        kb = gpt2_kb(i, r["amp_kind"])
         m.op(name, r["amp_kind"], fwd, kb * fwd, 0, param, out, saved, tied)
         for gpu, t in (("P3", "V100"), ("G4", "T4")):
             for tp in (1, 2, 4):
                 f = ms(r["fwd_s_%s_mp%d" % (gpu, tp)])
-                m.time(i, t, tp, 1, f, kb * f, -1)
+                a = ar[gpu, tp]
+                m.time(i, t, tp, 1, f, gpt2_backward(i, f, kb, a), -1)
+                if tp == 1 or gpt2_entry(i) not in GPT2_AR:
+                    continue
+                # Larger micro-batches at this tp: the compute and the
+                # all-reduces' bytes grow with the micro-batch, the rest
+                # of each all-reduce (its fixed cost) does not.
+                kf, kbw = GPT2_AR[gpt2_entry(i)]
+                beta = min(a, gpt2_ar_bytes(tp, S, H) /
+                           (GPT2_LINK_GBPS[gpu] * 1e6))
+                c = max(0.0, f - kf * a)
+                for mb in (2, 4, 8, 16, 32):
+                    one = a - beta + mb * beta
+                    m.time(i, t, tp, mb, mb * c + kf * one,
+                           kb * mb * c + kbw * one, -1)
     for tp in (2, 4):
         for i in range(len(rows)):
             m.tps.append((i,) + (tp,) + sizes[tp][i])
     m.hyper = [("layers", L), ("hidden", H), ("seq", S), ("vocab", V),
                ("heads", A)]
+    m.loss = gpt2_loss_bytes(S, V)
     return m
 
 

@@ -217,6 +217,39 @@ static void t_registry(void **state)
 
 /* ---- AMP ----------------------------------------------------------------- */
 
+/* The GPT-2 entries' backward and larger micro-batches, recomputed from
+** the rules scripts/gen_builtin_models.py states (gpt2_kb, GPT2_AR,
+** gpt2_allreduce_ms, gpt2_backward): AMP's backward factor (1 for the
+** layer entries, which run their forward twice, and for the copies:
+** the transposes 1, 26 and the cast 29; 2 elsewhere); Megatron's
+** tensor-parallel all-reduces per entry, forward and backward
+** (embedding 1, 0; layer 4, 2 as two forwards; logits 0, 1); one
+** all-reduce = the mean over the layers of (p_t - p_1 / t) / 4. */
+static int amp_kb(int v)
+{
+  return (v >= 2 && v <= 25) || v == 1 || v == 26 || v == 29 ? 1 : 2;
+}
+
+static void amp_ar(int v, int *kf, int *kbw)
+{
+  *kf = v == 0 ? 1 : v >= 2 && v <= 25 ? 4 : 0;
+  *kbw = v >= 2 && v <= 25 ? 2 : v == 28 ? 1 : 0;
+}
+
+static double amp_allreduce(struct csv *c, const char *gpu, int tp)
+{
+  char col[32], one[32];
+  double sum = 0;
+  int r;
+  if (tp == 1)
+    return 0;
+  snprintf(col, sizeof col, "fwd_s_%s_mp%d", gpu, tp);
+  snprintf(one, sizeof one, "fwd_s_%s_mp1", gpu);
+  for (r = 2; r <= 25; r++)
+    sum += (csv_num(c, r, col) * 1000 - csv_num(c, r, one) * 1000 / tp) / 4;
+  return sum / 24 > 0 ? sum / 24 : 0;
+}
+
 static void t_gpt2_amp(void **state)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
@@ -241,10 +274,7 @@ static void t_gpt2_amp(void **state)
     assert_int_equal(v, r);
     assert_int_equal(pp_model_op(m, v, &d), PP_OK);
     near(d.fwd_ms, f, 1e-9, "gpt2-amp op %d fwd", v);
-    /* backward = 2 x forward (AMP's convention), but 1 x on the
-    ** transformer entries, whose profiled forward runs the layer twice
-    ** (scripts/gen_builtin_models.py) */
-    kb = v >= 2 && v <= 25 ? 1 : 2;
+    kb = amp_kb(v);
     near(d.bwd_ms, kb * d.fwd_ms, 1e-15, "gpt2-amp op %d bwd", v);
     assert_true(d.update_ms == 0);
     /* Parameters as trained in fp16; the logits share the embedding's
@@ -262,31 +292,58 @@ static void t_gpt2_amp(void **state)
     if (pp_model_op_tied(m, v) < 0)
       own += (double)d.param_bytes;
     /* Profiled points: T4 at tp 1, 2, 4; V100 at tp 1 (the operator
-    ** itself), 2 and 4; all at micro-batch 1. */
+    ** itself), 2 and 4; all at micro-batch 1.  The backward is the
+    ** compute's AMP factor plus the entry's backward all-reduces. */
     for (k = 0; k < 3; k++) {
-      char col[32];
-      pp_op_time t;
-      snprintf(col, sizeof col, "fwd_s_G4_mp%d", tps[k]);
-      f = csv_num(&c, r, col) * 1000;
-      t = op_time(m, v, "T4", tps[k], 1);
-      near(t.fwd_ms, f, 1e-9, "gpt2-amp op %d T4 tp %d fwd", v, tps[k]);
-      near(t.bwd_ms, kb * f, 1e-9, "gpt2-amp op %d T4 tp %d bwd", v, tps[k]);
-      if (t.est != 0)
-        fail_msg("gpt2-amp op %d T4 tp %d: est %u, want 0 (profiled)", v,
-                 tps[k], t.est);
-      snprintf(col, sizeof col, "fwd_s_P3_mp%d", tps[k]);
-      f = csv_num(&c, r, col) * 1000;
-      t = op_time(m, v, "V100", tps[k], 1);
-      near(t.fwd_ms, f, 1e-9, "gpt2-amp op %d V100 tp %d fwd", v, tps[k]);
-      near(t.bwd_ms, kb * f, 1e-9, "gpt2-amp op %d V100 tp %d bwd", v, tps[k]);
-      assert_int_equal(t.est, 0);
-      /* NULL type: the reference type, the same numbers. */
-      t = op_time(m, v, NULL, tps[k], 1);
-      near(t.fwd_ms, f, 1e-9, "gpt2-amp op %d ref tp %d fwd", v, tps[k]);
-      assert_int_equal(t.est, 0);
+      static const char *const gpu[2] = {"G4", "P3"}, *ty[2] = {"T4", "V100"};
+      /* the links inside a g4dn.12xlarge and a p3.8xlarge, GB/s
+      ** (data/amp/clusters.json, intra_gbps / 8) */
+      static const double link[2] = {50 / 8.0, 170 / 8.0};
+      int g, kf, kbw, mb;
+      amp_ar(v, &kf, &kbw);
+      for (g = 0; g < 2; g++) {
+        char col[32];
+        pp_op_time t;
+        double a = amp_allreduce(&c, gpu[g], tps[k]), cm, beta;
+        snprintf(col, sizeof col, "fwd_s_%s_mp%d", gpu[g], tps[k]);
+        f = csv_num(&c, r, col) * 1000;
+        cm = f - kf * a > 0 ? f - kf * a : 0;
+        t = op_time(m, v, ty[g], tps[k], 1);
+        near(t.fwd_ms, f, 1e-9, "gpt2-amp op %d %s tp %d fwd", v, ty[g],
+             tps[k]);
+        near(t.bwd_ms, kb * cm + kbw * a, 1e-9, "gpt2-amp op %d %s tp %d bwd",
+             v, ty[g], tps[k]);
+        if (t.est != 0)
+          fail_msg("gpt2-amp op %d %s tp %d: est %u, want 0 (profiled)", v,
+                   ty[g], tps[k], t.est);
+        if (g == 1) { /* NULL type: the reference type, the same numbers */
+          t = op_time(m, v, NULL, tps[k], 1);
+          near(t.fwd_ms, f, 1e-9, "gpt2-amp op %d ref tp %d fwd", v, tps[k]);
+          assert_int_equal(t.est, 0);
+        }
+        /* Larger micro-batches where the entry communicates at tp > 1:
+        ** compute and the all-reduces' bytes (2 (t-1)/t of an (s, h)
+        ** fp16 tensor over the node's link) grow with the micro-batch,
+        ** the all-reduces' fixed rest does not. */
+        if (tps[k] == 1 || kf + kbw == 0)
+          continue;
+        beta = 2.0 * (tps[k] - 1) / tps[k] * 2 * 1024 * 1024 / (link[g] * 1e6);
+        if (beta > a)
+          beta = a;
+        for (mb = 2; mb <= 32; mb *= 2) {
+          double one = a - beta + mb * beta;
+          t = op_time(m, v, ty[g], tps[k], mb);
+          near(t.fwd_ms, mb * cm + kf * one, 1e-9,
+               "gpt2-amp op %d %s tp %d mbs %d fwd", v, ty[g], tps[k], mb);
+          near(t.bwd_ms, kb * mb * cm + kbw * one, 1e-9,
+               "gpt2-amp op %d %s tp %d mbs %d bwd", v, ty[g], tps[k], mb);
+          assert_int_equal(t.est, 0);
+        }
+      }
     }
-    /* Micro-batch 2 was not profiled: estimated, never 0. */
-    {
+    /* Micro-batch 2 was not profiled where nothing communicates:
+    ** estimated, never 0. */
+    if (v == 1 || v == 26 || v == 27 || v == 29) {
       pp_op_time t = op_time(m, v, "T4", 2, 2);
       assert_true(t.est & PP_EST_MBS);
       near(t.fwd_ms, 2 * csv_num(&c, r, "fwd_s_G4_mp2") * 1000, 1e-9,

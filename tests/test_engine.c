@@ -21,11 +21,18 @@
 **     one-NIC nodes, ring and hierarchical;
 **   - t_zero_comm: ZeRO-2's and ZeRO-3's prefetched collectives;
 **   - t_step_time: the memory-bound optimizer step where the profile has
-**     none.
+**     none, with DeepSpeed's unfused fp16 checks and its reduction's
+**     memory passes;
+**   - t_tied_sync: the tied weight's gradient reduction between the
+**     first and the last stage through shared NICs, estimate and
+**     simulator;
+**   - t_loss: the model's loss priced with its last operator, kept by
+**     the model JSON, bad values refused.
 */
 #include "testutil.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GIB 1073741824.0
@@ -442,24 +449,187 @@ static void t_zero_comm(void **state)
 ** T4's 320 GB/s. */
 static void t_step_time(void **state)
 {
+  /* Bytes per parameter, recomputed from the engines' code
+  ** (docs/COST_MODEL.md, "Optimizer step"): Adam 28; mixed precision's
+  ** fp32 gradient and master copy 12; DeepSpeed's FP16_UnfusedOptimizer
+  ** checks overflow, takes the norm and unscales, 28 more
+  ** (unfused_optimizer.py:202-255 @ 38327e0); with data parallelism its
+  ** reduction flattens, converts, scales and copies back, 28 in fp16 and
+  ** 24 in fp32 (engine.py:2491-2521).  A T4 streams them at 320 GB/s x
+  ** 0.8. */
+  static const struct {
+    pp_precision prec;
+    int R;
+    double bpp;
+  } cs[] = {{PP_PREC_FP16, 1, 28 + 12 + 28},
+            {PP_PREC_FP16, 2, 28 + 12 + 28 + 28},
+            {PP_PREC_FP32, 1, 28},
+            {PP_PREC_FP32, 2, 28 + 24}};
   pp_ctx *ctx = tu_fix_ctx(state);
-  struct tu_op ops[1] = {{10, 20, 0, 2000000000, 1000, 1000}};
-  struct rcase x;
-  pp_eval *e = NULL;
-  pp_stage_cost sc;
-  memset(&x, 0, sizeof x);
-  x.m = tu_model_ops(ctx, 1, ops, NULL, 0);
-  assert_int_equal(pp_cluster_load(ctx, "hier:1x2,gpu=T4", &x.c), PP_OK);
-  x.n = x.S = x.tp = x.mbs = x.R = 1;
-  x.lo[1] = 1;
-  x.e = PP_ENGINE_DEEPSPEED;
-  x.prec = PP_PREC_FP16;
-  x.p = build_plan(ctx, &x, 4, PP_SCHED_1F1B);
-  assert_int_equal(pp_evaluate(ctx, x.p, x.m, x.c, NULL, &e), PP_OK);
-  assert_int_equal(pp_eval_stage(e, 0, &sc), PP_OK);
-  tu_near(sc.update_ms, 1e9 * 40 / 320e6, "memory-bound step");
-  pp_eval_destroy(e);
-  free_case(&x);
+  size_t i;
+  for (i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    struct tu_op ops[1] = {{10, 20, 0, 2000000000, 1000, 1000}};
+    struct rcase x;
+    pp_eval *e = NULL;
+    pp_stage_cost sc;
+    memset(&x, 0, sizeof x);
+    x.m = tu_model_ops(ctx, 1, ops, NULL, 0);
+    assert_int_equal(pp_cluster_load(ctx, "hier:1x2,gpu=T4", &x.c), PP_OK);
+    x.n = x.S = x.tp = x.mbs = 1;
+    x.R = cs[i].R;
+    x.lo[1] = 1;
+    x.e = PP_ENGINE_DEEPSPEED;
+    x.prec = cs[i].prec;
+    x.p = build_plan(ctx, &x, 4, PP_SCHED_1F1B);
+    assert_int_equal(pp_evaluate(ctx, x.p, x.m, x.c, NULL, &e), PP_OK);
+    assert_int_equal(pp_eval_stage(e, 0, &sc), PP_OK);
+    /* the model is fp16: 2e9 bytes are 1e9 parameters */
+    tu_near(sc.update_ms, 1e9 * cs[i].bpp / (320e6 * 0.8), "memory-bound step");
+    pp_eval_destroy(e);
+    free_case(&x);
+  }
+}
+
+/* A model of three operators, o2's parameters tied to o0's (or its own
+** of the same size), the loss bytes given. */
+static pp_model *tied_model(pp_ctx *ctx, int tie, double lf, double lb)
+{
+  pp_model_builder *b;
+  pp_model *m = NULL;
+  int i;
+  assert_int_equal(pp_model_builder_create(ctx, "tied", NULL, &b), PP_OK);
+  assert_int_equal(pp_model_builder_set_loss(b, lf, lb), PP_OK);
+  for (i = 0; i < 3; i++) {
+    pp_op_desc d;
+    char name[8];
+    pp_op_desc_init(&d);
+    snprintf(name, sizeof name, "o%d", i);
+    d.name = name;
+    d.fwd_ms = 1;
+    d.bwd_ms = 2;
+    d.param_bytes = i == 1 ? 0 : 100000000;
+    d.out_bytes = 1000;
+    assert_int_equal(pp_model_builder_add_op(b, &d, NULL), PP_OK);
+  }
+  if (tie)
+    assert_int_equal(pp_model_builder_tie(b, 2, 0), PP_OK);
+  if (pp_model_builder_finish(b, &m) != PP_OK)
+    fail_msg("model: %s", pp_ctx_errmsg(ctx));
+  return m;
+}
+
+/* Two stages of 8 replicas on AMP's homogeneous cluster (4 nodes of 4
+** T4s, one 50 Gb/s NIC each): stage 0 on nodes 0-1, stage 1 on nodes
+** 2-3.  Replica r's copies of the tied weight reduce over the pair (r,
+** 8 + r), across nodes, four pairs leaving every node through its one
+** NIC: 2 x 1/2 x 1e8 bytes at 6.25 / 4 GB/s = 64 ms, under DeepSpeed
+** (fp16 gradient) and Megatron (fp16 main gradient); nothing under torch
+** or generic.  The estimate's step and the simulator's update carry it. */
+static void t_tied_sync(void **state)
+{
+  static const struct {
+    pp_engine e;
+    double want;
+  } cs[] = {{PP_ENGINE_DEEPSPEED, 64},
+            {PP_ENGINE_MEGATRON, 64},
+            {PP_ENGINE_TORCH, 0},
+            {PP_ENGINE_GENERIC, 0}};
+  pp_ctx *ctx = tu_fix_ctx(state);
+  pp_cluster *c = NULL;
+  size_t i;
+  int tie, s;
+  assert_int_equal(pp_cluster_load(ctx, "amp-homogeneous", &c), PP_OK);
+  for (i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    double upd[2][2], sim[2];
+    for (tie = 0; tie < 2; tie++) {
+      pp_model *m = tied_model(ctx, tie, 0, 0);
+      struct rcase x;
+      pp_eval *e = NULL;
+      pp_sim *sm = NULL;
+      pp_sim_summary ss;
+      memset(&x, 0, sizeof x);
+      x.m = m;
+      x.c = c;
+      x.n = 3;
+      x.S = 2;
+      x.tp = x.mbs = 1;
+      x.R = 8;
+      x.lo[1] = 2;
+      x.lo[2] = 3;
+      x.e = cs[i].e;
+      x.prec = PP_PREC_FP16;
+      x.p = build_plan(ctx, &x, 16, PP_SCHED_1F1B);
+      assert_int_equal(pp_evaluate(ctx, x.p, m, c, NULL, &e), PP_OK);
+      for (s = 0; s < 2; s++) {
+        pp_stage_cost sc;
+        assert_int_equal(pp_eval_stage(e, s, &sc), PP_OK);
+        upd[tie][s] = sc.update_ms;
+      }
+      assert_int_equal(pp_simulate(ctx, x.p, m, c, NULL, &sm), PP_OK);
+      pp_sim_get_summary(sm, &ss);
+      sim[tie] = ss.iteration_ms;
+      pp_sim_destroy(sm);
+      pp_eval_destroy(e);
+      pp_plan_destroy(x.p);
+      pp_model_destroy(m);
+    }
+    for (s = 0; s < 2; s++)
+      tu_near(upd[1][s] - upd[0][s], cs[i].want, "tied gradient reduction");
+    tu_near(sim[1] - sim[0], cs[i].want, "simulated tied reduction");
+  }
+  pp_cluster_destroy(c);
+}
+
+/* The model's loss: its bytes at the type's memory bandwidth x 0.8, with
+** the last operator only, scaled by micro-batch / reference over tp;
+** kept through the chain view and the model JSON; AMP's conventions do
+** not see it. */
+static void t_loss(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  pp_model *m = tied_model(ctx, 0, 2.56e9, 1.28e9), *m2 = NULL;
+  pp_type_key k = {
+      .name = "T4", .speed = 1, .peak_tflops = 65, .mem_gbps = 320};
+  pp_op_time t;
+  double f, b;
+  char *text = NULL;
+  size_t len = 0;
+  assert_int_equal(pp_model_op_time(m, 2, &k, 2, 4, &t), PP_OK);
+  /* 2.56e9 x 4 / 2 bytes at 256 GB/s: 20 ms; the backward 10 ms */
+  tu_near(t.fwd_ms, 1 * 4 / 2.0 + 20, "loss fwd");
+  tu_near(t.bwd_ms, 2 * 4 / 2.0 + 10, "loss bwd");
+  assert_true(t.est & PP_EST_FLOPS);
+  assert_int_equal(pp_model_op_time(m, 1, &k, 1, 1, &t), PP_OK);
+  tu_near(t.fwd_ms, 1, "not the last operator");
+  k.mem_gbps = 0; /* unknown bandwidth: not priced */
+  assert_int_equal(pp_model_op_time(m, 2, &k, 1, 1, &t), PP_OK);
+  tu_near(t.fwd_ms, 1, "no bandwidth");
+  /* the model JSON keeps it */
+  assert_int_equal(pp_model_write(ctx, m, tu_tmp("loss.json"), NULL), PP_OK);
+  text = tu_slurp(tu_tmp("loss.json"), &len);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "\"loss\": {\"fwd_bytes\": 2560000000"));
+  assert_int_equal(pp_model_read_json(ctx, text, len, "m.json", &m2), PP_OK);
+  pp_model_loss(m2, &f, &b);
+  tu_near(f, 2.56e9, "read loss fwd");
+  tu_near(b, 1.28e9, "read loss bwd");
+  free(text);
+  pp_model_destroy(m2);
+  /* bad values name the field */
+  {
+    static const char *const bad[2] = {
+        "{\"loss\": {\"fwd_bytes\": -1, \"bwd_bytes\": 0}, \"ops\": "
+        "[{\"name\": \"a\", \"fwd_ms\": 1, \"bwd_ms\": 1}]}",
+        "{\"loss\": 3, \"ops\": [{\"name\": \"a\", \"fwd_ms\": 1, "
+        "\"bwd_ms\": 1}]}"};
+    tu_expect_error(
+        ctx, pp_model_read_json(ctx, bad[0], strlen(bad[0]), "m.json", &m2),
+        PP_EINPUT, "m.json", "fwd_bytes", NULL);
+    tu_expect_error(
+        ctx, pp_model_read_json(ctx, bad[1], strlen(bad[1]), "m.json", &m2),
+        PP_EINPUT, "m.json", "\"loss\" must be an object", NULL);
+  }
+  pp_model_destroy(m);
 }
 
 /* AMP's homogeneous cluster: 4 nodes of 4 T4s, one 50 Gb/s NIC per node.
@@ -542,6 +712,7 @@ int main(void)
       TU_CTX_TEST(t_precision),     TU_CTX_TEST(t_overlap),
       TU_CTX_TEST(t_tp_comm),       TU_CTX_TEST(t_shared_nic),
       TU_CTX_TEST(t_zero_comm),     TU_CTX_TEST(t_step_time),
+      TU_CTX_TEST(t_tied_sync),     TU_CTX_TEST(t_loss),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -676,6 +676,10 @@ static pp_search *plan_mp(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
   p.recompute = 0;
   p.top_k = 4;
   p.madpipe = madpipe;
+  /* MadPipe is a tp-1 method: the instance asks whether it wins where
+  ** tp 1 runs out of memory, not against tensor parallelism (which,
+  ** over V100s' NVLink, gpt2-amp's profiles make cheaper still) */
+  p.max_tp = 1;
   p.time_limit_s = 1e6; /* no timing in the result (slow under ASan) */
   if (pp_plan_search(ctx, m, c, &p, &s) != PP_OK)
     fail_msg("plan: %s", pp_ctx_errmsg(ctx));

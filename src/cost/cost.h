@@ -119,6 +119,11 @@ PP_INTERNAL const struct ppi_engine_rules *ppi_engine_rules(pp_engine e);
 /* Bytes the optimizer step streams through memory per parameter. */
 PP_INTERNAL double ppi_engine_step_bytes(pp_engine e, pp_precision prec,
                                          int32_t zero, int32_t d);
+/* Bytes the gradient reduction streams through memory per gradient
+** element beside the network (flattening, conversion, scaling, copying
+** back), for a stage of d replicas. */
+PP_INTERNAL double ppi_engine_reduce_pass_bytes(pp_engine e, pp_precision prec,
+                                                int32_t zero, int32_t d);
 PP_INTERNAL double ppi_engine_runtime_bytes(pp_engine e, const char *type);
 
 /* A device's memory from its parts (cost_model.c): stat = the

@@ -101,7 +101,7 @@ static pp_status amp_fwd(const struct pp_model *m, const struct pp_cluster *c,
     pp_op_time x;
     if (!ty[t].n)
       continue;
-    if ((rc = pp_model_op_time(m, v, &ty[t].key, mp, 1, &x)))
+    if ((rc = ppi_model_op_time_profiled(m, v, &ty[t].key, mp, 1, &x)))
       return rc;
     *fwd += x.fwd_ms / div * ty[t].n / c->ndev;
   }

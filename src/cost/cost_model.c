@@ -19,7 +19,8 @@
 **   pipeline tensors), so p2p runs on tp links at once.
 ** - A tied group of parameters (an embedding shared by the first and the
 **   last stage) counts once in a stage that holds any of its operators;
-**   the extra allreduce between the copies is not modelled.
+**   DeepSpeed and Megatron all-reduce its gradient between the copies
+**   (tied_sync), the other engines do not.
 ** - Activations and boundary tensors scale linearly with the micro-batch
 **   size from the model's reference size (pp_model_op_sizes).
 **
@@ -122,6 +123,10 @@ static pp_status stage_times(struct ppi_cost *k, int32_t s,
   pp_status rc;
   double step =
       ppi_engine_step_bytes(k->engine, k->prec, k->zero, ppi_cost_nrep(k, s));
+  double pass = ppi_engine_reduce_pass_bytes(k->engine, k->prec, k->zero,
+                                             ppi_cost_nrep(k, s));
+  /* memory-bound passes at the roofline's share of the bandwidth */
+  double bw = key->mem_gbps * PPI_MEM_EFFICIENCY * 1e6;
   out[0] = out[1] = out[2] = out[3] = out[4] = out[5] = 0;
   for (i = 0; i < n; i++) {
     pp_op_time t;
@@ -133,16 +138,16 @@ static pp_status stage_times(struct ppi_cost *k, int32_t s,
     out[1] += t.bwd_ms;
     out[3] += t.update_ms > 0 ? t.update_ms : 0;
     k->est |= t.est;
-    if (!(t.update_ms > 0) && step > 0 && key->mem_gbps > 0 &&
-        k->m->param[ops[i]] > 0) {
-      /* not profiled: the step is memory-bound, its bytes at the
-      ** type's memory bandwidth (docs/COST_MODEL.md, "Optimizer step") */
+    if (bw > 0 && k->m->param[ops[i]] > 0 &&
+        ((!(t.update_ms > 0) && step > 0) || pass > 0)) {
+      /* the step where not profiled, and the reduction's passes: both
+      ** memory-bound (docs/COST_MODEL.md, "Optimizer step") */
       pp_op_sizes z;
       if ((rc =
                pp_model_op_sizes(k->m, ops[i], k->tp, k->p->p.micro_batch, &z)))
         return rc;
-      out[3] += z.param_bytes / pp_precision_bytes(k->m->dtype) * step /
-                (key->mem_gbps * 1e6);
+      out[3] += z.param_bytes / pp_precision_bytes(k->m->dtype) *
+                ((t.update_ms > 0 ? 0 : step) + pass) / bw;
     }
     if (k->tp > 1 && k->engine != PP_ENGINE_GENERIC &&
         (t.est & (PP_EST_TP | PP_EST_FLOPS)) &&
@@ -697,6 +702,103 @@ static pp_status allreduce(pp_ctx *ctx, struct ppi_cost *k)
   return rc;
 }
 
+/* The engine's reduction of a tied group's gradients between the stages
+** holding its copies (the word embedding of the first and the last
+** stage): DeepSpeed's ReduceTiedGrads, issued before ReduceGrads and
+** OptimizerStep (runtime/pipe/schedule.py:239-241 @ 38327e0), all-reduces
+** weight.grad, fp32 _hp_grad under bf16 (runtime/pipe/engine.py:287-291);
+** Megatron all-reduces the embedding's main_grad over its embedding
+** group (core/distributed/finalize_model_grads.py:259 @ d98e8a6).  Each
+** (replica, tp rank) reduces over its own ring of those stages, all at
+** once; on a cluster with a link graph the rings that leave a node share
+** its link out (as the gradient reduction's hops, "Shared links").  It
+** runs after the drain, before the step, so its time joins the step of
+** every replica of those stages.  O(groups x S x R x tp). */
+static pp_status tied_sync(pp_ctx *ctx, struct ppi_cost *k)
+{
+  const struct pp_model *m = k->m;
+  double elem;
+  int32_t g, v, s, n, r, t, i, R = 0, *st, *cnt;
+  uint8_t *in;
+  pp_status rc = PP_OK;
+
+  if (k->engine == PP_ENGINE_DEEPSPEED)
+    elem = k->prec == PP_PREC_FP16 ? 2 : 4;
+  else if (k->engine == PP_ENGINE_MEGATRON)
+    elem = ppi_engine_grad_bytes(k->engine, k->prec);
+  else
+    return PP_OK;
+  if (k->S < 2)
+    return PP_OK;
+  st = ppi_alloc(ctx, (size_t)k->S * sizeof *st);
+  in = ppi_calloc(ctx, (size_t)k->S, sizeof *in);
+  cnt =
+      ppi_calloc(ctx, (size_t)(k->c->nnode > 0 ? k->c->nnode : 1), sizeof *cnt);
+  if (!st || !in || !cnt) {
+    rc = PP_ENOMEM;
+    goto done;
+  }
+  for (g = 0; g < m->nop; g++) {
+    pp_op_sizes z;
+    double bytes, worst = 0;
+    if (m->tied[g] >= 0)
+      continue;
+    memset(in, 0, (size_t)k->S);
+    for (v = 0, n = 0; v < m->nop; v++)
+      if ((v == g || m->tied[v] == g) && !in[k->stage_of[v]]) {
+        in[k->stage_of[v]] = 1;
+        n++;
+      }
+    if (n < 2)
+      continue;
+    for (s = 0, n = 0; s < k->S; s++)
+      if (in[s]) {
+        st[n++] = s;
+        if (ppi_cost_nrep(k, s) > R)
+          R = ppi_cost_nrep(k, s);
+      }
+    if ((rc = pp_model_op_sizes(m, g, k->tp, k->p->p.micro_batch, &z)))
+      goto done;
+    bytes = z.param_bytes / pp_precision_bytes(m->dtype) * elem;
+    memset(cnt, 0, (size_t)(k->c->nnode > 0 ? k->c->nnode : 1) * sizeof *cnt);
+    for (r = 0; r < R && k->c->has_links; r++)
+      for (t = 0; t < k->tp; t++)
+        for (i = 0; i < n; i++) {
+          int32_t a = ppi_cost_dev(k, st[i], r % ppi_cost_nrep(k, st[i]), t);
+          int32_t b = ppi_cost_dev(k, st[(i + 1) % n],
+                                   r % ppi_cost_nrep(k, st[(i + 1) % n]), t);
+          if (k->c->dev_node[a] != k->c->dev_node[b])
+            cnt[k->c->dev_node[a]]++;
+        }
+    for (r = 0; r < R; r++)
+      for (t = 0; t < k->tp; t++) {
+        double bmin = INFINITY, x;
+        for (i = 0; i < n; i++) {
+          int32_t a = ppi_cost_dev(k, st[i], r % ppi_cost_nrep(k, st[i]), t);
+          int32_t b = ppi_cost_dev(k, st[(i + 1) % n],
+                                   r % ppi_cost_nrep(k, st[(i + 1) % n]), t);
+          double bw = pp_cluster_bandwidth(k->c, a, b);
+          if (k->c->has_links && k->c->dev_node[a] != k->c->dev_node[b] &&
+              cnt[k->c->dev_node[a]] > 1)
+            bw /= cnt[k->c->dev_node[a]];
+          if (bw < bmin)
+            bmin = bw;
+        }
+        x = ring_ms(k, n, bmin, bytes, 2, 1);
+        if (x > worst)
+          worst = x;
+      }
+    for (i = 0; i < n; i++)
+      for (r = 0; r < ppi_cost_nrep(k, st[i]); r++)
+        k->u[k->p->rep_off[st[i]] + r] += worst;
+  }
+done:
+  ppi_free(ctx, st, (size_t)k->S * sizeof *st);
+  ppi_free(ctx, in, (size_t)k->S * sizeof *in);
+  ppi_free(ctx, cnt, (size_t)(k->c->nnode > 0 ? k->c->nnode : 1) * sizeof *cnt);
+  return rc;
+}
+
 /* The link resource between stages s and s+1. */
 static double link_load(const struct ppi_cost *k, int32_t s)
 {
@@ -905,7 +1007,7 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
     k->peak_extra[s] = p->p.recompute ? k->saved[s] : 0;
   }
   engine_memory(k);
-  if ((rc = allreduce(ctx, k))) {
+  if ((rc = allreduce(ctx, k)) || (rc = tied_sync(ctx, k))) {
     ppi_cost_free(ctx, k);
     return rc;
   }

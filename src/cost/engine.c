@@ -193,7 +193,39 @@ double ppi_engine_step_bytes(pp_engine e, pp_precision prec, int32_t zero,
     return 0;
   if (zero >= 1 || (e == PP_ENGINE_DEEPSPEED && prec == PP_PREC_BF16))
     return (adam + conv) / dd;
+  /* DeepSpeed's fp16 step without ZeRO is FP16_UnfusedOptimizer.step
+  ** (runtime/fp16/unfused_optimizer.py @ 38327e0; the same in AMP's
+  ** fork): before Adam it checks every fp16 gradient for overflow with
+  ** x.float().sum() (line 202; runtime/utils.py:277: 2 bytes read, 4
+  ** written, 4 read), takes the gradients' norm through the same
+  ** float copy (lines 213-216, get_weight_norm: 10 again) and unscales
+  ** the fp32 gradients in place (line 228, unscale_and_clip_grads'
+  ** mul_, line 255: 4 read, 4 written): 28 more per parameter. */
+  if (e == PP_ENGINE_DEEPSPEED && prec == PP_PREC_FP16)
+    return adam + conv + 28;
   return adam + conv;
+}
+
+double ppi_engine_reduce_pass_bytes(pp_engine e, pp_precision prec,
+                                    int32_t zero, int32_t d)
+{
+  /* DeepSpeed without ZeRO reduces a data-parallel stage's gradients
+  ** through allreduce_bucket and allreduce_and_copy
+  ** (runtime/engine.py:2491-2521 @ 38327e0; AMP's fork
+  ** engine.py:1231-1261): the bucket is flattened (read and write the
+  ** gradient), converted to the communication type (fp32 for mixed
+  ** precision: 2 read, 4 written), scaled by 1/d in place (4 + 4),
+  ** copied back to the fp16 bucket (4 read, 2 written) and unflattened
+  ** into the gradients (2 + 2): 28 bytes per element; fp32 has no
+  ** conversion and no copy back: 8 + 8 + 8 = 24.  Nothing without data
+  ** parallelism (the pipe engine reduces only is_data_parallel,
+  ** runtime/pipe/engine.py).  The other engines reduce their gradient
+  ** buffers in place (Megatron's contiguous buffer; DDP's buckets are
+  ** views of the gradients with gradient_as_bucket_view, else one copy
+  ** in and out that is not priced here). */
+  if (e != PP_ENGINE_DEEPSPEED || zero != 0 || d <= 1)
+    return 0;
+  return prec == PP_PREC_FP32 ? 24 : 28;
 }
 
 /* TUNING: the fixed memory of a training process on a GPU before its

@@ -244,7 +244,7 @@ pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
                              const char *source, pp_model **out)
 {
   struct mread r;
-  json_t *root, *ops, *edges, *hyper;
+  json_t *root, *ops, *edges, *hyper, *loss;
   const char *name, *reftype;
   char sname[256];
   int64_t mbs;
@@ -284,6 +284,23 @@ pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
       (rc = pp_model_builder_set_reference_type(r.b, reftype)) ||
       (rc = pp_model_builder_set_efficiency(r.b, eff)))
     goto done;
+  loss = json_object_get(root, "loss");
+  if (loss) {
+    double lf, lb;
+    if (!json_is_object(loss)) {
+      rc = ppi_fail_at(ctx, PP_EINPUT, r.src, 0, 0,
+                       "model: \"loss\" must be an object with fwd_bytes "
+                       "and bwd_bytes, not %s",
+                       ppi_json_type(loss));
+      goto done;
+    }
+    if ((rc = ppi_jnum(ctx, r.src, "model: loss", loss, "fwd_bytes", true, 0, 0,
+                       HUGE_VAL, &lf)) ||
+        (rc = ppi_jnum(ctx, r.src, "model: loss", loss, "bwd_bytes", true, 0, 0,
+                       HUGE_VAL, &lb)) ||
+        (rc = pp_model_builder_set_loss(r.b, lf, lb)))
+      goto done;
+  }
   hyper = json_object_get(root, "hyper");
   if (hyper && !json_is_object(hyper)) {
     rc = ppi_fail_at(ctx, PP_EINPUT, r.src, 0, 0,
@@ -455,6 +472,13 @@ static void write_model(FILE *f, const struct pp_model *m)
   fputs(",\n \"efficiency\": ", f);
   ppi_json_num(f, m->efficiency);
   fprintf(f, ",\n \"dtype\": \"%s\"", pp_precision_name(m->dtype));
+  if (m->loss_fbytes + m->loss_bbytes > 0) {
+    fputs(",\n \"loss\": {\"fwd_bytes\": ", f);
+    ppi_json_num(f, m->loss_fbytes);
+    fputs(", \"bwd_bytes\": ", f);
+    ppi_json_num(f, m->loss_bbytes);
+    fputc('}', f);
+  }
   if (m->nhyper) {
     fputs(",\n \"hyper\": {", f);
     for (i = 0; i < m->nhyper; i++) {

@@ -15,10 +15,11 @@
 struct pp_model {
   struct ppi_arena arena;
   char *name, *source;
-  char *reftype;       /* NULL: no reference type */
-  int32_t micro_batch; /* reference micro-batch size */
-  double efficiency;   /* fraction of peak for FLOP-derived times */
-  pp_precision dtype;  /* what every byte count is in */
+  char *reftype;                   /* NULL: no reference type */
+  int32_t micro_batch;             /* reference micro-batch size */
+  double efficiency;               /* fraction of peak for FLOP-derived times */
+  pp_precision dtype;              /* what every byte count is in */
+  double loss_fbytes, loss_bbytes; /* a loss no operator's time includes */
   int32_t nhyper;
   char **hyper_key; /* hyper_key[0:nhyper-1] */
   double *hyper_val;
@@ -88,6 +89,18 @@ PP_INTERNAL const double *ppi_model_parts(const struct pp_model *m, int32_t v,
 /* The roofline time in ms of flops FLOPs and bytes bytes on a device of
 ** peak_tflops at efficiency eff and gbps of memory bandwidth (at
 ** PPI_MEM_EFFICIENCY): the larger of the two; 0 where an input is 0. */
+/* pp_model_op_time without the model's loss (AMP's conventions, which
+** have none). */
+PP_INTERNAL pp_status ppi_model_op_time_profiled(const pp_model *m, int32_t v,
+                                                 const pp_type_key *t,
+                                                 int32_t tp, int32_t mbs,
+                                                 pp_op_time *out);
+/* The model's loss (pp_model_builder_set_loss) on type *t at (tp, mbs):
+** its bytes scaled by mbs / reference over tp, at the type's memory
+** bandwidth times PPI_MEM_EFFICIENCY; 0 where the bandwidth is unknown. */
+PP_INTERNAL void ppi_model_loss_ms(const pp_model *m, const pp_type_key *t,
+                                   int32_t tp, int32_t mbs, double *fwd,
+                                   double *bwd);
 PP_INTERNAL double ppi_roofline_ms(double flops, double bytes,
                                    double peak_tflops, double eff, double gbps);
 /* The number of layers pp_model_chain_view would make (without building

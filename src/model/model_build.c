@@ -181,6 +181,21 @@ pp_status pp_model_builder_set_efficiency(pp_model_builder *b, double eff)
   return PP_OK;
 }
 
+pp_status pp_model_builder_set_loss(pp_model_builder *b, double fwd_bytes,
+                                    double bwd_bytes)
+{
+  if (!b)
+    return PP_EINVAL;
+  if (!(fwd_bytes >= 0 && isfinite(fwd_bytes) && bwd_bytes >= 0 &&
+        isfinite(bwd_bytes)))
+    return bfail(b, PP_EINPUT,
+                 "loss bytes must be finite numbers >= 0, not %g and %g",
+                 fwd_bytes, bwd_bytes);
+  b->m->loss_fbytes = fwd_bytes;
+  b->m->loss_bbytes = bwd_bytes;
+  return PP_OK;
+}
+
 pp_status pp_model_builder_set_dtype(pp_model_builder *b, pp_precision dtype)
 {
   if (!b)

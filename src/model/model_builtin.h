@@ -50,6 +50,7 @@ struct ppi_bmodel {
   int ntps;
   const struct ppi_bhyper *hyper;
   int nhyper;
+  double loss_fwd_bytes, loss_bwd_bytes; /* pp_model_builder_set_loss */
 };
 
 PP_INTERNAL extern const struct ppi_bmodel *const ppi_builtin_models[];

@@ -299,6 +299,8 @@ pp_status pp_model_chain_view(pp_ctx *ctx, const pp_model *m, int every_op,
   if ((rc = pp_model_builder_set_micro_batch(b, m->micro_batch)) != PP_OK ||
       (rc = pp_model_builder_set_reference_type(b, m->reftype)) != PP_OK ||
       (rc = pp_model_builder_set_efficiency(b, m->efficiency)) != PP_OK ||
+      (rc = pp_model_builder_set_loss(b, m->loss_fbytes, m->loss_bbytes)) !=
+          PP_OK ||
       (rc = pp_model_builder_set_dtype(b, m->dtype)) != PP_OK)
     goto done;
   for (i = 0; i < m->nhyper; i++)

@@ -71,6 +71,14 @@ double pp_model_efficiency(const pp_model *m)
   return m ? m->efficiency : 0;
 }
 
+void pp_model_loss(const pp_model *m, double *fwd_bytes, double *bwd_bytes)
+{
+  if (fwd_bytes)
+    *fwd_bytes = m ? m->loss_fbytes : 0;
+  if (bwd_bytes)
+    *bwd_bytes = m ? m->loss_bbytes : 0;
+}
+
 int32_t pp_model_nhyper(const pp_model *m)
 {
   return m ? m->nhyper : 0;

@@ -335,8 +335,38 @@ static void roof_time(const pp_model *m, int32_t v, const pp_type_key *t,
              (mbs != m->micro_batch ? PP_EST_MBS : 0u);
 }
 
+void ppi_model_loss_ms(const pp_model *m, const pp_type_key *t, int32_t tp,
+                       int32_t mbs, double *fwd, double *bwd)
+{
+  double sc = (double)mbs / m->micro_batch / tp;
+  *fwd = *bwd = 0;
+  if (!t || !(t->mem_gbps > 0) || m->loss_fbytes + m->loss_bbytes <= 0)
+    return;
+  *fwd = ppi_roofline_ms(0, m->loss_fbytes * sc, 0, 1, t->mem_gbps);
+  *bwd = ppi_roofline_ms(0, m->loss_bbytes * sc, 0, 1, t->mem_gbps);
+}
+
 pp_status pp_model_op_time(const pp_model *m, int32_t v, const pp_type_key *t,
                            int32_t tp, int32_t mbs, pp_op_time *out)
+{
+  double lf, lb;
+  pp_status rc = ppi_model_op_time_profiled(m, v, t, tp, mbs, out);
+  /* the model's loss runs with its last operator (docs/COST_MODEL.md,
+  ** "Loss") */
+  if (rc == PP_OK && v == m->topo[m->nop - 1]) {
+    ppi_model_loss_ms(m, t, tp, mbs, &lf, &lb);
+    if (lf + lb > 0) {
+      out->fwd_ms += lf;
+      out->bwd_ms += lb;
+      out->est |= PP_EST_FLOPS;
+    }
+  }
+  return rc;
+}
+
+pp_status ppi_model_op_time_profiled(const pp_model *m, int32_t v,
+                                     const pp_type_key *t, int32_t tp,
+                                     int32_t mbs, pp_op_time *out)
 {
   struct pick p;
   const char *name = t ? t->name : NULL;

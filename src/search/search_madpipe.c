@@ -21,6 +21,7 @@
 ** p->madpipe of them.
 ** Source: docs/PLANNER.md, "Per point"; docs/PARTITION.md, "MadPipe".
 */
+#include "cost/cost.h"
 #include "part/part.h"
 #include "search/search.h"
 
@@ -65,6 +66,7 @@ static pp_status try_madpipe(struct worker *w, const struct point *pt,
   pp_plan *plan = NULL;
   int32_t s, r, z;
   unsigned zmask;
+  bool periodic;
   double sig[4];
   pp_status rc;
 
@@ -102,7 +104,12 @@ static pp_status try_madpipe(struct worker *w, const struct point *pt,
   ppi_search_plan_params(p, z, &pl);
   pl.micro_batch = pt->mbs;
   pl.schedule = PP_SCHED_1F1B_STAR;
-  pl.period_ms = pt->dp == 1 ? ps.period_ms : 0;
+  /* MadPipe's period and patterns hold on its flat network, where
+  ** transfers overlap compute; an engine whose point-to-point blocks
+  ** (DeepSpeed) puts them inside the stages' compute, so its loads
+  ** exceed MadPipe's and the schedule takes its period from them */
+  periodic = pt->dp == 1 && !ppi_engine_rules(pl.engine)->blocking;
+  pl.period_ms = periodic ? ps.period_ms : 0;
   if ((rc = pp_plan_builder_create(&w->ctx, &pl, "parplan plan (madpipe)", &b)))
     goto done;
   for (s = 0; s < ps.nstage; s++) {
@@ -120,7 +127,7 @@ static pp_status try_madpipe(struct worker *w, const struct point *pt,
       goto done;
     /* the pattern is one replica's (the plan checker's rule); replicated
     ** stages keep the counts and run 1F1B* order */
-    if (pt->dp == 1 && ppi_partition_pattern(part, s, sig) &&
+    if (periodic && ppi_partition_pattern(part, s, sig) &&
         (rc = pp_plan_builder_set_pattern(b, id, sig)))
       goto done;
   }

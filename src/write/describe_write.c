@@ -125,6 +125,12 @@ static void model_text(FILE *f, const struct pp_model *m,
             "  traffic      %.4g GB fwd + %.4g GB bwd of device memory per "
             "micro-batch (the roofline's bytes)\n",
             st->fwd_bytes / 1e9, st->bwd_bytes / 1e9);
+  if (m->loss_fbytes + m->loss_bbytes > 0)
+    fprintf(f,
+            "  loss         %.4g GB fwd + %.4g GB bwd of device memory per "
+            "micro-batch, not in the times (priced by the roofline on the "
+            "last stage)\n",
+            m->loss_fbytes / 1e9, m->loss_bbytes / 1e9);
   ppi_fmt_bytes(b1, sizeof b1, st->param_bytes);
   ppi_fmt_bytes(b2, sizeof b2, st->saved_bytes);
   ppi_fmt_bytes(b3, sizeof b3, st->out_bytes);
@@ -211,6 +217,8 @@ static void model_json(FILE *f, const struct pp_model *m,
   jkey(f, "edges", st->nedge, false);
   jkey(f, "micro_batch", m->micro_batch, false);
   jkey(f, "efficiency", m->efficiency, false);
+  jkey(f, "loss_fwd_bytes", m->loss_fbytes, false);
+  jkey(f, "loss_bwd_bytes", m->loss_bbytes, false);
   jkey(f, "fwd_ms", st->fwd_ms, false);
   jkey(f, "bwd_ms", st->bwd_ms, false);
   jkey(f, "update_ms", st->update_ms, false);
