@@ -403,6 +403,139 @@ static void report(pp_ctx *ctx, struct set *st, int settings, int verbose)
   printf("   false alarms (finished, predicted not to fit): %d\n", fa);
 }
 
+/* Calibration (docs/COST_MODEL.md, "Calibration"): every run rebuilt
+** with the runs' settings, the set calibrated on all of them (the fitted
+** parameters printed), then leave-one-out: each run predicted by a
+** calibration of the others, its error and whether the interval of +-2
+** relative spreads of that calibration's residuals covers it. */
+static void report_calibrated(pp_ctx *ctx, struct set *st, int verbose)
+{
+  static pp_run_record rec[MAXRUN], oth[MAXRUN];
+  static pp_model *mo[MAXRUN];
+  static pp_cluster *cl[MAXRUN];
+  static pp_plan *pl[MAXRUN];
+  pp_calibration *all = NULL;
+  double pt[MAXRUN], mt[MAXRUN], tm = 0, mm = 0, worst = 0;
+  int i, j, k, nfin = 0, nmem = 0, cov = 0, ncov = 0, mcov = 0, nmcov = 0;
+  for (i = 0; i < st->n; i++) {
+    const struct run *r = &st->r[i];
+    char spec[128];
+    snprintf(spec, sizeof spec, st->cluster_fmt,
+             r->stages * r->dp * r->tp / 4 < 1 ? 1
+                                               : r->stages * r->dp * r->tp / 4);
+    if (pp_model_load(ctx, st->model, &mo[i]) ||
+        pp_cluster_load(ctx, spec, &cl[i]))
+      die(r->name, ctx);
+    pl[i] = build(ctx, st, r, 1);
+    rec[i].name = r->name;
+    rec[i].plan = pl[i];
+    rec[i].model = mo[i];
+    rec[i].cluster = cl[i];
+    rec[i].iteration_ms = isfinite(r->real_s) ? r->real_s * 1000 : NAN;
+    rec[i].peak_memory_bytes = r->real_mem > 0 ? r->real_mem : NAN;
+    rec[i].failed = !isfinite(r->real_s);
+  }
+  if (pp_calibrate(ctx, rec, st->n, NULL, &all))
+    die("calibrate", ctx);
+  printf("\n== %s: calibrated on its own runs ==\n", st->title);
+  for (k = 0; k < pp_calibration_count(all); k++) {
+    pp_calib_entry e;
+    pp_calibration_get(all, k, &e);
+    printf("   %s/%s/%s: ", e.type, pp_engine_name(e.engine),
+           pp_precision_name(e.precision));
+    if (e.time_runs)
+      printf("compute x%.3f +- %.3f, %.2f +- %.2f ms per micro-batch "
+             "(%d runs, residuals %.1f%%)",
+             e.compute_scale, e.compute_sd, e.step_ms, e.step_sd, e.time_runs,
+             100 * e.time_rel_sd);
+    if (e.memory_runs)
+      printf("%sruntime %.2f +- %.2f GiB, slack %.3f +- %.3f (%d runs, "
+             "residuals %.1f%%)",
+             e.time_runs ? "; " : "", e.runtime_bytes / 1073741824.0,
+             e.runtime_sd / 1073741824.0, e.slack, e.slack_sd, e.memory_runs,
+             100 * e.memory_rel_sd);
+    printf("\n");
+  }
+  pp_calibration_destroy(all);
+  for (i = 0; i < st->n; i++) {
+    pp_calibration *c = NULL;
+    pp_cost_params cp;
+    pp_eval *e = NULL;
+    pp_eval_summary es;
+    const pp_calib_entry *ce;
+    double mem = 0, ms, tsd = 0, msd = 0;
+    int32_t d;
+    if (rec[i].failed && !(rec[i].peak_memory_bytes > 0))
+      continue;
+    for (j = 0, k = 0; j < st->n; j++)
+      if (j != i)
+        oth[k++] = rec[j];
+    if (pp_calibrate(ctx, oth, k, NULL, &c))
+      die("calibrate", ctx);
+    pp_cost_params_init(&cp);
+    cp.record = 0;
+    cp.calibration = c;
+    if (pp_evaluate(ctx, pl[i], mo[i], cl[i], &cp, &e) ||
+        pp_eval_get_summary(e, &es))
+      die(st->r[i].name, ctx);
+    for (d = 0; d < pp_cluster_ndev(cl[i]); d++) {
+      pp_device_memory dm;
+      if (pp_eval_device(e, d, &dm) == PP_OK && dm.used &&
+          dm.total_bytes > mem) {
+        pp_device_type_desc td;
+        mem = dm.total_bytes;
+        pp_cluster_type(cl[i], pp_cluster_device_type(cl[i], d), &td);
+        ce = pp_calibration_find(c, td.name, st->engine, st->prec);
+        /* the predictive spread: the residuals' and the parameters' */
+        if (ce) {
+          double live = dm.total_bytes - dm.slack_bytes - dm.runtime_bytes;
+          double a = ce->compute_sd / ce->compute_scale;
+          double b = ce->slack_sd * live / mem, c2 = ce->runtime_sd / mem;
+          tsd = sqrt(ce->time_rel_sd * ce->time_rel_sd + a * a);
+          msd = sqrt(ce->memory_rel_sd * ce->memory_rel_sd + b * b + c2 * c2);
+        } else {
+          tsd = msd = 0;
+        }
+      }
+    }
+    ms = es.iteration_ms;
+    if (verbose)
+      printf("   %-34s real %8.3f s  leave-one-out %8.3f s\n", st->r[i].name,
+             st->r[i].real_s, ms / 1000);
+    if (!rec[i].failed) {
+      pt[nfin] = ms;
+      mt[nfin++] = rec[i].iteration_ms;
+      tm += fabs(ms - rec[i].iteration_ms) / rec[i].iteration_ms;
+      ncov++;
+      cov += fabs(ms - rec[i].iteration_ms) <= 2 * tsd * ms;
+    }
+    if (rec[i].peak_memory_bytes > 0) {
+      double under = (rec[i].peak_memory_bytes - mem) / rec[i].peak_memory_bytes;
+      mm += fabs(mem - rec[i].peak_memory_bytes) / rec[i].peak_memory_bytes;
+      nmem++;
+      if (under > worst)
+        worst = under;
+      nmcov++;
+      mcov += fabs(mem - rec[i].peak_memory_bytes) <= 2 * msd * mem;
+    }
+    pp_eval_destroy(e);
+    pp_calibration_destroy(c);
+  }
+  printf("   leave-one-out: Spearman %.3f, time MAPE %.1f%%, +-2 spreads "
+         "cover %d of %d",
+         spearman(pt, mt, nfin), nfin ? 100 * tm / nfin : NAN, cov, ncov);
+  if (nmem)
+    printf("; memory MAPE %.1f%%, worst under-prediction %.1f%%, covered %d "
+           "of %d",
+           100 * mm / nmem, 100 * worst, mcov, nmcov);
+  printf("\n");
+  for (i = 0; i < st->n; i++) {
+    pp_plan_destroy(pl[i]);
+    pp_cluster_destroy(cl[i]);
+    pp_model_destroy(mo[i]);
+  }
+}
+
 int main(int argc, char **argv)
 {
   const char *dir = argc > 1 ? argv[1] : PP_SOURCE_DIR "/data";
@@ -429,6 +562,8 @@ int main(int argc, char **argv)
   report_other(&amp, "AMP");
   report(ctx, &sailor, 0, verbose);
   report(ctx, &sailor, 1, verbose);
+  report_calibrated(ctx, &amp, verbose);
+  report_calibrated(ctx, &sailor, verbose);
   pp_ctx_destroy(ctx);
   return 0;
 }

@@ -759,6 +759,50 @@ typedef enum pp_sim_network {
   PP_NET_LINKS = 1     /* transfers sharing a physical link share it */
 } pp_sim_network;
 
+/* ---- calibration ------------------------------------------------------ */
+
+/** \brief What measured runs taught the cost model about one device type
+** under one engine and precision (docs/COST_MODEL.md, "Calibration").
+** A NaN value is not set (the cost model's default applies); an sd of 0
+** means not fitted. */
+typedef struct pp_calib_entry {
+  const char *type;       /* device type name, as the cluster names it */
+  pp_engine engine;       /* the engine the runs used */
+  pp_precision precision; /* fp32, fp16 or bf16 */
+  double runtime_bytes;   /* fixed runtime memory per device */
+  double slack;           /* allocator's reserve, share of the live peak */
+  double compute_scale;   /* multiplies forward, backward and recompute */
+  double step_ms;         /* fixed cost per micro-batch and stage replica,
+                             with the forward */
+  double runtime_sd, slack_sd, compute_sd, step_sd; /* standard deviations */
+  int32_t memory_runs, time_runs; /* runs each part was fitted from */
+  double time_rel_sd;   /* relative spread of the fitted time residuals */
+  double memory_rel_sd; /* the same for memory */
+} pp_calib_entry;
+void pp_calib_entry_init(pp_calib_entry *e);
+
+typedef struct pp_calibration pp_calibration;
+pp_status pp_calibration_create(pp_ctx *ctx, pp_calibration **out);
+void pp_calibration_destroy(pp_calibration *c);
+/** \brief Add an entry (copied); PP_EINPUT for a bad value or a second
+** entry of the same key. */
+pp_status pp_calibration_add(pp_calibration *c, const pp_calib_entry *e);
+int32_t pp_calibration_count(const pp_calibration *c);
+pp_status pp_calibration_get(const pp_calibration *c, int32_t i,
+                             pp_calib_entry *out);
+/** \brief The entry of (type, engine, precision); NULL if none. */
+const pp_calib_entry *pp_calibration_find(const pp_calibration *c,
+                                          const char *type, pp_engine engine,
+                                          pp_precision precision);
+/** \brief Read a calibration JSON (docs/FORMATS.md, "Calibration"). */
+pp_status pp_calibration_read_json(pp_ctx *ctx, const char *text, size_t len,
+                                   const char *source, pp_calibration **out);
+pp_status pp_calibration_load(pp_ctx *ctx, const char *path,
+                              pp_calibration **out);
+/** \brief Write it (atomically to path, or to f when path is NULL). */
+pp_status pp_calibration_write(pp_ctx *ctx, const pp_calibration *c,
+                               const char *path, FILE *f);
+
 typedef struct pp_cost_params {
   pp_cost_kind kind;      /* default PP_COST_PARPLAN */
   pp_allreduce allreduce; /* default PP_AR_AUTO */
@@ -766,8 +810,34 @@ typedef struct pp_cost_params {
   pp_sim_network network; /* simulator only; default PP_NET_CHANNELS */
   int record;             /* simulator: keep every event (trace, Gantt,
                              critical path); default 1 */
+  const pp_calibration *calibration; /* NULL (default): none; borrowed */
 } pp_cost_params;
 void pp_cost_params_init(pp_cost_params *p);
+
+/** \brief One measured run for pp_calibrate: what ran and what was seen. */
+typedef struct pp_run_record {
+  const char *name; /* for messages; may be NULL */
+  const pp_plan *plan;
+  const pp_model *model;
+  const pp_cluster *cluster;
+  double iteration_ms;      /* measured; NaN or <= 0: not measured */
+  double peak_memory_bytes; /* nvidia-smi's maximum over the devices;
+                               NaN or <= 0: not measured */
+  int failed;               /* 0 finished, 1 out of memory, 2 time-out */
+} pp_run_record;
+
+typedef struct pp_calibrate_params {
+  pp_cost_params cost; /* how runs are priced (allreduce, reserve) */
+} pp_calibrate_params;
+void pp_calibrate_params_init(pp_calibrate_params *p);
+
+/** \brief Fit the cost model's free parameters to measured runs
+** (docs/COST_MODEL.md, "Calibration"): one entry per device type, engine
+** and precision of the runs, with the fitted values, their standard
+** deviations and the runs behind them.  A run whose devices are of
+** several types is not fitted.  p may be NULL (defaults). */
+pp_status pp_calibrate(pp_ctx *ctx, const pp_run_record *runs, int32_t n,
+                       const pp_calibrate_params *p, pp_calibration **out);
 /** \brief "parplan", "amp"; NULL for an unknown value. */
 const char *pp_cost_kind_name(pp_cost_kind k);
 /** \brief "auto", "ring", "hier"; NULL for an unknown value. */

@@ -150,6 +150,10 @@ static inline double ppi_cost_wire_bytes(const struct ppi_cost *k, double bytes)
 }
 
 /* Transfer time of the bytes of one tp rank over devices i -> j. */
+/* The calibration's entry for device type `type` under the plan's engine
+** and precision; NULL when none. */
+PP_INTERNAL const pp_calib_entry *ppi_cost_calib(const struct ppi_cost *k,
+                                                 int32_t type);
 PP_INTERNAL double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
                                  double bytes);
 /* The device of tp rank t of replica r of stage s. */

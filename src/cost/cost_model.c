@@ -64,6 +64,14 @@ const char *pp_sim_network_name(pp_sim_network n)
   return ppi_enum_name(network_names, PPI_COUNT(network_names), (int)n);
 }
 
+const pp_calib_entry *ppi_cost_calib(const struct ppi_cost *k, int32_t type)
+{
+  return k->cp.calibration
+             ? pp_calibration_find(k->cp.calibration, k->c->type_name[type],
+                                   k->engine, k->prec)
+             : NULL;
+}
+
 double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
                      double bytes)
 {
@@ -257,9 +265,20 @@ static pp_status replica_times(pp_ctx *ctx, struct ppi_cost *k)
         double *x = cache + (size_t)ty * 6, cm, f, b, rcm;
         if (!have[ty]) {
           pp_type_key key = pp_model_type_key(k->m, k->c, d);
+          const pp_calib_entry *ce = ppi_cost_calib(k, ty);
           key.precision = k->prec;
           if ((rc = stage_times(k, s, &key, x)))
             break;
+          /* a calibration scales the compute measured on this type and
+          ** adds its fixed cost per micro-batch (docs/COST_MODEL.md,
+          ** "Calibration") */
+          if (ce && !isnan(ce->compute_scale)) {
+            x[0] *= ce->compute_scale;
+            x[1] *= ce->compute_scale;
+            x[2] *= ce->compute_scale;
+          }
+          if (ce && !isnan(ce->step_ms))
+            x[0] += ce->step_ms;
           have[ty] = 1;
         }
         cm = tp_comm_ms(k, s, r, x[4], x[5]);
@@ -619,6 +638,7 @@ double ppi_cost_device_memory(const struct ppi_cost *k, int32_t d, double state,
                               pp_device_memory *x)
 {
   double peak, over;
+  const pp_calib_entry *ce = ppi_cost_calib(k, k->c->dev_type[d]);
   x->model_bytes = state;
   x->activation_bytes = live;
   x->buffer_bytes = buffers;
@@ -627,9 +647,13 @@ double ppi_cost_device_memory(const struct ppi_cost *k, int32_t d, double state,
   over = trans - live;
   x->transient_bytes = over > 0 ? over : 0;
   peak = state + live + buffers + x->transient_bytes;
-  x->slack_bytes = peak * k->rules->slack;
+  x->slack_bytes =
+      peak * (ce && !isnan(ce->slack) ? ce->slack : k->rules->slack);
   x->runtime_bytes =
-      ppi_engine_runtime_bytes(k->engine, k->c->type_name[k->c->dev_type[d]]);
+      ce && !isnan(ce->runtime_bytes)
+          ? ce->runtime_bytes
+          : ppi_engine_runtime_bytes(k->engine,
+                                     k->c->type_name[k->c->dev_type[d]]);
   x->total_bytes = peak + x->slack_bytes + x->runtime_bytes + x->reserve_bytes;
   return x->total_bytes;
 }
