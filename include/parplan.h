@@ -838,6 +838,17 @@ void pp_calibrate_params_init(pp_calibrate_params *p);
 ** several types is not fitted.  p may be NULL (defaults). */
 pp_status pp_calibrate(pp_ctx *ctx, const pp_run_record *runs, int32_t n,
                        const pp_calibrate_params *p, pp_calibration **out);
+
+/** \brief Measured runs read from a RUNS.json (docs/FORMATS.md, "Runs"):
+** the records with their plans, models and clusters, all owned here. */
+typedef struct pp_runs pp_runs;
+pp_status pp_runs_read_json(pp_ctx *ctx, const char *text, size_t len,
+                            const char *source, pp_runs **out);
+pp_status pp_runs_load(pp_ctx *ctx, const char *path, pp_runs **out);
+int32_t pp_runs_count(const pp_runs *r);
+/** \brief The records, pp_runs_count of them, owned by r. */
+const pp_run_record *pp_runs_records(const pp_runs *r);
+void pp_runs_destroy(pp_runs *r);
 /** \brief "parplan", "amp"; NULL for an unknown value. */
 const char *pp_cost_kind_name(pp_cost_kind k);
 /** \brief "auto", "ring", "hier"; NULL for an unknown value. */
@@ -1302,6 +1313,8 @@ typedef struct pp_search_params {
                              engine runs at its pipeline depth */
   double memory_margin;   /* fraction of every device's capacity a plan
                              leaves free, [0, 1); default 0.05 */
+  const pp_calibration *calibration; /* prices every plan; NULL (default):
+                                        none; borrowed */
 } pp_search_params;
 void pp_search_params_init(pp_search_params *p);
 

@@ -54,6 +54,8 @@ struct cli_common {
   /* the run's settings (run_opts), -1 when not given: precision an index
   ** of precision_at, engine a pp_engine, zero 0-3 or 4 for auto */
   int precision, engine, zero;
+  const char *calibration; /* --calibration FILE; main loads it into
+                              cost.calibration (and frees it) */
   pp_cost_params cost;
 };
 

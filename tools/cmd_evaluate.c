@@ -90,13 +90,13 @@ static int run_simulate(pp_ctx *ctx, void *opts)
 }
 
 static const struct cli_opt *const evaluate_tables[] = {
-    model_opts,      cluster_opts,   run_opts,
-    cost_model_opts, allreduce_opts, reserve_opts,
-    json_opts,       out_opts,       NULL};
+    model_opts,   cluster_opts, run_opts,  cost_model_opts, allreduce_opts,
+    reserve_opts, calib_opts,   json_opts, out_opts,        NULL};
 static const struct cli_opt *const simulate_tables[] = {
-    model_opts,       cluster_opts, run_opts,     cost_model_opts,
-    allreduce_opts,   reserve_opts, network_opts, sim_opts,
-    gantt_image_opts, json_opts,    out_opts,     NULL};
+    model_opts,     cluster_opts,     run_opts,     cost_model_opts,
+    allreduce_opts, reserve_opts,     calib_opts,   network_opts,
+    sim_opts,       gantt_image_opts, json_opts,    out_opts,
+    NULL};
 
 const struct cli_cmd cmd_evaluate = {
     "evaluate",

@@ -105,6 +105,7 @@ static pp_search_params search_params(const struct plan_opts *o)
   sp.zero = o->c.zero >= 0 && o->c.zero != ZERO_AUTO ? o->c.zero : -1;
   sp.reserve_bytes = o->c.cost.reserve_bytes;
   sp.allreduce = o->c.cost.allreduce;
+  sp.calibration = o->c.cost.calibration;
   if (isatty(2))
     sp.progress = progress_bar;
   return sp;
@@ -134,6 +135,10 @@ static int plan(pp_ctx *ctx, const struct plan_opts *o)
     return cli_usage("plan", "plan needs --model M --cluster C --batch GBS");
   if ((rc = pp_model_load(ctx, o->c.model, &m)) ||
       (rc = pp_cluster_load(ctx, o->c.cluster, &c)) ||
+      (warn_uncalibrated(&o->c, c, NULL, sp.engine,
+                         sp.precision == PP_PREC_MODEL ? pp_model_dtype(m)
+                                                       : sp.precision),
+       0) ||
       (rc = pp_plan_search(ctx, m, c, &sp, &sr)) ||
       (rc = pp_search_write(ctx, sr, m, c, o->c.json, stdout))) {
     ret = cli_fail(ctx, rc);
@@ -210,11 +215,11 @@ static int run_compare(pp_ctx *ctx, void *opts)
 
 static const struct cli_opt *const plan_tables[] = {
     model_opts,     cluster_opts,   search_opts,  run_opts,
-    optimizer_opts, allreduce_opts, reserve_opts, json_opts,
-    out_opts,       trace_opts,     NULL};
+    optimizer_opts, allreduce_opts, reserve_opts, calib_opts,
+    json_opts,      out_opts,       trace_opts,   NULL};
 static const struct cli_opt *const compare_tables[] = {
-    model_opts,     cluster_opts, search_opts, run_opts, optimizer_opts,
-    allreduce_opts, reserve_opts, json_opts,   NULL};
+    model_opts,     cluster_opts, search_opts, run_opts,  optimizer_opts,
+    allreduce_opts, reserve_opts, calib_opts,  json_opts, NULL};
 
 const struct cli_cmd cmd_plan = {
     "plan",

@@ -68,7 +68,8 @@ static const struct cli_opt *const report_tables[] = {
     report_opts,      run_opts,
     gantt_image_opts, cost_model_opts,
     allreduce_opts,   reserve_opts,
-    network_opts,     NULL};
+    calib_opts,       network_opts,
+    NULL};
 
 const struct cli_cmd cmd_report = {
     "report",

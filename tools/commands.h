@@ -22,13 +22,20 @@
 
 extern const struct cli_cmd cmd_plan, cmd_compare, cmd_default, cmd_describe,
     cmd_model, cmd_topo, cmd_evaluate, cmd_simulate, cmd_export, cmd_report,
-    cmd_partition, cmd_map;
+    cmd_partition, cmd_map, cmd_calibrate;
+
+/* Warn on stderr about each device type of c (or of the devices a plan
+** uses, when p is given) that the calibration has no entry for under the
+** engine and precision (its defaults apply there). */
+void warn_uncalibrated(const struct cli_common *o, const pp_cluster *c,
+                       const pp_plan *p, pp_engine engine,
+                       pp_precision precision);
 
 /* Shared by several commands; they set struct cli_common's fields. */
 extern const struct cli_opt model_opts[], cluster_opts[], json_opts[],
     out_opts[], seed_opts[], help_opts[], cost_model_opts[], allreduce_opts[],
     reserve_opts[], network_opts[], gantt_image_opts[], optimizer_opts[],
-    run_opts[];
+    run_opts[], calib_opts[];
 
 /* One command's, listed in the tool's --help. */
 extern const struct cli_opt chain_opts[], sim_opts[], part_opts[],

@@ -7,6 +7,7 @@
 */
 #include "commands.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define COMMON(f) CLI_FIELD(struct cli_common, f)
@@ -116,6 +117,16 @@ const struct cli_opt reserve_opts[] = {
      .help = "--reserve-gb X  memory reserved on every device (default 0)"},
     {NULL}};
 
+const struct cli_opt calib_opts[] = {
+    {"--calibration", CLI_STRING, COMMON(calibration),
+     .help = "--calibration FILE   price with a calibration (parplan "
+             "calibrate): each\n"
+             "              device type's runtime memory, slack, compute "
+             "scale and\n"
+             "              cost per micro-batch, as its runs measured "
+             "them"},
+    {NULL}};
+
 const struct cli_opt network_opts[] = {
     {"--network", CLI_ENUM, COMMON(cost.network), .names = network_at,
      .help = "--network channels|links   (simulate) a channel per device "
@@ -206,6 +217,35 @@ static pp_status override_plan(pp_ctx *ctx, const struct cli_common *o,
   return PP_OK;
 }
 
+void warn_uncalibrated(const struct cli_common *o, const pp_cluster *c,
+                       const pp_plan *p, pp_engine engine,
+                       pp_precision precision)
+{
+  int32_t t, s, r, k, nt = pp_cluster_ntype(c);
+  if (!o->cost.calibration)
+    return;
+  for (t = 0; t < nt; t++) {
+    pp_device_type_desc td;
+    int used = !p;
+    for (s = 0; p && s < pp_plan_nstage(p) && !used; s++)
+      for (r = 0; r < pp_plan_nreplica(p, s) && !used; r++) {
+        const int32_t *dv = pp_plan_replica(p, s, r);
+        pp_plan_params pa;
+        pp_plan_get_params(p, &pa);
+        for (k = 0; k < pa.tp; k++)
+          used |= pp_cluster_device_type(c, dv[k]) == t;
+      }
+    if (!used || pp_cluster_type(c, t, &td) != PP_OK)
+      continue;
+    if (!pp_calibration_find(o->cost.calibration, td.name, engine, precision))
+      fprintf(stderr,
+              "parplan: warning: %s has no calibration for %s under %s, %s; "
+              "the defaults apply there\n",
+              o->calibration, td.name, pp_engine_name(engine),
+              pp_precision_name(precision));
+  }
+}
+
 int load_plan(pp_ctx *ctx, const char *cmd, const struct cli_common *o,
               struct plan_inputs *in)
 {
@@ -226,6 +266,13 @@ int load_plan(pp_ctx *ctx, const char *cmd, const struct cli_common *o,
       (rc = override_plan(ctx, o, &in->p))) {
     free_plan(in);
     return cli_fail(ctx, rc);
+  }
+  {
+    pp_plan_params pa;
+    pp_plan_get_params(in->p, &pa);
+    warn_uncalibrated(o, in->c, in->p, pa.engine,
+                      pa.precision == PP_PREC_MODEL ? pp_model_dtype(in->m)
+                                                    : pa.precision);
   }
   return 0;
 }

@@ -16,7 +16,7 @@
 static const struct cli_cmd *const commands[] = {
     &cmd_plan,   &cmd_compare,   &cmd_describe, &cmd_model,
     &cmd_topo,   &cmd_evaluate,  &cmd_simulate, &cmd_export,
-    &cmd_report, &cmd_partition, &cmd_map,      NULL};
+    &cmd_report, &cmd_partition, &cmd_map,      &cmd_calibrate, NULL};
 
 /* Every command takes these. */
 static const struct cli_opt *const common[] = {seed_opts, help_opts, NULL};
@@ -31,6 +31,7 @@ static const struct cli_section sections[] = {
     {NULL, cost_model_opts},
     {NULL, allreduce_opts},
     {NULL, reserve_opts},
+    {NULL, calib_opts},
     {NULL, network_opts},
     {NULL, sim_opts},
     {NULL, gantt_image_opts},
@@ -88,7 +89,16 @@ int main(int argc, char **argv)
     if ((rc = pp_ctx_create(&cp, &ctx)))
       ret = cli_fail(NULL, rc);
     else {
-      ret = cmd->run(ctx, o);
+      pp_calibration *cal = NULL;
+      /* --calibration: loaded once, for every command that prices */
+      if (o->calibration &&
+          (rc = pp_calibration_load(ctx, o->calibration, &cal)))
+        ret = cli_fail(ctx, rc);
+      else {
+        o->cost.calibration = cal;
+        ret = cmd->run(ctx, o);
+      }
+      pp_calibration_destroy(cal);
       pp_ctx_destroy(ctx);
     }
   }

@@ -107,6 +107,7 @@ static pp_status estimate(struct ctxs *x, const pp_plan *pl, pp_cost_kind kind,
   cp.kind = kind;
   cp.allreduce = x->p->allreduce;
   cp.reserve_bytes = x->p->reserve_bytes;
+  cp.calibration = x->p->calibration;
   cp.record = 0;
   if ((rc = pp_evaluate(x->ctx, pl, x->m, x->c, &cp, &e)))
     return rc;
@@ -356,6 +357,7 @@ static pp_status rescore(struct ctxs *x, pp_compare_row *r, const pp_plan *pl)
   pp_cost_params_init(&cp);
   cp.allreduce = x->p->allreduce;
   cp.reserve_bytes = x->p->reserve_bytes;
+  cp.calibration = x->p->calibration;
   cp.record = 0;
   if ((rc = pp_simulate(x->ctx, pl, x->m, x->c, &cp, &sim)))
     return rc;

@@ -201,6 +201,7 @@ void ppi_search_cost_params(const struct space *sp, pp_cost_params *cp)
   pp_cost_params_init(cp);
   cp->allreduce = sp->p->allreduce;
   cp->reserve_bytes = sp->p->reserve_bytes;
+  cp->calibration = sp->p->calibration;
   cp->record = 0;
 }
 

@@ -236,8 +236,20 @@ static pp_status lb_get(pp_ctx *ctx, struct lbtab *t, const struct space *sp,
   {
     pp_status rc = pp_lower_bound(ctx, sp->m, sp->c, sp->p->global_batch, tp,
                                   mbs, rec, out);
+    double smin = 1;
+    int32_t q;
     if (rc)
       return rc;
+    /* a calibration that makes compute faster lowers the bound with it:
+    ** every term shrinks by at most the smallest compute scale (fixed
+    ** costs only add), so the scaled bound stays a bound */
+    for (q = 0; q < pp_calibration_count(sp->p->calibration); q++) {
+      pp_calib_entry e;
+      pp_calibration_get(sp->p->calibration, q, &e);
+      if (e.compute_scale < smin)
+        smin = e.compute_scale;
+    }
+    *out *= smin;
   }
   t->tp[t->n] = tp;
   t->mbs[t->n] = mbs;
