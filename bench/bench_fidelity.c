@@ -462,7 +462,6 @@ static void report_calibrated(pp_ctx *ctx, struct set *st, int verbose)
     pp_cost_params cp;
     pp_eval *e = NULL;
     pp_eval_summary es;
-    const pp_calib_entry *ce;
     double mem = 0, ms, tsd = 0, msd = 0;
     int32_t d;
     if (rec[i].failed && !(rec[i].peak_memory_bytes > 0))
@@ -482,22 +481,11 @@ static void report_calibrated(pp_ctx *ctx, struct set *st, int verbose)
       pp_device_memory dm;
       if (pp_eval_device(e, d, &dm) == PP_OK && dm.used &&
           dm.total_bytes > mem) {
-        pp_device_type_desc td;
         mem = dm.total_bytes;
-        pp_cluster_type(cl[i], pp_cluster_device_type(cl[i], d), &td);
-        ce = pp_calibration_find(c, td.name, st->engine, st->prec);
-        /* the predictive spread: the residuals' and the parameters' */
-        if (ce) {
-          double live = dm.total_bytes - dm.slack_bytes - dm.runtime_bytes;
-          double a = ce->compute_sd / ce->compute_scale;
-          double b = ce->slack_sd * live / mem, c2 = ce->runtime_sd / mem;
-          tsd = sqrt(ce->time_rel_sd * ce->time_rel_sd + a * a);
-          msd = sqrt(ce->memory_rel_sd * ce->memory_rel_sd + b * b + c2 * c2);
-        } else {
-          tsd = msd = 0;
-        }
+        msd = dm.spread; /* the library's predictive spreads */
       }
     }
+    tsd = es.time_spread;
     ms = es.iteration_ms;
     if (verbose)
       printf("   %-34s real %8.3f s  leave-one-out %8.3f s\n", st->r[i].name,
@@ -510,7 +498,8 @@ static void report_calibrated(pp_ctx *ctx, struct set *st, int verbose)
       cov += fabs(ms - rec[i].iteration_ms) <= 2 * tsd * ms;
     }
     if (rec[i].peak_memory_bytes > 0) {
-      double under = (rec[i].peak_memory_bytes - mem) / rec[i].peak_memory_bytes;
+      double under =
+          (rec[i].peak_memory_bytes - mem) / rec[i].peak_memory_bytes;
       mm += fabs(mem - rec[i].peak_memory_bytes) / rec[i].peak_memory_bytes;
       nmem++;
       if (under > worst)

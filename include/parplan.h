@@ -881,6 +881,11 @@ typedef struct pp_eval_summary {
   double margin_bytes;   /* capacity - total on the device with the least
                             room: > 0 spare, < 0 missing */
   unsigned est;          /* PP_EST_* bits of every time used */
+  double time_spread;    /* relative standard deviation of iteration_ms:
+                            the calibration's where it timed every device
+                            type of the plan, else the default
+                            (docs/COST_MODEL.md, "Calibration") */
+  int calibrated;        /* time_spread comes from a calibration */
 } pp_eval_summary;
 pp_status pp_eval_get_summary(const pp_eval *e, pp_eval_summary *out);
 
@@ -917,6 +922,11 @@ typedef struct pp_device_memory {
   double slack_bytes;      /* the caching allocator's reserve beyond the
                               live peak (0 under "generic") */
   double total_bytes;
+  double spread;  /* relative standard deviation of total_bytes: the
+                     calibration's (its residuals and fitted parameters)
+                     where it measured this type, else the default
+                     (docs/COST_MODEL.md, "Calibration") */
+  int calibrated; /* spread comes from a calibration */
   int64_t capacity_bytes;
 } pp_device_memory;
 pp_status pp_eval_device(const pp_eval *e, int32_t d, pp_device_memory *out);
@@ -973,6 +983,9 @@ typedef struct pp_sim_summary {
   int fits;        /* every device's peak within its capacity */
   int32_t worst_device;
   double analytic_ms; /* pp_evaluate's estimate of the same plan */
+  double time_spread; /* relative standard deviation of iteration_ms, as
+                         pp_eval_summary's */
+  int calibrated;     /* time_spread comes from a calibration */
 } pp_sim_summary;
 pp_status pp_sim_get_summary(const pp_sim *s, pp_sim_summary *out);
 
@@ -984,6 +997,9 @@ typedef struct pp_sim_device {
   double comm_ms;   /* time with a transfer leaving the device */
   double peak_memory_bytes; /* static + the most live activations */
   int64_t capacity_bytes;
+  double spread;  /* relative standard deviation of the peak, as
+                     pp_device_memory's */
+  int calibrated; /* spread comes from a calibration */
 } pp_sim_device;
 pp_status pp_sim_device_get(const pp_sim *s, int32_t d, pp_sim_device *out);
 
@@ -1363,6 +1379,9 @@ typedef struct pp_search_plan {
                             one device */
   int32_t zero;          /* its ZeRO stage (the search's, or the one
                             chosen when that is -1) */
+  double time_spread;    /* relative standard deviation of its times
+                            (pp_eval_summary's) */
+  int calibrated;        /* time_spread comes from a calibration */
 } pp_search_plan;
 pp_status pp_search_plan_get(const pp_search *s, int32_t i,
                              pp_search_plan *out);

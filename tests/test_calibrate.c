@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Calibration (docs/COST_MODEL.md, "Calibration"; src/search/calibrate.c,
-** src/cluster/calib.c, src/format/calib_json.c, src/format/runs_json.c):
+** src/plan/calib.c, src/format/calib_json.c, src/format/runs_json.c):
 **   - t_apply: a calibration's entry scales the compute and adds its
 **     fixed cost per micro-batch to the forward, and sets the runtime
 **     memory and the slack, recomputed here from the uncalibrated parts;
@@ -14,7 +14,10 @@
 **   - t_runs: RUNS.json with a relative plan path and an inline plan;
 **     bad runs refused naming the file and the run;
 **   - t_cli: parplan calibrate writes the file, evaluate --calibration
-**     applies it and warns about a type it has no entry for.
+**     applies it and warns about a type it has no entry for;
+**   - t_spread: the spreads of a prediction, calibrated and not, and the
+**     planner keeping every device's memory at the upper end of its
+**     interval (two spreads) within capacity.
 */
 #include "testutil.h"
 
@@ -156,10 +159,9 @@ static void t_recover(void **state)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
   static const int shapes[][3] = {/* pp, dp, tp */
-                                  {1, 16, 1}, {2, 8, 1}, {4, 4, 1},
-                                  {8, 2, 1},  {16, 1, 1}, {1, 8, 2},
-                                  {2, 4, 2},  {4, 2, 2},  {1, 4, 4},
-                                  {2, 2, 4},  {4, 1, 4}};
+                                  {1, 16, 1}, {2, 8, 1}, {4, 4, 1}, {8, 2, 1},
+                                  {16, 1, 1}, {1, 8, 2}, {2, 4, 2}, {4, 2, 2},
+                                  {1, 4, 4},  {2, 2, 4}, {4, 1, 4}};
   static const int mbs[3] = {1, 2, 4};
   static const int bounds[5][17] = {
       {0, 30},
@@ -186,16 +188,18 @@ static void t_recover(void **state)
   cp.calibration = truth;
   for (i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); i++)
     for (j = 0; j < 3; j++) {
-      int pp = shapes[i][0], k = pp == 1 ? 0 : pp == 2 ? 1 : pp == 4 ? 2
-                                              : pp == 8 ? 3 : 4;
+      int pp = shapes[i][0], k = pp == 1   ? 0
+                                 : pp == 2 ? 1
+                                 : pp == 4 ? 2
+                                 : pp == 8 ? 3
+                                           : 4;
       pp_eval *ev = NULL;
       pp_eval_summary s;
       double peak = 0;
       int32_t d;
       if (32 % (shapes[i][1] * mbs[j]))
         continue;
-      pl[n] = amp_plan(ctx, pp, bounds[k], shapes[i][1], shapes[i][2],
-                       mbs[j]);
+      pl[n] = amp_plan(ctx, pp, bounds[k], shapes[i][1], shapes[i][2], mbs[j]);
       assert_int_equal(pp_evaluate(ctx, pl[n], m, c, &cp, &ev), PP_OK);
       pp_eval_get_summary(ev, &s);
       for (d = 0; d < pp_cluster_ndev(c); d++) {
@@ -219,9 +223,9 @@ static void t_recover(void **state)
   assert_non_null(got);
   print_message("recovered: scale %.4f +- %.4f, step %.3f +- %.3f ms, "
                 "runtime %.3f +- %.3f GiB, slack %.4f +- %.4f\n",
-                got->compute_scale, got->compute_sd, got->step_ms,
-                got->step_sd, got->runtime_bytes / GIB, got->runtime_sd / GIB,
-                got->slack, got->slack_sd);
+                got->compute_scale, got->compute_sd, got->step_ms, got->step_sd,
+                got->runtime_bytes / GIB, got->runtime_sd / GIB, got->slack,
+                got->slack_sd);
   assert_true(fabs(got->compute_scale - 1.25) <= 3 * got->compute_sd);
   assert_true(fabs(got->step_ms - 4) <= 3 * got->step_sd);
   assert_true(fabs(got->runtime_bytes - 2.5 * GIB) <= 3 * got->runtime_sd);
@@ -309,9 +313,8 @@ static void t_json(void **state)
     size_t i;
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
       tu_expect_error(ctx,
-                      pp_calibration_read_json(ctx, bad[i].text,
-                                               strlen(bad[i].text), "c.json",
-                                               &d),
+                      pp_calibration_read_json(
+                          ctx, bad[i].text, strlen(bad[i].text), "c.json", &d),
                       PP_EINPUT, "c.json", bad[i].want, NULL);
   }
   text = tu_slurp(tu_tmp("cal.json"), &len);
@@ -333,12 +336,13 @@ static void t_runs(void **state)
   pp_runs *r = NULL;
   const pp_run_record *x;
   char runs[4096];
-  write_file(tu_tmp("p.json"),
-             "{\"global_batch\": 32, \"micro_batch\": 1, \"tp\": 1, "
-             "\"engine\": \"deepspeed\", \"stages\": [{\"ops\": [0, 1, 2, 3, 4, "
-             "5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, "
-             "22, 23, 24, 25, 26, 27, 28, 29], \"replicas\": [[0], [1], [2], "
-             "[3]]}]}");
+  write_file(
+      tu_tmp("p.json"),
+      "{\"global_batch\": 32, \"micro_batch\": 1, \"tp\": 1, "
+      "\"engine\": \"deepspeed\", \"stages\": [{\"ops\": [0, 1, 2, 3, 4, "
+      "5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, "
+      "22, 23, 24, 25, 26, 27, 28, 29], \"replicas\": [[0], [1], [2], "
+      "[3]]}]}");
   snprintf(runs, sizeof runs,
            "{\"runs\": [{\"name\": \"a\", \"plan\": \"p.json\", \"model\": "
            "\"gpt2-amp\", \"cluster\": \"amp-homogeneous\", \"iteration_ms\": "
@@ -384,8 +388,8 @@ static void t_runs(void **state)
     size_t i;
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
       write_file(tu_tmp("bad.json"), bad[i].text);
-      tu_expect_error(ctx, pp_runs_load(ctx, tu_tmp("bad.json"), &r),
-                      PP_EINPUT, "bad.json", bad[i].want, NULL);
+      tu_expect_error(ctx, pp_runs_load(ctx, tu_tmp("bad.json"), &r), PP_EINPUT,
+                      "bad.json", bad[i].want, NULL);
       assert_null(r);
     }
     /* a plan file that is not there: an I/O error naming both files */
@@ -405,18 +409,16 @@ static void t_cli(void **state)
   snprintf(pj, sizeof pj, "%s", tu_tmp("p.json"));
   snprintf(rj, sizeof rj, "%s", tu_tmp("runs.json"));
   snprintf(cj, sizeof cj, "%s", tu_tmp("cal.json"));
-  write_file(pj,
-             "{\"global_batch\": 32, \"micro_batch\": 1, \"tp\": 1, "
-             "\"engine\": \"deepspeed\", \"precision\": \"fp16\", \"stages\": "
-             "[{\"ops\": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, "
-             "16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29], "
-             "\"replicas\": [[0], [1], [2], [3]]}]}");
-  write_file(rj,
-             "{\"runs\": [{\"plan\": \"p.json\", \"model\": \"gpt2-amp\", "
-             "\"cluster\": \"amp-homogeneous\", \"iteration_ms\": 3000, "
-             "\"peak_memory_bytes\": 13000000000}]}");
-  snprintf(cmd, sizeof cmd, "calibrate '%s' -o '%s'", rj,
-           cj);
+  write_file(
+      pj, "{\"global_batch\": 32, \"micro_batch\": 1, \"tp\": 1, "
+          "\"engine\": \"deepspeed\", \"precision\": \"fp16\", \"stages\": "
+          "[{\"ops\": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, "
+          "16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29], "
+          "\"replicas\": [[0], [1], [2], [3]]}]}");
+  write_file(rj, "{\"runs\": [{\"plan\": \"p.json\", \"model\": \"gpt2-amp\", "
+                 "\"cluster\": \"amp-homogeneous\", \"iteration_ms\": 3000, "
+                 "\"peak_memory_bytes\": 13000000000}]}");
+  snprintf(cmd, sizeof cmd, "calibrate '%s' -o '%s'", rj, cj);
   assert_int_equal(tu_run(cmd, &out, &err), 0);
   assert_non_null(strstr(out, "T4 under deepspeed, fp16"));
   assert_non_null(strstr(out, "from 1 runs"));
@@ -451,11 +453,105 @@ static void t_cli(void **state)
   assert_non_null(strstr(err, "nope.json"));
 }
 
+static void t_spread(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  static const int b[3] = {0, 15, 30};
+  pp_model *m = NULL;
+  pp_cluster *c = NULL;
+  pp_plan *p;
+  pp_calibration *cal = NULL;
+  pp_calib_entry e;
+  pp_cost_params cp;
+  pp_eval *ev = NULL;
+  pp_eval_summary s;
+  pp_device_memory dm;
+  int k;
+  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "amp-homogeneous", &c), PP_OK);
+  p = amp_plan(ctx, 2, b, 8, 1, 2);
+  pp_cost_params_init(&cp);
+  assert_int_equal(pp_evaluate(ctx, p, m, c, &cp, &ev), PP_OK);
+  pp_eval_get_summary(ev, &s);
+  pp_eval_device(ev, 0, &dm);
+  /* uncalibrated: the documented defaults */
+  assert_false(s.calibrated);
+  tu_near(s.time_spread, 0.12, "default time spread");
+  assert_false(dm.calibrated);
+  tu_near(dm.spread, 0.025, "default memory spread");
+  pp_eval_destroy(ev);
+  /* calibrated: residuals and parameters, recomputed */
+  entry(&e, 1.2, 1, 2 * GIB, 0.1);
+  e.compute_sd = 0.06;
+  e.time_rel_sd = 0.04;
+  e.time_runs = 10;
+  e.runtime_sd = 0.1 * GIB;
+  e.slack_sd = 0.02;
+  e.memory_rel_sd = 0.01;
+  e.memory_runs = 10;
+  assert_int_equal(pp_calibration_create(ctx, &cal), PP_OK);
+  assert_int_equal(pp_calibration_add(cal, &e), PP_OK);
+  cp.calibration = cal;
+  assert_int_equal(pp_evaluate(ctx, p, m, c, &cp, &ev), PP_OK);
+  pp_eval_get_summary(ev, &s);
+  pp_eval_device(ev, 0, &dm);
+  assert_true(s.calibrated && dm.calibrated);
+  tu_near(s.time_spread, sqrt(0.04 * 0.04 + 0.05 * 0.05), "time spread");
+  {
+    double live =
+        dm.total_bytes - dm.slack_bytes - dm.runtime_bytes - dm.reserve_bytes;
+    double x = 0.02 * live / dm.total_bytes, y = 0.1 * GIB / dm.total_bytes;
+    tu_near(dm.spread, sqrt(0.01 * 0.01 + x * x + y * y), "memory spread");
+  }
+  pp_eval_destroy(ev);
+  pp_calibration_destroy(cal);
+  pp_plan_destroy(p);
+  /* the planner on 16 T4s of 8 GiB: with a wide memory spread, the best
+  ** plan leaves room for two of it; with a narrow one it comes closer to
+  ** capacity, and is faster for it */
+  pp_cluster_destroy(c);
+  c = NULL;
+  assert_int_equal(pp_cluster_load(ctx, "hier:4x4,gpu=T4,mem=8", &c), PP_OK);
+  for (k = 0; k < 2; k++) {
+    static const double rel[2] = {0.15, 0.002};
+    pp_search_params sp;
+    pp_search *sr = NULL;
+    pp_search_plan y;
+    pp_calib_entry f;
+    entry(&f, NAN, NAN, NAN, NAN);
+    f.memory_runs = 5;
+    f.memory_rel_sd = rel[k];
+    assert_int_equal(pp_calibration_create(ctx, &cal), PP_OK);
+    assert_int_equal(pp_calibration_add(cal, &f), PP_OK);
+    pp_search_params_init(&sp);
+    sp.global_batch = 32;
+    sp.engine = PP_ENGINE_DEEPSPEED;
+    sp.precision = PP_PREC_FP16;
+    sp.zero = 0;
+    sp.calibration = cal;
+    sp.time_limit_s = 1e6;
+    sp.madpipe = 0;
+    assert_int_equal(pp_plan_search(ctx, m, c, &sp, &sr), PP_OK);
+    assert_int_equal(pp_search_plan_get(sr, 0, &y), PP_OK);
+    print_message("memory spread %.3f: best plan peaks at %.1f%% of "
+                  "capacity\n",
+                  rel[k], 100 * y.peak_share);
+    assert_true(y.peak_share * (1 + 2 * rel[k]) <= 1 + 1e-9);
+    if (k == 1) /* room the wide spread does not leave */
+      assert_true(y.peak_share > 1 / (1 + 2 * rel[0]));
+    assert_true(y.calibrated == 0); /* time was not calibrated */
+    pp_search_destroy(sr);
+    pp_calibration_destroy(cal);
+  }
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       TU_CTX_TEST(t_apply), TU_CTX_TEST(t_recover), TU_CTX_TEST(t_json),
-      TU_CTX_TEST(t_runs),  TU_CTX_TEST(t_cli),
+      TU_CTX_TEST(t_runs),  TU_CTX_TEST(t_cli),     TU_CTX_TEST(t_spread),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

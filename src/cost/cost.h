@@ -154,6 +154,15 @@ static inline double ppi_cost_wire_bytes(const struct ppi_cost *k, double bytes)
 ** and precision; NULL when none. */
 PP_INTERNAL const pp_calib_entry *ppi_cost_calib(const struct ppi_cost *k,
                                                  int32_t type);
+/* The relative standard deviations of a prediction (docs/COST_MODEL.md,
+** "Calibration"): device d's memory (live: what the slack multiplies),
+** and the iteration time (the largest over the plan's device types);
+** *calibrated: whether a calibration measured it, else the default. */
+PP_INTERNAL double ppi_cost_memory_spread(const struct ppi_cost *k, int32_t d,
+                                          double live, double total,
+                                          int *calibrated);
+PP_INTERNAL double ppi_cost_time_spread(const struct ppi_cost *k,
+                                        int *calibrated);
 PP_INTERNAL double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
                                  double bytes);
 /* The device of tp rank t of replica r of stage s. */

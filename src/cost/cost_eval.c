@@ -472,6 +472,7 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
     return rc;
   memory(k, e->mem, &e->sum);
   e->sum.est = k->est;
+  e->sum.time_spread = ppi_cost_time_spread(k, &e->sum.calibrated);
   if (k->cp.kind == PP_COST_AMP) {
     if ((rc = ppi_cost_amp(ctx, k, &e->amp)))
       return rc;

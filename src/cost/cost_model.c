@@ -72,6 +72,56 @@ const pp_calib_entry *ppi_cost_calib(const struct ppi_cost *k, int32_t type)
              : NULL;
 }
 
+/* TUNING: the spreads of an uncalibrated prediction, relative standard
+** deviations: time 0.12, the root mean square of the relative errors on
+** the larger of bench_fidelity's two uncalibrated sets (AMP's 47 runs
+** under their settings, 11% under on average); memory 0.025, so that
+** two spreads are the planner's default margin of 5%
+** (PPI_SEARCH_MEMORY_MARGIN), on a model whose error on the one measured
+** set is 0.8% on average, 2.9% at worst (docs/COST_MODEL.md, "Fidelity"). */
+#define DEFAULT_TIME_SPREAD 0.12
+#define DEFAULT_MEMORY_SPREAD 0.025
+
+double ppi_cost_memory_spread(const struct ppi_cost *k, int32_t d, double live,
+                              double total, int *calibrated)
+{
+  const pp_calib_entry *ce = ppi_cost_calib(k, k->c->dev_type[d]);
+  double a, b, c;
+  *calibrated = ce && ce->memory_runs > 0 && total > 0;
+  if (!*calibrated)
+    return DEFAULT_MEMORY_SPREAD;
+  /* the residuals' spread and the fitted slack's and runtime's */
+  a = ce->memory_rel_sd;
+  b = ce->slack_sd * live / total;
+  c = ce->runtime_sd / total;
+  return sqrt(a * a + b * b + c * c);
+}
+
+double ppi_cost_time_spread(const struct ppi_cost *k, int *calibrated)
+{
+  int32_t s, r, t;
+  double worst = 0;
+  *calibrated = 1;
+  for (s = 0; s < k->S; s++)
+    for (r = 0; r < ppi_cost_nrep(k, s); r++)
+      for (t = 0; t < k->tp; t++) {
+        const pp_calib_entry *ce =
+            ppi_cost_calib(k, k->c->dev_type[ppi_cost_dev(k, s, r, t)]);
+        double x = DEFAULT_TIME_SPREAD;
+        if (ce && ce->time_runs > 0) {
+          double a = ce->time_rel_sd, b = ce->compute_sd / ce->compute_scale;
+          x = sqrt(a * a + b * b);
+        } else {
+          *calibrated = 0;
+        }
+        if (x > worst)
+          worst = x;
+      }
+  if (!*calibrated) /* one type without a calibration: the default */
+    worst = worst > DEFAULT_TIME_SPREAD ? worst : DEFAULT_TIME_SPREAD;
+  return worst;
+}
+
 double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
                      double bytes)
 {
@@ -649,12 +699,13 @@ double ppi_cost_device_memory(const struct ppi_cost *k, int32_t d, double state,
   peak = state + live + buffers + x->transient_bytes;
   x->slack_bytes =
       peak * (ce && !isnan(ce->slack) ? ce->slack : k->rules->slack);
-  x->runtime_bytes =
-      ce && !isnan(ce->runtime_bytes)
-          ? ce->runtime_bytes
-          : ppi_engine_runtime_bytes(k->engine,
-                                     k->c->type_name[k->c->dev_type[d]]);
+  x->runtime_bytes = ce && !isnan(ce->runtime_bytes)
+                         ? ce->runtime_bytes
+                         : ppi_engine_runtime_bytes(
+                               k->engine, k->c->type_name[k->c->dev_type[d]]);
   x->total_bytes = peak + x->slack_bytes + x->runtime_bytes + x->reserve_bytes;
+  x->spread =
+      ppi_cost_memory_spread(k, d, peak, x->total_bytes, &x->calibrated);
   return x->total_bytes;
 }
 

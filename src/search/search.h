@@ -42,7 +42,8 @@ struct cand {
   pp_plan *plan;
   pp_partition *part; /* for the mapper (NULL for tried-all partitions) */
   double est, sim, bubble, peak;
-  int mapped, madpipe;
+  double spread; /* the estimate's relative spread */
+  int mapped, madpipe, calibrated;
 };
 
 struct space {
@@ -128,6 +129,8 @@ PP_INTERNAL void ppi_search_cost_params(const struct space *sp,
 ** margin, and its worst device (highest share), what that needs and has. */
 struct ppi_price {
   double est, share, need, cap;
+  double spread; /* the estimate's relative spread (pp_eval_summary) */
+  int calibrated;
   bool fits;
   int32_t worst;
 };

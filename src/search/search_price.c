@@ -76,16 +76,27 @@ void ppi_search_plan_params(const pp_search_params *p, int32_t zero,
   pl->zero = zero;
 }
 
+/* The share of a device's capacity a plan must leave free: the
+** calibration's interval where it measured the type's memory (the
+** prediction's upper end, two spreads, must fit), else the search's
+** margin (docs/PLANNER.md, "Run settings", Memory margin). */
+static double device_margin(double margin, double spread, int calibrated)
+{
+  return calibrated ? 1 - 1 / (1 + 2 * spread) : margin;
+}
+
 bool ppi_eval_fits(const pp_eval *e, const pp_cluster *c, double margin)
 {
   pp_eval_summary es;
   int32_t d;
   if (pp_eval_get_summary(e, &es) != PP_OK || !es.fits)
     return false;
-  for (d = 0; margin > 0 && d < pp_cluster_ndev(c); d++) {
+  for (d = 0; d < pp_cluster_ndev(c); d++) {
     pp_device_memory dm;
     if (pp_eval_device(e, d, &dm) == PP_OK && dm.used &&
-        dm.total_bytes > (double)dm.capacity_bytes * (1 - margin))
+        dm.total_bytes >
+            (double)dm.capacity_bytes *
+                (1 - device_margin(margin, dm.spread, dm.calibrated)))
       return false;
   }
   return true;
@@ -97,10 +108,12 @@ bool ppi_sim_fits(const pp_sim *s, const pp_cluster *c, double margin)
   int32_t d;
   if (pp_sim_get_summary(s, &ss) != PP_OK || !ss.fits)
     return false;
-  for (d = 0; margin > 0 && d < pp_cluster_ndev(c); d++) {
+  for (d = 0; d < pp_cluster_ndev(c); d++) {
     pp_sim_device sd;
     if (pp_sim_device_get(s, d, &sd) == PP_OK && sd.used &&
-        sd.peak_memory_bytes > (double)sd.capacity_bytes * (1 - margin))
+        sd.peak_memory_bytes >
+            (double)sd.capacity_bytes *
+                (1 - device_margin(margin, sd.spread, sd.calibrated)))
       return false;
   }
   return true;
@@ -219,6 +232,8 @@ pp_status ppi_search_price(pp_ctx *ctx, const struct space *sp,
   pp_eval_get_summary(e, &es);
   memset(x, 0, sizeof *x);
   x->est = es.iteration_ms;
+  x->spread = es.time_spread;
+  x->calibrated = es.calibrated;
   x->fits = ppi_eval_fits(e, sp->c, sp->p->memory_margin);
   x->worst = es.worst_device;
   if (es.worst_device >= 0 &&
@@ -322,6 +337,8 @@ pp_status ppi_search_offer(struct worker *w, const struct point *pt,
   best->plan = pl;
   best->part = part;
   best->est = x.est;
+  best->spread = x.spread;
+  best->calibrated = x.calibrated;
   best->peak = x.share;
   best->madpipe = w->offer_madpipe;
   *have = true;

@@ -61,6 +61,8 @@ pp_status ppi_search_new(pp_ctx *ctx, const pp_search_params *p,
     y->mapped = x->mapped;
     y->peak_share = x->peak;
     y->madpipe = x->madpipe;
+    y->time_spread = x->spread;
+    y->calibrated = x->calibrated;
     {
       pp_plan_params q;
       pp_plan_get_params(x->plan, &q);

@@ -1227,6 +1227,11 @@ static pp_status finish(struct run *r, struct pp_sim *out)
       x->peak_memory_bytes =
           ppi_cost_device_memory(k, d, r->static_b[d] - dm.reserve_bytes, 0,
                                  r->peak_live[d], trans, &dm);
+      x->spread = dm.spread;
+      x->calibrated = dm.calibrated;
+    } else {
+      x->spread = ppi_cost_memory_spread(k, d, x->peak_memory_bytes,
+                                         x->peak_memory_bytes, &x->calibrated);
     }
     if (x->peak_memory_bytes > (double)x->capacity_bytes)
       out->sum.fits = 0;
@@ -1359,6 +1364,8 @@ pp_status pp_simulate(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
     goto done;
   s->sum.lower_bound_ms = es.lower_bound_ms;
   s->sum.analytic_ms = es.iteration_ms;
+  s->sum.time_spread = es.time_spread;
+  s->sum.calibrated = es.calibrated;
   *out = s;
   s = NULL;
 done:

@@ -35,6 +35,19 @@ static void json_stage(FILE *f, const pp_stage_cost *x)
           (long long)x->micro_batches, (int)x->in_flight, (int)x->group);
 }
 
+/* The least room at the upper end of the devices' memory intervals. */
+static double upper_margin(const struct ppi_eval_view *v)
+{
+  double room = 0;
+  bool any = false;
+  int32_t d;
+  for (d = 0; d < v->ndev; d++)
+    if (v->mem[d].used)
+      ppi_upper_room(v->mem[d].total_bytes, v->mem[d].spread,
+                     (double)v->mem[d].capacity_bytes, &room, &any);
+  return room;
+}
+
 static void write_json(FILE *f, const struct ppi_eval_view *v)
 {
   const pp_eval_summary *s = v->sum;
@@ -59,6 +72,11 @@ static void write_json(FILE *f, const struct ppi_eval_view *v)
   ppi_json_num(f, s->margin_bytes);
   fputs(", \"throughput\": ", f);
   ppi_json_num(f, s->throughput);
+  fputs(", \"time_spread\": ", f);
+  ppi_json_num(f, s->time_spread);
+  fprintf(f, ", \"calibrated\": %s, \"upper_margin_bytes\": ",
+          s->calibrated ? "true" : "false");
+  ppi_json_num(f, upper_margin(v));
   fputs(",\n \"breakdown\": {\"steady_ms\": ", f);
   ppi_json_num(f, s->steady_ms);
   fputs(", \"fill_ms\": ", f);
@@ -131,7 +149,7 @@ static void write_json(FILE *f, const struct ppi_eval_view *v)
 static void write_text(FILE *f, const struct ppi_eval_view *v)
 {
   const pp_eval_summary *s = v->sum;
-  char a[64], b[64], c[64], d[64];
+  char a[64], b[64], c[64], d[64], iv[192];
   int32_t i;
   bool engine_terms = false;
 
@@ -148,6 +166,9 @@ static void write_text(FILE *f, const struct ppi_eval_view *v)
   fprintf(f, "iteration %.3f ms (analytic, %s cost model), %.2f samples/s\n",
           s->iteration_ms, v->kind == PP_COST_AMP ? "AMP's" : "parplan",
           s->throughput);
+  ppi_interval_words(iv, sizeof iv, s->iteration_ms, s->time_spread,
+                     s->calibrated);
+  fprintf(f, "  interval %s\n", iv);
   if (s->lower_bound_ms > 0)
     fprintf(f, "  lower bound %.3f ms: the estimate is %.1f%% above it\n",
             s->lower_bound_ms, 100 * (s->iteration_ms / s->lower_bound_ms - 1));
@@ -224,7 +245,11 @@ static void write_text(FILE *f, const struct ppi_eval_view *v)
           f);
   }
   ppi_margin_words(a, sizeof a, s->margin_bytes);
-  fprintf(f, "tightest device: %s\n", a);
+  ppi_margin_words(b, sizeof b, upper_margin(v));
+  fprintf(f,
+          "tightest device: %s; at the upper end of its memory interval "
+          "(two spreads): %s\n",
+          a, b);
   if (!s->fits && s->worst_device >= 0) {
     const pp_device_memory *x = &v->mem[s->worst_device];
     ppi_fmt_bytes(a, sizeof a, x->total_bytes);

@@ -26,6 +26,27 @@ void ppi_margin_words(char *buf, size_t n, double margin_bytes)
     snprintf(buf, n, "needs %.1f GiB more", -gib);
 }
 
+void ppi_interval_words(char *buf, size_t n, double ms, double sd,
+                        int calibrated)
+{
+  double lo = ms * (1 - 2 * sd);
+  snprintf(buf, n, "%.1f to %.1f ms: two spreads of %.1f%% (%s)",
+           lo > 0 ? lo : 0, ms * (1 + 2 * sd), 100 * sd,
+           calibrated ? "calibrated"
+                      : "uncalibrated: the default spread; parplan calibrate "
+                        "measures it");
+}
+
+void ppi_upper_room(double total, double spread, double capacity, double *room,
+                    bool *any)
+{
+  double r = capacity - total * (1 + 2 * spread);
+  if (!*any || r < *room) {
+    *room = r;
+    *any = true;
+  }
+}
+
 void ppi_json_run(FILE *f, pp_precision prec, pp_engine e, int32_t zero)
 {
   fprintf(f, "\"precision\": \"%s\", \"engine\": \"%s\", \"zero\": %d",

@@ -81,6 +81,9 @@ static void json_plan(FILE *f, const pp_search_plan *y, const pp_plan *pl,
     ppi_json_num(f, y->simulated_ms);
   else
     fputs("null", f);
+  fputs(", \"time_spread\": ", f);
+  ppi_json_num(f, y->time_spread);
+  fprintf(f, ", \"calibrated\": %s", y->calibrated ? "true" : "false");
   fputs(", \"throughput\": ", f);
   ppi_json_num(f, y->throughput);
   fputs(", \"bubble\": ", f);
@@ -238,6 +241,11 @@ static void write_text(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
             "bubble %.1f%%\n",
             t, y.simulated_ms > 0 ? "simulated" : "estimate", y.estimate_ms,
             y.throughput, 100 * y.bubble);
+    {
+      char iv[192];
+      ppi_interval_words(iv, sizeof iv, t, y.time_spread, y.calibrated);
+      fprintf(f, "  interval %s\n", iv);
+    }
     fprintf(f,
             "lower bound %.2f ms (%.2f ms at this tp, micro-batch and "
             "recomputation): gap %.1f%%\n",

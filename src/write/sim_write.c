@@ -34,6 +34,19 @@ static double sim_margin(const struct pp_sim *s)
   return m;
 }
 
+/* The same at the upper end of the memory intervals (two spreads). */
+static double sim_upper_margin(const struct pp_sim *s)
+{
+  double room = 0;
+  bool any = false;
+  int32_t d;
+  for (d = 0; d < s->ndev; d++)
+    if (s->dev[d].used)
+      ppi_upper_room(s->dev[d].peak_memory_bytes, s->dev[d].spread,
+                     (double)s->dev[d].capacity_bytes, &room, &any);
+  return room;
+}
+
 static void json_summary(FILE *f, const struct pp_sim *s)
 {
   int32_t d;
@@ -56,6 +69,11 @@ static void json_summary(FILE *f, const struct pp_sim *s)
   fprintf(f, ", \"events\": %lld, \"fits\": %s, \"margin_bytes\": ",
           (long long)s->sum.nevents, s->sum.fits ? "true" : "false");
   ppi_json_num(f, sim_margin(s));
+  fputs(", \"upper_margin_bytes\": ", f);
+  ppi_json_num(f, sim_upper_margin(s));
+  fputs(", \"time_spread\": ", f);
+  ppi_json_num(f, s->sum.time_spread);
+  fprintf(f, ", \"calibrated\": %s", s->sum.calibrated ? "true" : "false");
   fputs(",\n \"peak_memory_bytes\": [", f);
   for (d = 0; d < s->ndev; d++) {
     if (d)
@@ -189,7 +207,7 @@ static pp_status text(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
 {
   const pp_sim_summary *x = &s->sum;
   int32_t d;
-  char a[64], b[64];
+  char a[64], b[64], iv[192];
 
   fprintf(f, "plan %s: model %s on cluster %s (simulated, %s)\n", s->plan_src,
           s->model_name, s->cluster_name,
@@ -204,6 +222,9 @@ static pp_status text(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
           x->lower_bound_ms > 0
               ? 100 * (x->iteration_ms / x->lower_bound_ms - 1)
               : 0.0);
+  ppi_interval_words(iv, sizeof iv, x->iteration_ms, x->time_spread,
+                     x->calibrated);
+  fprintf(f, "  interval %s\n", iv);
   fprintf(f, "%lld tasks simulated\n\n", (long long)x->nevents);
   fputs("device              busy_ms    idle_ms  bubble_ms    comm_ms  peak "
         "memory / capacity\n",
@@ -221,7 +242,11 @@ static pp_status text(pp_ctx *ctx, FILE *f, const struct pp_sim *s, int cols)
                                                              : "");
   }
   ppi_margin_words(a, sizeof a, sim_margin(s));
-  fprintf(f, "tightest device: %s\n", a);
+  ppi_margin_words(b, sizeof b, sim_upper_margin(s));
+  fprintf(f,
+          "tightest device: %s; at the upper end of its memory interval "
+          "(two spreads): %s\n",
+          a, b);
   if (!x->fits && x->worst_device >= 0) {
     const pp_sim_device *v = &s->dev[x->worst_device];
     ppi_fmt_bytes(a, sizeof a, v->peak_memory_bytes);

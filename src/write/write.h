@@ -21,6 +21,15 @@ PP_INTERNAL void ppi_run_words(char *buf, size_t n, pp_precision prec,
                                pp_engine e, int32_t zero);
 /* "fits with 1.2 GiB to spare" (margin >= 0) or "needs 3.4 GiB more". */
 PP_INTERNAL void ppi_margin_words(char *buf, size_t n, double margin_bytes);
+/* The interval of a predicted time ms with relative spread sd: "X to Y
+** ms: two spreads of Z% (calibrated | ...)". */
+PP_INTERNAL void ppi_interval_words(char *buf, size_t n, double ms, double sd,
+                                    int calibrated);
+/* Fold a used device into *room, the least room at the upper end of the
+** memory intervals: capacity - total x (1 + 2 x spread); *any: whether a
+** device was folded in yet. */
+PP_INTERNAL void ppi_upper_room(double total, double spread, double capacity,
+                                double *room, bool *any);
 /* "precision": "fp16", "engine": "generic", "zero": 0 (no braces). */
 PP_INTERNAL void ppi_json_run(FILE *f, pp_precision prec, pp_engine e,
                               int32_t zero);

@@ -8,13 +8,14 @@
 ** allocator's slack, a compute scale and a fixed cost per micro-batch.
 ** The cost model looks an entry up per device type of a plan
 ** (pp_calibration_find); the fit is src/search/calibrate.c, the file
-** format src/format/calib_json.c.
+** format src/format/calib_json.c.  It lives with the plan, whose
+** settings (engine, precision) key it.
 **
 ** Invariant: at most one entry per key; a value is NaN where not set.
 ** Complexity: O(entries) per lookup (a handful: one per device type,
 ** engine and precision a user has measured).
 */
-#include "cluster/cluster.h"
+#include "plan/plan.h"
 
 #include <math.h>
 #include <string.h>
@@ -88,9 +89,9 @@ pp_status pp_calibration_add(pp_calibration *c, const pp_calib_entry *e)
                     e->type, pp_engine_name(e->engine),
                     pp_precision_name(e->precision));
   if (pp_calibration_find(c, e->type, e->engine, e->precision))
-    return ppi_fail(c->ctx, PP_EINPUT,
-                    "calibration: two entries for %s/%s/%s", e->type,
-                    pp_engine_name(e->engine), pp_precision_name(e->precision));
+    return ppi_fail(c->ctx, PP_EINPUT, "calibration: two entries for %s/%s/%s",
+                    e->type, pp_engine_name(e->engine),
+                    pp_precision_name(e->precision));
   x = *e;
   n = strlen(e->type) + 1;
   if (!(x.type = ppi_alloc(c->ctx, n)))
