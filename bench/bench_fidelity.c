@@ -443,11 +443,15 @@ static void report_calibrated(pp_ctx *ctx, struct set *st, int verbose)
     pp_calibration_get(all, k, &e);
     printf("   %s/%s/%s: ", e.type, pp_engine_name(e.engine),
            pp_precision_name(e.precision));
-    if (e.time_runs)
-      printf("compute x%.3f +- %.3f, %.2f +- %.2f ms per micro-batch "
-             "(%d runs, residuals %.1f%%)",
-             e.compute_scale, e.compute_sd, e.step_ms, e.step_sd, e.time_runs,
-             100 * e.time_rel_sd);
+    if (e.time_runs) {
+      printf("compute x%.3f +- %.3f, %.2f +- %.2f ms per micro-batch",
+             e.compute_scale, e.compute_sd, e.step_ms, e.step_sd);
+      if (!isnan(e.mbs_exponent))
+        printf(", x (micro-batch)^%.3f +- %.3f", e.mbs_exponent, e.mbs_sd);
+      if (!isnan(e.net_scale))
+        printf(", inter-node bandwidth x%.3f +- %.3f", e.net_scale, e.net_sd);
+      printf(" (%d runs, residuals %.1f%%)", e.time_runs, 100 * e.time_rel_sd);
+    }
     if (e.memory_runs)
       printf("%sruntime %.2f +- %.2f GiB, slack %.3f +- %.3f (%d runs, "
              "residuals %.1f%%)",

@@ -774,7 +774,13 @@ typedef struct pp_calib_entry {
   double compute_scale;   /* multiplies forward, backward and recompute */
   double step_ms;         /* fixed cost per micro-batch and stage replica,
                              with the forward */
-  double runtime_sd, slack_sd, compute_sd, step_sd; /* standard deviations */
+  double net_scale;       /* delivered share of the bandwidth between
+                             devices on different nodes */
+  double mbs_exponent;    /* compute further x (micro-batch / the model's
+                             reference micro-batch) ^ this: below 0, larger
+                             micro-batches run more efficiently than the
+                             profile says */
+  double runtime_sd, slack_sd, compute_sd, step_sd, net_sd, mbs_sd;
   int32_t memory_runs, time_runs; /* runs each part was fitted from */
   double time_rel_sd;   /* relative spread of the fitted time residuals */
   double memory_rel_sd; /* the same for memory */

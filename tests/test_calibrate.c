@@ -123,6 +123,32 @@ static void t_apply(void **state)
   }
   pp_eval_destroy(e1);
   e1 = NULL;
+  /* the micro-batch exponent and the delivered share across nodes: the
+  ** plan runs micro-batch 2 (the model's reference is 1); its one
+  ** boundary crosses nodes (stage 0 on nodes 0-1, stage 1 on 2-3) */
+  {
+    pp_calibration *c3 = NULL;
+    entry(&e, 1.5, 3, NAN, NAN);
+    e.engine = PP_ENGINE_MEGATRON;
+    e.mbs_exponent = -0.2;
+    e.net_scale = 0.5;
+    assert_int_equal(pp_calibration_create(ctx, &c3), PP_OK);
+    assert_int_equal(pp_calibration_add(c3, &e), PP_OK);
+    cp.calibration = c3;
+    assert_int_equal(pp_evaluate(ctx, p, m, c, &cp, &e1), PP_OK);
+    for (s = 0; s < 2; s++) {
+      pp_stage_cost a, x;
+      assert_int_equal(pp_eval_stage(e0, s, &a), PP_OK);
+      assert_int_equal(pp_eval_stage(e1, s, &x), PP_OK);
+      tu_near(x.fwd_ms, 1.5 * pow(2, -0.2) * a.fwd_ms + 3,
+              "micro-batch exponent");
+      assert_true(s == 1 || a.send_ms > 0);
+      tu_near(x.send_ms, 2 * a.send_ms, "half the bandwidth across nodes");
+    }
+    pp_eval_destroy(e1);
+    e1 = NULL;
+    pp_calibration_destroy(c3);
+  }
   /* another precision: the entry does not apply */
   {
     pp_calibration *c2 = NULL;
@@ -182,6 +208,8 @@ static void t_recover(void **state)
   assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
   assert_int_equal(pp_cluster_load(ctx, "amp-homogeneous", &c), PP_OK);
   entry(&e, 1.25, 4, 2.5 * GIB, 0.15);
+  e.net_scale = 0.7;
+  e.mbs_exponent = -0.1;
   assert_int_equal(pp_calibration_create(ctx, &truth), PP_OK);
   assert_int_equal(pp_calibration_add(truth, &e), PP_OK);
   pp_cost_params_init(&cp);
@@ -222,12 +250,17 @@ static void t_recover(void **state)
   got = pp_calibration_find(fit, "T4", PP_ENGINE_DEEPSPEED, PP_PREC_FP16);
   assert_non_null(got);
   print_message("recovered: scale %.4f +- %.4f, step %.3f +- %.3f ms, "
+                "net %.4f +- %.4f, mbs exponent %.4f +- %.4f, "
                 "runtime %.3f +- %.3f GiB, slack %.4f +- %.4f\n",
-                got->compute_scale, got->compute_sd, got->step_ms, got->step_sd,
-                got->runtime_bytes / GIB, got->runtime_sd / GIB, got->slack,
-                got->slack_sd);
+                got->compute_scale, got->compute_sd, got->step_ms,
+                got->step_sd, got->net_scale, got->net_sd, got->mbs_exponent,
+                got->mbs_sd, got->runtime_bytes / GIB, got->runtime_sd / GIB,
+                got->slack, got->slack_sd);
   assert_true(fabs(got->compute_scale - 1.25) <= 3 * got->compute_sd);
   assert_true(fabs(got->step_ms - 4) <= 3 * got->step_sd);
+  assert_true(fabs(got->net_scale - 0.7) <= 3 * got->net_sd);
+  assert_true(fabs(got->mbs_exponent + 0.1) <= 3 * got->mbs_sd);
+  assert_true(got->net_sd < 0.1 && got->mbs_sd < 0.05);
   assert_true(fabs(got->runtime_bytes - 2.5 * GIB) <= 3 * got->runtime_sd);
   assert_true(fabs(got->slack - 0.15) <= 3 * got->slack_sd);
   /* the runs determine them: far tighter than the priors */

@@ -13,13 +13,19 @@ static void print_entry(const pp_calib_entry *e)
 {
   printf("%s under %s, %s:\n", e->type, pp_engine_name(e->engine),
          pp_precision_name(e->precision));
-  if (e->time_runs)
+  if (e->time_runs) {
     printf("  time     from %d runs: compute x %.3f +- %.3f, %.2f +- %.2f ms "
            "per micro-batch\n"
            "           and stage replica; residuals %.1f%% (relative spread)\n",
            (int)e->time_runs, e->compute_scale, e->compute_sd, e->step_ms,
            e->step_sd, 100 * e->time_rel_sd);
-  else
+    if (!isnan(e->mbs_exponent))
+      printf("           compute x (micro-batch / reference)^%.3f +- %.3f\n",
+             e->mbs_exponent, e->mbs_sd);
+    if (!isnan(e->net_scale))
+      printf("           bandwidth across nodes x %.3f +- %.3f\n", e->net_scale,
+             e->net_sd);
+  } else
     printf("  time     no finished run measured it: the defaults apply\n");
   if (e->memory_runs)
     printf("  memory   from %d runs: runtime %.2f +- %.2f GiB, allocator "

@@ -163,6 +163,9 @@ PP_INTERNAL double ppi_cost_memory_spread(const struct ppi_cost *k, int32_t d,
                                           int *calibrated);
 PP_INTERNAL double ppi_cost_time_spread(const struct ppi_cost *k,
                                         int *calibrated);
+/* The bandwidth between devices i != j in GB/s, with a calibration's
+** delivered share across nodes. */
+PP_INTERNAL double ppi_cost_bw(const struct ppi_cost *k, int32_t i, int32_t j);
 PP_INTERNAL double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
                                  double bytes);
 /* The device of tp rank t of replica r of stage s. */

@@ -122,10 +122,25 @@ double ppi_cost_time_spread(const struct ppi_cost *k, int *calibrated)
   return worst;
 }
 
+double ppi_cost_bw(const struct ppi_cost *k, int32_t i, int32_t j)
+{
+  double bw = pp_cluster_bandwidth(k->c, i, j);
+  const pp_calib_entry *ce;
+  /* a calibration's delivered share of the bandwidth across nodes */
+  if (k->cp.calibration && k->c->dev_node[i] != k->c->dev_node[j] &&
+      (ce = ppi_cost_calib(k, k->c->dev_type[i])) && !isnan(ce->net_scale))
+    bw *= ce->net_scale;
+  return bw;
+}
+
 double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
                      double bytes)
 {
-  return pp_cluster_comm_ms(k->c, i, j, bytes);
+  if (!k->cp.calibration)
+    return pp_cluster_comm_ms(k->c, i, j, bytes);
+  if (i == j || !(bytes > 0))
+    return 0;
+  return k->c->latency_us / 1000.0 + bytes / (ppi_cost_bw(k, i, j) * 1e6);
 }
 
 double ppi_cost_edge_ms(const struct ppi_cost *k, const struct ppi_sedge *e,
@@ -244,7 +259,7 @@ static double tp_comm_ms(const struct ppi_cost *k, int32_t s, int32_t r,
   int32_t t, tp = k->tp;
   double bmin = INFINITY;
   for (t = 0; t < tp && count > 0; t++) {
-    double bw = pp_cluster_bandwidth(k->c, ppi_cost_dev(k, s, r, t),
+    double bw = ppi_cost_bw(k, ppi_cost_dev(k, s, r, t),
                                      ppi_cost_dev(k, s, r, (t + 1) % tp));
     if (bw < bmin)
       bmin = bw;
@@ -260,7 +275,7 @@ static double dp_ring_ms(const struct ppi_cost *k, int32_t s, double bytes)
   double bmin = INFINITY;
   for (t = 0; t < k->tp && R > 1; t++)
     for (r = 0; r < R; r++) {
-      double bw = pp_cluster_bandwidth(k->c, ppi_cost_dev(k, s, r, t),
+      double bw = ppi_cost_bw(k, ppi_cost_dev(k, s, r, t),
                                        ppi_cost_dev(k, s, (r + 1) % R, t));
       if (bw < bmin)
         bmin = bw;
@@ -322,10 +337,14 @@ static pp_status replica_times(pp_ctx *ctx, struct ppi_cost *k)
           /* a calibration scales the compute measured on this type and
           ** adds its fixed cost per micro-batch (docs/COST_MODEL.md,
           ** "Calibration") */
-          if (ce && !isnan(ce->compute_scale)) {
-            x[0] *= ce->compute_scale;
-            x[1] *= ce->compute_scale;
-            x[2] *= ce->compute_scale;
+          if (ce && (!isnan(ce->compute_scale) || !isnan(ce->mbs_exponent))) {
+            double sc = isnan(ce->compute_scale) ? 1 : ce->compute_scale;
+            if (!isnan(ce->mbs_exponent))
+              sc *= pow((double)k->p->p.micro_batch / k->m->micro_batch,
+                        ce->mbs_exponent);
+            x[0] *= sc;
+            x[1] *= sc;
+            x[2] *= sc;
           }
           if (ce && !isnan(ce->step_ms))
             x[0] += ce->step_ms;
@@ -621,6 +640,8 @@ static void hop_min(void *arg, int kind, int32_t i, int32_t j)
   }
   if (!(bw < INFINITY))
     bw = pp_cluster_bandwidth(x->k->c, i, j);
+  if (x->k->cp.calibration) /* the share a calibration delivers */
+    bw *= ppi_cost_bw(x->k, i, j) / pp_cluster_bandwidth(x->k->c, i, j);
   if (bw < x->bmin[kind])
     x->bmin[kind] = bw;
 }
@@ -852,7 +873,7 @@ static pp_status tied_sync(pp_ctx *ctx, struct ppi_cost *k)
           int32_t a = ppi_cost_dev(k, st[i], r % ppi_cost_nrep(k, st[i]), t);
           int32_t b = ppi_cost_dev(k, st[(i + 1) % n],
                                    r % ppi_cost_nrep(k, st[(i + 1) % n]), t);
-          double bw = pp_cluster_bandwidth(k->c, a, b);
+          double bw = ppi_cost_bw(k, a, b);
           if (k->c->has_links && k->c->dev_node[a] != k->c->dev_node[b] &&
               cnt[k->c->dev_node[a]] > 1)
             bw /= cnt[k->c->dev_node[a]];

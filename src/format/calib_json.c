@@ -28,6 +28,10 @@ static const struct {
      offsetof(pp_calib_entry, compute_sd)},
     {"step_ms", "step_sd", offsetof(pp_calib_entry, step_ms),
      offsetof(pp_calib_entry, step_sd)},
+    {"net_scale", "net_sd", offsetof(pp_calib_entry, net_scale),
+     offsetof(pp_calib_entry, net_sd)},
+    {"mbs_exponent", "mbs_sd", offsetof(pp_calib_entry, mbs_exponent),
+     offsetof(pp_calib_entry, mbs_sd)},
 };
 
 #define FIELD(e, off) (*(double *)((char *)(e) + (off)))
@@ -63,7 +67,8 @@ static pp_status read_entry(pp_ctx *ctx, const char *src, const json_t *o,
                        w, type, prec);
   for (k = 0; k < sizeof fields / sizeof fields[0]; k++) {
     double x, sd;
-    if ((rc = ppi_jnum(ctx, src, w, o, fields[k].name, false, NAN, 0, 1e15,
+    /* ranges: pp_calibration_add checks each, naming it */
+    if ((rc = ppi_jnum(ctx, src, w, o, fields[k].name, false, NAN, -1e15, 1e15,
                        &x)) ||
         (rc = ppi_jnum(ctx, src, w, o, fields[k].sd, false, 0, 0, 1e15, &sd)))
       return rc;

@@ -29,6 +29,7 @@ void pp_calib_entry_init(pp_calib_entry *e)
 {
   memset(e, 0, sizeof *e);
   e->runtime_bytes = e->slack = e->compute_scale = e->step_ms = NAN;
+  e->net_scale = e->mbs_exponent = NAN;
 }
 
 pp_status pp_calibration_create(pp_ctx *ctx, pp_calibration **out)
@@ -81,11 +82,13 @@ pp_status pp_calibration_add(pp_calibration *c, const pp_calib_entry *e)
                     "calibration entry %s: engine or precision not valid",
                     e->type);
   if (bad_value(e->runtime_bytes, 0, 1e15) || bad_value(e->slack, 0, 10) ||
-      bad_value(e->compute_scale, 1e-3, 1e3) || bad_value(e->step_ms, 0, 1e6))
+      bad_value(e->compute_scale, 1e-3, 1e3) || bad_value(e->step_ms, 0, 1e6) ||
+      bad_value(e->net_scale, 1e-3, 1e3) || bad_value(e->mbs_exponent, -1, 1))
     return ppi_fail(c->ctx, PP_EINPUT,
                     "calibration entry %s/%s/%s: a value out of range "
                     "(runtime_bytes >= 0, slack in [0, 10], compute_scale "
-                    "in [0.001, 1000], step_ms in [0, 1e6])",
+                    "and net_scale in [0.001, 1000], step_ms in [0, 1e6], "
+                    "mbs_exponent in [-1, 1])",
                     e->type, pp_engine_name(e->engine),
                     pp_precision_name(e->precision));
   if (pp_calibration_find(c, e->type, e->engine, e->precision))

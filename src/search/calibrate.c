@@ -14,8 +14,10 @@
 **     relative to y, its spread estimated from the residuals;
 **   - time, non-linear (the iteration is a max over resources): the
 **     measured iteration time against the estimate with compute scaled by
-**     s and a fixed cost c per micro-batch and stage replica; priors
-**     s ~ N(1, 0.5^2), c ~ N(0, (5 ms)^2); relative residuals; solved by
+**     s, a fixed cost c per micro-batch and stage replica and the
+**     bandwidth between nodes scaled by n, compute further by (micro-batch
+**     / reference)^g; priors s ~ N(1, 0.5^2), c ~ N(0, (5 ms)^2),
+**     n ~ N(1, 0.3^2), g ~ N(0, 0.2^2); relative residuals; solved by
 **     Gauss-Newton on finite differences, the noise spread re-estimated
 **     from the residuals.
 ** The standard deviations reported are the posterior's, (J'J / t^2 +
@@ -38,11 +40,18 @@
 ** the allocator's slack 0.1 (the default 0.11 was measured on GH200,
 ** docs/COST_MODEL.md "Fixed runtime memory"); runtime memory 2 GiB (the
 ** measured platforms differ by 3 GiB); compute scale 0.5; fixed cost
-** per micro-batch 5 ms (a slow Python step); Gauss-Newton steps 30. */
+** per micro-batch 5 ms (a slow Python step); delivered share of the
+** inter-node bandwidth 0.3 (NCCL over TCP delivers 40-60% of wire speed,
+** NVIDIA/nccl issues 209 and 450; over RDMA near all); the micro-batch
+** exponent 0.2 (x 0.76 to x 1.3 between micro-batch 1 and 4, the range
+** of Sailor's measured per-sample times, docs/FORMATS.md "Which time
+** applies"); Gauss-Newton steps 30. */
 #define PRIOR_SLACK_SD 0.1
 #define PRIOR_RUNTIME_SD (2.0 * 1073741824.0)
 #define PRIOR_SCALE_SD 0.5
 #define PRIOR_STEP_SD 5.0
+#define PRIOR_NET_SD 0.3
+#define PRIOR_MBS_SD 0.2
 #define GN_ITERS 30
 
 void pp_calibrate_params_init(pp_calibrate_params *p)
@@ -124,17 +133,35 @@ done:
   return rc;
 }
 
-/* Solve the 2 x 2 system A x = b; A symmetric positive definite (the
-** prior makes it so); inv receives A^-1. */
-static void solve2(const double A[3], const double b[2], double x[2],
-                   double inv[3])
+/* Solve A x = b for a small symmetric positive definite A (n x n, row
+** major; the prior makes it so) by Gauss-Jordan elimination; inv
+** receives A^-1.  n <= 4. */
+static void solve(int n, const double *A, const double *b, double *x,
+                  double *inv)
 {
-  double det = A[0] * A[2] - A[1] * A[1];
-  inv[0] = A[2] / det;
-  inv[1] = -A[1] / det;
-  inv[2] = A[0] / det;
-  x[0] = inv[0] * b[0] + inv[1] * b[1];
-  x[1] = inv[1] * b[0] + inv[2] * b[1];
+  double m[4][8];
+  int i, j, k;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < 2 * n; j++)
+      m[i][j] = j < n ? A[i * n + j] : (j - n == i);
+  for (k = 0; k < n; k++) {
+    double piv = m[k][k];
+    for (j = 0; j < 2 * n; j++)
+      m[k][j] /= piv;
+    for (i = 0; i < n; i++)
+      if (i != k) {
+        double f = m[i][k];
+        for (j = 0; j < 2 * n; j++)
+          m[i][j] -= f * m[k][j];
+      }
+  }
+  for (i = 0; i < n; i++) {
+    x[i] = 0;
+    for (j = 0; j < n; j++) {
+      inv[i * n + j] = m[i][n + j];
+      x[i] += m[i][n + j] * b[j];
+    }
+  }
 }
 
 /* Memory: y = live (1 + slack) + runtime, linear in (slack, runtime). */
@@ -143,7 +170,7 @@ static pp_status fit_memory(pp_ctx *ctx, const pp_run_record *runs,
                             const pp_calibrate_params *p, pp_calib_entry *e)
 {
   double *live, *y, th0[2], psd[2] = {PRIOR_SLACK_SD, PRIOR_RUNTIME_SD};
-  double th[2] = {0, 0}, inv[3] = {0, 0, 0}, tau = 0.02, ss = 0;
+  double th[2] = {0, 0}, inv[4] = {0, 0, 0, 0}, tau = 0.02, ss = 0;
   int32_t i, m = 0, it;
   pp_status rc = PP_OK;
   if (!PPI_NEW(ctx, live, n) || !PPI_NEW(ctx, y, n)) {
@@ -170,21 +197,22 @@ static pp_status fit_memory(pp_ctx *ctx, const pp_run_record *runs,
     m++;
   }
   for (it = 0; it < 4 && m > 0 && !rc; it++) {
-    double A[3], b[2];
+    double A[4], b[2];
     A[0] = 1 / (psd[0] * psd[0]);
-    A[1] = 0;
-    A[2] = 1 / (psd[1] * psd[1]);
+    A[1] = A[2] = 0;
+    A[3] = 1 / (psd[1] * psd[1]);
     b[0] = th0[0] * A[0];
-    b[1] = th0[1] * A[2];
+    b[1] = th0[1] * A[3];
     for (i = 0; i < m; i++) {
       double w = 1 / (tau * y[i] * tau * y[i]);
       A[0] += live[i] * live[i] * w;
       A[1] += live[i] * w;
-      A[2] += w;
+      A[2] += live[i] * w;
+      A[3] += w;
       b[0] += live[i] * (y[i] - live[i]) * w;
       b[1] += (y[i] - live[i]) * w;
     }
-    solve2(A, b, th, inv);
+    solve(2, A, b, th, inv);
     for (i = 0, ss = 0; i < m; i++) {
       double res = (live[i] * (1 + th[0]) + th[1] - y[i]) / y[i];
       ss += res * res;
@@ -199,7 +227,7 @@ static pp_status fit_memory(pp_ctx *ctx, const pp_run_record *runs,
     e->slack = th[0] > 0 ? th[0] : 0;
     e->runtime_bytes = th[1] > 0 ? th[1] : 0;
     e->slack_sd = sqrt(inv[0]);
-    e->runtime_sd = sqrt(inv[2]);
+    e->runtime_sd = sqrt(inv[3]);
     e->memory_runs = m;
     e->memory_rel_sd = sqrt(ss / m);
   }
@@ -208,18 +236,24 @@ static pp_status fit_memory(pp_ctx *ctx, const pp_run_record *runs,
   return rc;
 }
 
-/* Relative residuals of the timed runs at (scale, step) into res[]. */
+/* The time parameters: compute scale, fixed cost per micro-batch (ms),
+** delivered share of the bandwidth across nodes. */
+#define NT 4
+
+/* Relative residuals of the timed runs at th[NT] into res[]. */
 static pp_status time_residuals(pp_ctx *ctx, const pp_run_record *runs,
                                 const int32_t *idx, int32_t m,
                                 const pp_calibrate_params *p,
-                                const pp_calib_entry *key, double scale,
-                                double step, double *res)
+                                const pp_calib_entry *key, const double *th,
+                                double *res)
 {
   pp_calib_entry e = *key;
   int32_t i;
   pp_status rc;
-  e.compute_scale = scale;
-  e.step_ms = step;
+  e.compute_scale = th[0];
+  e.step_ms = th[1];
+  e.net_scale = th[2];
+  e.mbs_exponent = th[3];
   e.runtime_bytes = e.slack = NAN; /* time does not depend on them */
   for (i = 0; i < m; i++) {
     const pp_run_record *r = &runs[idx[i]];
@@ -235,17 +269,25 @@ static pp_status fit_time(pp_ctx *ctx, const pp_run_record *runs,
                           const int32_t *idx, int32_t n,
                           const pp_calibrate_params *p, pp_calib_entry *e)
 {
-  int32_t *t, i, m = 0, it;
-  double *r0, *r1, *r2, th[2] = {1, 0}, th0[2] = {1, 0};
-  double psd[2] = {PRIOR_SCALE_SD, PRIOR_STEP_SD}, inv[3] = {0, 0, 0};
-  double tau = 0.05, ss = 0;
+  /* priors (TUNING above) and the bounds a step may not leave */
+  static const double th0[NT] = {1, 0, 1, 0};
+  static const double psd[NT] = {PRIOR_SCALE_SD, PRIOR_STEP_SD, PRIOR_NET_SD,
+                                 PRIOR_MBS_SD};
+  static const double lo[NT] = {0.01, 0, 0.02, -1}, hi[NT] = {100, 1e5, 10, 1};
+  /* TUNING: finite-difference steps, small against the parameters'
+  ** scales (1, milliseconds, 1) and large against rounding */
+  static const double h[NT] = {1e-4, 1e-3, 1e-4, 1e-4};
+  int32_t *t, i, m = 0, it, a, b;
+  double *r0, *rj[NT], th[NT] = {1, 0, 1, 0}, inv[NT * NT], tau = 0.05;
+  double ss = 0;
   pp_status rc = PP_OK;
   size_t cnt = (size_t)(n > 0 ? n : 1);
   t = ppi_calloc(ctx, cnt, sizeof *t);
   r0 = ppi_calloc(ctx, cnt, sizeof *r0);
-  r1 = ppi_calloc(ctx, cnt, sizeof *r1);
-  r2 = ppi_calloc(ctx, cnt, sizeof *r2);
-  if (!t || !r0 || !r1 || !r2) {
+  for (a = 0; a < NT; a++)
+    rj[a] = ppi_calloc(ctx, cnt, sizeof *rj[a]);
+  memset(inv, 0, sizeof inv);
+  if (!t || !r0 || !rj[0] || !rj[1] || !rj[2] || !rj[3]) {
     rc = PP_ENOMEM;
     goto done;
   }
@@ -253,61 +295,74 @@ static pp_status fit_time(pp_ctx *ctx, const pp_run_record *runs,
     if (!runs[idx[i]].failed && runs[idx[i]].iteration_ms > 0)
       t[m++] = idx[i];
   for (it = 0; it < GN_ITERS && m > 0; it++) {
-    /* TUNING: finite-difference steps, small against the parameters'
-    ** scales (1 and milliseconds) and large against rounding */
-    const double hs = 1e-4, hc = 1e-3;
-    double A[3], b[2], dx[2];
+    double A[NT * NT], g[NT], dx[NT], big = 0;
     int32_t j;
-    if ((rc = time_residuals(ctx, runs, t, m, p, e, th[0], th[1], r0)) ||
-        (rc = time_residuals(ctx, runs, t, m, p, e, th[0] + hs, th[1], r1)) ||
-        (rc = time_residuals(ctx, runs, t, m, p, e, th[0], th[1] + hc, r2)))
+    if ((rc = time_residuals(ctx, runs, t, m, p, e, th, r0)))
       goto done;
-    A[0] = 1 / (psd[0] * psd[0]);
-    A[1] = 0;
-    A[2] = 1 / (psd[1] * psd[1]);
-    b[0] = -(th[0] - th0[0]) * A[0];
-    b[1] = -(th[1] - th0[1]) * A[2];
+    for (a = 0; a < NT; a++) {
+      double tt[NT];
+      memcpy(tt, th, sizeof tt);
+      tt[a] += h[a];
+      if ((rc = time_residuals(ctx, runs, t, m, p, e, tt, rj[a])))
+        goto done;
+    }
+    for (a = 0; a < NT; a++) {
+      g[a] = -(th[a] - th0[a]) / (psd[a] * psd[a]);
+      for (b = 0; b < NT; b++)
+        A[a * NT + b] = a == b ? 1 / (psd[a] * psd[a]) : 0;
+    }
     for (j = 0, ss = 0; j < m; j++) {
-      double js = (r1[j] - r0[j]) / hs, jc = (r2[j] - r0[j]) / hc;
-      double w = 1 / (tau * tau);
-      A[0] += js * js * w;
-      A[1] += js * jc * w;
-      A[2] += jc * jc * w;
-      b[0] -= js * r0[j] * w;
-      b[1] -= jc * r0[j] * w;
+      double J[NT], w = 1 / (tau * tau);
+      for (a = 0; a < NT; a++)
+        J[a] = (rj[a][j] - r0[j]) / h[a];
+      for (a = 0; a < NT; a++) {
+        g[a] -= J[a] * r0[j] * w;
+        for (b = 0; b < NT; b++)
+          A[a * NT + b] += J[a] * J[b] * w;
+      }
       ss += r0[j] * r0[j];
     }
-    solve2(A, b, dx, inv);
-    th[0] += dx[0];
-    th[1] += dx[1];
-    if (th[0] < 0.01)
-      th[0] = 0.01;
-    if (th[1] < 0)
-      th[1] = 0;
+    solve(NT, A, g, dx, inv);
+    for (a = 0; a < NT; a++) {
+      th[a] += dx[a];
+      th[a] = th[a] < lo[a] ? lo[a] : th[a] > hi[a] ? hi[a] : th[a];
+      if (fabs(dx[a]) / (psd[a] > 0 ? psd[a] : 1) > big)
+        big = fabs(dx[a]) / psd[a];
+    }
     /* the noise: the residuals' spread, floored at 0.5% */
-    tau = m > 2 ? sqrt(ss / (m - 2)) : tau;
+    tau = m > NT ? sqrt(ss / (m - NT)) : tau;
     if (tau < 0.005)
       tau = 0.005;
-    if (fabs(dx[0]) < 1e-7 && fabs(dx[1]) < 1e-5 && it > 2)
+    if (big < 1e-6 && it > 2)
       break;
   }
   if (m > 0) {
-    if ((rc = time_residuals(ctx, runs, t, m, p, e, th[0], th[1], r0)))
+    if ((rc = time_residuals(ctx, runs, t, m, p, e, th, r0)))
       goto done;
     for (i = 0, ss = 0; i < m; i++)
       ss += r0[i] * r0[i];
     e->compute_scale = th[0];
     e->step_ms = th[1];
     e->compute_sd = sqrt(inv[0]);
-    e->step_sd = sqrt(inv[2]);
+    e->step_sd = sqrt(inv[NT + 1]);
+    /* the network only where a run crosses nodes and so measured it */
+    if (sqrt(inv[2 * NT + 2]) < 0.9 * PRIOR_NET_SD) {
+      e->net_scale = th[2];
+      e->net_sd = sqrt(inv[2 * NT + 2]);
+    }
+    /* and the micro-batch's only where the runs' micro-batches differ */
+    if (sqrt(inv[3 * NT + 3]) < 0.9 * PRIOR_MBS_SD) {
+      e->mbs_exponent = th[3];
+      e->mbs_sd = sqrt(inv[3 * NT + 3]);
+    }
     e->time_runs = m;
     e->time_rel_sd = sqrt(ss / m);
   }
 done:
   ppi_free(ctx, t, cnt * sizeof *t);
   ppi_free(ctx, r0, cnt * sizeof *r0);
-  ppi_free(ctx, r1, cnt * sizeof *r1);
-  ppi_free(ctx, r2, cnt * sizeof *r2);
+  for (a = 0; a < NT; a++)
+    ppi_free(ctx, rj[a], cnt * sizeof *rj[a]);
   return rc;
 }
 

@@ -358,7 +358,7 @@ static pp_status route_of(struct run *r, struct xfer *x)
     int64_t key = (int64_t)x->src * r->k->ndev + x->dst;
     int32_t v = ppi_i64map_get(&r->vmap, key);
     if (v < 0) {
-      double bw = pp_cluster_bandwidth(r->k->c, x->src, x->dst);
+      double bw = ppi_cost_bw(r->k, x->src, x->dst);
       v = (int32_t)r->vres_bw.n;
       if ((rc = ppi_vec_push(r->ctx, &r->vres_bw, &bw)) ||
           (rc = ppi_i64map_put(r->ctx, &r->vmap, key, v)))
@@ -389,7 +389,7 @@ static pp_status route_of(struct run *r, struct xfer *x)
     double narrow = INFINITY;
     for (i = 0; i < n; i++)
       narrow = fmin(narrow, res_bw(r, buf[i]));
-    x->scale = pp_cluster_bandwidth(r->k->c, x->src, x->dst) / narrow;
+    x->scale = ppi_cost_bw(r->k, x->src, x->dst) / narrow;
   }
   return PP_OK;
 }
