@@ -252,10 +252,10 @@ static void t_recover(void **state)
   print_message("recovered: scale %.4f +- %.4f, step %.3f +- %.3f ms, "
                 "net %.4f +- %.4f, mbs exponent %.4f +- %.4f, "
                 "runtime %.3f +- %.3f GiB, slack %.4f +- %.4f\n",
-                got->compute_scale, got->compute_sd, got->step_ms,
-                got->step_sd, got->net_scale, got->net_sd, got->mbs_exponent,
-                got->mbs_sd, got->runtime_bytes / GIB, got->runtime_sd / GIB,
-                got->slack, got->slack_sd);
+                got->compute_scale, got->compute_sd, got->step_ms, got->step_sd,
+                got->net_scale, got->net_sd, got->mbs_exponent, got->mbs_sd,
+                got->runtime_bytes / GIB, got->runtime_sd / GIB, got->slack,
+                got->slack_sd);
   assert_true(fabs(got->compute_scale - 1.25) <= 3 * got->compute_sd);
   assert_true(fabs(got->step_ms - 4) <= 3 * got->step_sd);
   assert_true(fabs(got->net_scale - 0.7) <= 3 * got->net_sd);

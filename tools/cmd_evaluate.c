@@ -93,10 +93,9 @@ static const struct cli_opt *const evaluate_tables[] = {
     model_opts,   cluster_opts, run_opts,  cost_model_opts, allreduce_opts,
     reserve_opts, calib_opts,   json_opts, out_opts,        NULL};
 static const struct cli_opt *const simulate_tables[] = {
-    model_opts,     cluster_opts,     run_opts,     cost_model_opts,
-    allreduce_opts, reserve_opts,     calib_opts,   network_opts,
-    sim_opts,       gantt_image_opts, json_opts,    out_opts,
-    NULL};
+    model_opts,   cluster_opts, run_opts,     cost_model_opts, allreduce_opts,
+    reserve_opts, calib_opts,   network_opts, sim_opts,        gantt_image_opts,
+    json_opts,    out_opts,     NULL};
 
 const struct cli_cmd cmd_evaluate = {
     "evaluate",

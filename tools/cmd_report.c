@@ -63,13 +63,17 @@ static int run_report(pp_ctx *ctx, void *opts)
   return ret;
 }
 
-static const struct cli_opt *const report_tables[] = {
-    model_opts,       cluster_opts,
-    report_opts,      run_opts,
-    gantt_image_opts, cost_model_opts,
-    allreduce_opts,   reserve_opts,
-    calib_opts,       network_opts,
-    NULL};
+static const struct cli_opt *const report_tables[] = {model_opts,
+                                                      cluster_opts,
+                                                      report_opts,
+                                                      run_opts,
+                                                      gantt_image_opts,
+                                                      cost_model_opts,
+                                                      allreduce_opts,
+                                                      reserve_opts,
+                                                      calib_opts,
+                                                      network_opts,
+                                                      NULL};
 
 const struct cli_cmd cmd_report = {
     "report",

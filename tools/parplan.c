@@ -14,9 +14,9 @@
 #include <stdlib.h>
 
 static const struct cli_cmd *const commands[] = {
-    &cmd_plan,   &cmd_compare,   &cmd_describe, &cmd_model,
-    &cmd_topo,   &cmd_evaluate,  &cmd_simulate, &cmd_export,
-    &cmd_report, &cmd_partition, &cmd_map,      &cmd_calibrate, NULL};
+    &cmd_plan,     &cmd_compare,   &cmd_describe, &cmd_model,  &cmd_topo,
+    &cmd_evaluate, &cmd_simulate,  &cmd_export,   &cmd_report, &cmd_partition,
+    &cmd_map,      &cmd_calibrate, NULL};
 
 /* Every command takes these. */
 static const struct cli_opt *const common[] = {seed_opts, help_opts, NULL};

@@ -260,7 +260,7 @@ static double tp_comm_ms(const struct ppi_cost *k, int32_t s, int32_t r,
   double bmin = INFINITY;
   for (t = 0; t < tp && count > 0; t++) {
     double bw = ppi_cost_bw(k, ppi_cost_dev(k, s, r, t),
-                                     ppi_cost_dev(k, s, r, (t + 1) % tp));
+                            ppi_cost_dev(k, s, r, (t + 1) % tp));
     if (bw < bmin)
       bmin = bw;
   }
@@ -276,7 +276,7 @@ static double dp_ring_ms(const struct ppi_cost *k, int32_t s, double bytes)
   for (t = 0; t < k->tp && R > 1; t++)
     for (r = 0; r < R; r++) {
       double bw = ppi_cost_bw(k, ppi_cost_dev(k, s, r, t),
-                                       ppi_cost_dev(k, s, (r + 1) % R, t));
+                              ppi_cost_dev(k, s, (r + 1) % R, t));
       if (bw < bmin)
         bmin = bw;
     }

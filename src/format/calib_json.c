@@ -63,8 +63,8 @@ static pp_status read_entry(pp_ctx *ctx, const char *src, const json_t *o,
   if (pp_precision_parse(prec, &e.precision) != PP_OK ||
       e.precision == PP_PREC_MODEL)
     return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
-                       "%s (%s): precision \"%s\" is not fp32, fp16 or bf16",
-                       w, type, prec);
+                       "%s (%s): precision \"%s\" is not fp32, fp16 or bf16", w,
+                       type, prec);
   for (k = 0; k < sizeof fields / sizeof fields[0]; k++) {
     double x, sd;
     /* ranges: pp_calibration_add checks each, naming it */

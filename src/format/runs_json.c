@@ -25,10 +25,10 @@
 
 struct pp_runs {
   pp_ctx *ctx;
-  struct ppi_vec rec;                      /* pp_run_record */
-  struct ppi_vec models, clusters, plans;  /* owned objects */
-  struct ppi_vec mspec, cspec;             /* char *, parallel to them */
-  struct ppi_vec names;                    /* char *, owned run names */
+  struct ppi_vec rec;                     /* pp_run_record */
+  struct ppi_vec models, clusters, plans; /* owned objects */
+  struct ppi_vec mspec, cspec;            /* char *, parallel to them */
+  struct ppi_vec names;                   /* char *, owned run names */
 };
 
 static char *dup_str(pp_ctx *ctx, const char *s)
@@ -225,7 +225,8 @@ static pp_status read_run(pp_runs *r, const char *src, const char *dir,
     return ctx->err;
   }
   rec.plan = plan;
-  if (!(nm = dup_str(ctx, name ? name : w)) || ppi_vec_push(ctx, &r->names, &nm)) {
+  if (!(nm = dup_str(ctx, name ? name : w)) ||
+      ppi_vec_push(ctx, &r->names, &nm)) {
     if (nm)
       ppi_free(ctx, nm, strlen(nm) + 1);
     return ctx->err ? ctx->err : PP_ENOMEM;

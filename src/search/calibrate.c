@@ -187,8 +187,7 @@ static pp_status fit_memory(pp_ctx *ctx, const pp_run_record *runs,
       continue;
     if ((rc = price(ctx, r, p, NULL, &ms, &w)))
       break;
-    live[m] = w.total_bytes - w.slack_bytes - w.runtime_bytes -
-              w.reserve_bytes;
+    live[m] = w.total_bytes - w.slack_bytes - w.runtime_bytes - w.reserve_bytes;
     y[m] = r->peak_memory_bytes - w.reserve_bytes;
     if (isnan(th0[0])) { /* the defaults the cost model applies */
       th0[0] = live[m] > 0 ? w.slack_bytes / live[m] : 0;
@@ -383,8 +382,10 @@ pp_status pp_calibrate(pp_ctx *ctx, const pp_run_record *runs, int32_t n,
   }
   for (i = 0; i < n; i++)
     if (!runs[i].plan || !runs[i].model || !runs[i].cluster)
-      return ppi_fail(ctx, PP_EINVAL, "pp_calibrate: run %d lacks its plan, "
-                      "model or cluster", (int)i);
+      return ppi_fail(ctx, PP_EINVAL,
+                      "pp_calibrate: run %d lacks its plan, "
+                      "model or cluster",
+                      (int)i);
   if ((rc = pp_calibration_create(ctx, &c)))
     return rc;
   idx = ppi_calloc(ctx, (size_t)(n > 0 ? n : 1), sizeof *idx);
