@@ -415,7 +415,7 @@ static void report_calibrated(pp_ctx *ctx, struct set *st, int verbose)
   static pp_cluster *cl[MAXRUN];
   static pp_plan *pl[MAXRUN];
   pp_calibration *all = NULL;
-  double pt[MAXRUN], mt[MAXRUN], tm = 0, mm = 0, worst = 0;
+  double pt[MAXRUN] = {0}, mt[MAXRUN] = {0}, tm = 0, mm = 0, worst = 0;
   int i, j, k, nfin = 0, nmem = 0, cov = 0, ncov = 0, mcov = 0, nmcov = 0;
   for (i = 0; i < st->n; i++) {
     const struct run *r = &st->r[i];
@@ -529,6 +529,99 @@ static void report_calibrated(pp_ctx *ctx, struct set *st, int verbose)
   }
 }
 
+/* Across models: the calibration of Sailor's OPT-350M runs applied to
+** another model on the same GH200 nodes, GPT-Neo-2.7B (its GH-96 profile
+** from Sailor's simulator, data/sailor/simulator), DeepSpeed fp32: 8
+** nodes, tp 4 in a node, dp 8, one stage, micro-batch 2, global batch
+** 256.  No measured GPT-Neo run is in data/, so this prints what the
+** calibration changes and the intervals, not an error. */
+static void report_cross(pp_ctx *ctx, struct set *st)
+{
+  static pp_run_record rec[MAXRUN];
+  static pp_model *mo[MAXRUN];
+  static pp_cluster *cl[MAXRUN];
+  static pp_plan *pl[MAXRUN];
+  pp_calibration *cal = NULL;
+  pp_model *m = NULL;
+  pp_cluster *c = NULL;
+  pp_plan_params pa;
+  pp_plan_builder *b = NULL;
+  pp_plan *p = NULL;
+  int32_t ops[64], devs[4], id, v, n, r, k;
+  int i, q;
+  for (i = 0; i < st->n; i++) {
+    const struct run *x = &st->r[i];
+    char spec[128];
+    snprintf(spec, sizeof spec, st->cluster_fmt,
+             x->stages * x->dp * x->tp / 4 < 1 ? 1
+                                               : x->stages * x->dp * x->tp / 4);
+    if (pp_model_load(ctx, st->model, &mo[i]) ||
+        pp_cluster_load(ctx, spec, &cl[i]))
+      die(x->name, ctx);
+    pl[i] = build(ctx, st, x, 1);
+    memset(&rec[i], 0, sizeof rec[i]);
+    rec[i].plan = pl[i];
+    rec[i].model = mo[i];
+    rec[i].cluster = cl[i];
+    rec[i].iteration_ms = x->real_s * 1000;
+    rec[i].peak_memory_bytes = x->real_mem > 0 ? x->real_mem : NAN;
+  }
+  if (pp_calibrate(ctx, rec, st->n, NULL, &cal) ||
+      pp_model_load(ctx, "gpt-neo-2.7", &m) ||
+      pp_cluster_load(ctx, "clariden:8", &c))
+    die("cross-model", ctx);
+  pp_plan_params_init(&pa);
+  pa.global_batch = 256;
+  pa.micro_batch = 2;
+  pa.tp = 4;
+  pa.engine = PP_ENGINE_DEEPSPEED;
+  pa.precision = PP_PREC_FP32;
+  n = pp_model_nop(m);
+  for (v = 0; v < n; v++)
+    ops[v] = v;
+  if (pp_plan_builder_create(ctx, &pa, "gpt-neo", &b) ||
+      pp_plan_builder_add_stage(b, ops, n, &id))
+    die("cross-model plan", ctx);
+  for (r = 0; r < 8; r++) {
+    for (k = 0; k < 4; k++)
+      devs[k] = 4 * r + k;
+    if (pp_plan_builder_add_replica(b, id, devs))
+      die("cross-model plan", ctx);
+  }
+  if (pp_plan_builder_finish(b, &p))
+    die("cross-model plan", ctx);
+  printf("\n== across models: %s's calibration, GPT-Neo-2.7B on 8 GH200 "
+         "nodes (tp 4, dp 8, micro-batch 2, batch 256; no measured run) ==\n",
+         st->title);
+  for (q = 0; q < 2; q++) {
+    pp_cost_params cp;
+    pp_eval *e = NULL;
+    pp_eval_summary es;
+    pp_device_memory dm;
+    pp_cost_params_init(&cp);
+    cp.record = 0;
+    cp.calibration = q ? cal : NULL;
+    if (pp_evaluate(ctx, p, m, c, &cp, &e) || pp_eval_get_summary(e, &es) ||
+        pp_eval_device(e, 0, &dm))
+      die("cross-model", ctx);
+    printf("   %-12s iteration %.1f ms (+- %.1f%%), device memory %.2f GiB "
+           "(+- %.1f%%)\n",
+           q ? "calibrated" : "uncalibrated", es.iteration_ms,
+           200 * es.time_spread, dm.total_bytes / 1073741824.0,
+           200 * dm.spread);
+    pp_eval_destroy(e);
+  }
+  pp_plan_destroy(p);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  pp_calibration_destroy(cal);
+  for (i = 0; i < st->n; i++) {
+    pp_plan_destroy(pl[i]);
+    pp_cluster_destroy(cl[i]);
+    pp_model_destroy(mo[i]);
+  }
+}
+
 int main(int argc, char **argv)
 {
   const char *dir = argc > 1 ? argv[1] : PP_SOURCE_DIR "/data";
@@ -557,6 +650,7 @@ int main(int argc, char **argv)
   report(ctx, &sailor, 1, verbose);
   report_calibrated(ctx, &amp, verbose);
   report_calibrated(ctx, &sailor, verbose);
+  report_cross(ctx, &sailor);
   pp_ctx_destroy(ctx);
   return 0;
 }
