@@ -845,6 +845,30 @@ void pp_calibrate_params_init(pp_calibrate_params *p);
 pp_status pp_calibrate(pp_ctx *ctx, const pp_run_record *runs, int32_t n,
                        const pp_calibrate_params *p, pp_calibration **out);
 
+/** \brief What a training log says (pp_log_read): NaN or 0 where it says
+** nothing.  The format is recognised from the text itself
+** (docs/FORMATS.md, "Training logs"): Megatron-LM's training log,
+** DeepSpeed's, or nvidia-smi --query-gpu=memory.used CSV samples. */
+typedef struct pp_log_summary {
+  const char *format;       /* "megatron", "deepspeed" or "nvidia-smi"
+                               (static strings) */
+  double iteration_ms;      /* the median of the iteration times reported
+                               after the first (warm-up) report; NaN: none */
+  int32_t iterations;       /* how many iteration-time reports were read */
+  double peak_memory_bytes; /* the largest memory figure of any rank or
+                               GPU: what the allocator reserved (Megatron's
+                               max reserved, DeepSpeed's Max_CA), or what
+                               nvidia-smi saw used; NaN: none */
+  int failed;               /* 1: the log holds a CUDA out-of-memory
+                               error, which ends a run; 0 otherwise */
+} pp_log_summary;
+/** \brief Read a training log's text (source names it in messages; may
+** be NULL).  PP_EPARSE when no known format is found or a figure of a
+** recognised line does not parse (the message names the line). */
+pp_status pp_log_read(pp_ctx *ctx, const char *text, size_t len,
+                      const char *source, pp_log_summary *out);
+pp_status pp_log_load(pp_ctx *ctx, const char *path, pp_log_summary *out);
+
 /** \brief Measured runs read from a RUNS.json (docs/FORMATS.md, "Runs"):
 ** the records with their plans, models and clusters, all owned here. */
 typedef struct pp_runs pp_runs;

@@ -91,6 +91,11 @@
 ** columns: tens on real machines). */
 #define PPI_NVSMI_MAX_COLUMNS 1024
 
+/* Characters of one figure of a training log (log_read.c copies it into
+** a stack buffer for strtod): Python writes a double in at most 24
+** (repr), so a longer run of digits is no figure an engine printed. */
+#define PPI_LOG_NUMBER_MAX 64
+
 /* Dimensions of an ONNX tensor whose sizes the reader keeps: the FLOPs
 ** of a Conv, ConvTranspose or MatMul over a tensor of higher rank are not
 ** counted.  Networks use rank 5 at most (3D convolutions). */
