@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** What a training log says about a run, for calibration
-** (docs/FORMATS.md, "Training logs"; docs/COST_MODEL.md, "Calibration"):
+** (docs/FORMATS.md, "Training logs"):
 ** the iteration time, the peak memory, and whether the run died out of
 ** GPU memory.  Three formats, recognised from the text, each read as the
 ** engine's source prints it:
@@ -28,9 +28,10 @@
 **     two decimals, Max_CA rounded to a whole GiB), whose larger reserved
 **     figure (Max_CA or CA) is the peak.
 **   nvidia-smi --query-gpu=memory.used --format=csv samples: a header
-**     with a field "memory.used [MiB]" (other columns allowed), then rows
-**     "14012 MiB" (or "14012" with nounits); or, with noheader, a file
-**     whose every line is one such value.  The peak is the largest.
+**     with a field memory.used (its unit after it in square brackets;
+**     other columns allowed), then rows "14012 MiB" (or "14012" with
+**     nounits), "[N/A]" skipped; or, with noheader, a file whose every
+**     line is one such value.  The peak is the largest.
 **
 ** Markers say the engine without a figure (a run that died before its
 ** first report): Megatron's "---- arguments ----" banner

@@ -304,9 +304,13 @@ def deepspeed_oom():
 
 # ---- nvidia-smi ----------------------------------------------------------
 
+# the unit after a --query-gpu field's name, in square brackets
+UNIT = 'MiB'
+
+
 def nvsmi_single():
     # nvidia-smi --query-gpu=memory.used --format=csv -l 1 on one GPU
-    return ['memory.used [MiB]'] + [f'{m} MiB' for m in
+    return [f'memory.used [{UNIT}]'] + [f'{m} MiB' for m in
                                     (3, 9870, 14012, 13990, 14000)]
 
 
@@ -318,7 +322,7 @@ def nvsmi_multi():
     # (the header once per sample); GPU 5 peaks at 15012 MiB
     out = []
     for sample in range(2):
-        out.append('index, name, memory.used [MiB]')
+        out.append(f'index, name, memory.used [{UNIT}]')
         for g in range(8):
             mib = 14000 + 100 * g + (512 if g == 5 and sample else 0)
             out.append(f'{g}, {A100}, {mib} MiB')
