@@ -853,12 +853,13 @@ typedef struct pp_log_summary {
   const char *format;       /* "megatron", "deepspeed" or "nvidia-smi"
                                (static strings) */
   double iteration_ms;      /* the median of the iteration times reported
-                               after the first (warm-up) report; NaN: none */
+                               after the warm-up (the first step reported,
+                               kept when it is the only one); NaN: none */
   int32_t iterations;       /* how many iteration-time reports were read */
   double peak_memory_bytes; /* the largest memory figure of any rank or
                                GPU: what the allocator reserved (Megatron's
-                               max reserved, DeepSpeed's Max_CA), or what
-                               nvidia-smi saw used; NaN: none */
+                               max reserved, DeepSpeed's Max_CA or CA), or
+                               what nvidia-smi saw used; NaN: none */
   int failed;               /* 1: the log holds a CUDA out-of-memory
                                error, which ends a run; 0 otherwise */
 } pp_log_summary;

@@ -455,6 +455,34 @@ static void test_imports(void **state)
   free(a.t.text);
 }
 
+/* Training logs: the reports' vectors and the median's array. */
+static pp_status op_log(pp_ctx *ctx, const void *arg)
+{
+  const struct text *t = arg;
+  pp_log_summary s;
+  pp_status rc = pp_log_read(ctx, t->text, t->len, t->src, &s);
+  if (rc != PP_OK) {
+    assert_null(s.format);
+    return rc;
+  }
+  assert_non_null(s.format);
+  assert_true(s.iterations > 0);
+  return rc;
+}
+
+static void test_logs(void **state)
+{
+  static const char *const logs[] = {"tests/data/logs/megatron-ranks.log",
+                                     "tests/data/logs/deepspeed-zero.log"};
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof logs / sizeof logs[0]; i++) {
+    struct text t = slurp(logs[i]);
+    sweep_all(logs[i], op_log, &t);
+    free(t.text);
+  }
+}
+
 static void test_describe(void **state)
 {
   pp_ctx *ctx;
@@ -653,6 +681,7 @@ int main(void)
       cmocka_unit_test(test_all_builtin_models),
       cmocka_unit_test(test_pipedream),
       cmocka_unit_test(test_imports),
+      cmocka_unit_test(test_logs),
       cmocka_unit_test(test_describe),
       cmocka_unit_test(test_outlive_ctx),
       cmocka_unit_test(test_simulate),

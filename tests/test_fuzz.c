@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Deterministic mutation fuzzing of every reader: the model and cluster
-** JSON readers, the PipeDream reader, and the model and cluster SPEC
-** parsers.  Seed inputs (examples/, a PipeDream profile, normalized
+** JSON readers, the PipeDream reader, the model and cluster SPEC
+** parsers, the machine dumps and the training logs (a summary in range
+** instead of an object).  Seed inputs (examples/, a PipeDream profile,
+*normalized
 ** writes of built-ins, specs) are mutated with a seeded xorshift RNG;
 ** each mutant must give PP_OK with an object that passes sanity checks
 ** (and survives write -> read -> write byte for byte), or an error with
@@ -613,14 +615,15 @@ enum reader {
   RD_NCCL_XML,
   RD_ROCM_SMI,
   RD_ONNX,
+  RD_LOG,
   RD_N
 };
 static const char *const reader_name[] = {
     "model json", "cluster json", "pipedream", "model spec", "cluster spec",
-    "nvidia-smi", "nccl xml",     "rocm-smi",  "onnx"};
+    "nvidia-smi", "nccl xml",     "rocm-smi",  "onnx",       "training log"};
 static const char *const reader_src[] = {
-    "fuzz.json",     "fuzz.json", "fuzz.txt",      NULL,       NULL,
-    "fuzz-topo.txt", "fuzz.xml",  "fuzz-rocm.txt", "fuzz.onnx"};
+    "fuzz.json",     "fuzz.json", "fuzz.txt",      NULL,        NULL,
+    "fuzz-topo.txt", "fuzz.xml",  "fuzz-rocm.txt", "fuzz.onnx", "fuzz.log"};
 /* Readers of formats that are not JSON (no tree mutations). */
 #define NOT_JSON(rd) ((rd) == RD_PIPEDREAM || (rd) >= RD_NVSMI)
 
@@ -1024,6 +1027,20 @@ static void feed(struct fz *z, enum reader rd, const char *text, size_t len)
   case RD_ONNX:
     rc = pp_model_read_onnx(z->ctx, text, len, src, NULL, &z->m);
     break;
+  case RD_LOG: {
+    pp_log_summary ls;
+    rc = pp_log_read(z->ctx, text, len, src, &ls);
+    if (rc == PP_OK &&
+        (!ls.format || ls.iterations < 0 || ls.iteration_ms < 0 ||
+         ls.peak_memory_bytes < 0 || isinf(ls.peak_memory_bytes) ||
+         isinf(ls.iteration_ms) || (ls.failed != 0 && ls.failed != 1)))
+      fz_fail("a summary out of range: %s, %g ms of %d, %g bytes, failed %d",
+              ls.format ? ls.format : "(null)", ls.iteration_ms,
+              (int)ls.iterations, ls.peak_memory_bytes, ls.failed);
+    if (rc != PP_OK && ls.format)
+      fz_fail("status %d but a format", rc);
+    break;
+  }
   case RD_N: break;
   }
   z->fed[rd]++;
@@ -1034,7 +1051,7 @@ static void feed(struct fz *z, enum reader rd, const char *text, size_t len)
       check_model(z->m, true);
     else if (z->c)
       check_cluster(z->c);
-    else
+    else if (rd != RD_LOG)
       fz_fail("PP_OK without an object");
   } else {
     z->err[rd]++;
@@ -1247,6 +1264,9 @@ static const struct {
     {"tests/data/dumps/nvsmi-hgx-a100.txt", RD_NVSMI},
     {"tests/data/dumps/rccl-topo-mi250.xml", RD_NCCL_XML},
     {"tests/data/dumps/rocm-smi-showtopo-mi250x.txt", RD_ROCM_SMI},
+    {"tests/data/logs/megatron-ranks.log", RD_LOG},
+    {"tests/data/logs/deepspeed-zero.log", RD_LOG},
+    {"tests/data/logs/nvsmi-used-gpus.csv", RD_LOG},
 };
 
 static void test_fuzz_files(void **state)

@@ -164,7 +164,7 @@ static void t_deepspeed_pipe(void **state)
 
 /* ZeRO on two nodes, pdsh's "worker-N: " before each line: both ranks'
 ** ThroughputTimer lines (deepspeed/utils/timer.py @ 38327e07, lines
-** 264-272) at train_batch_size 32 (the configuration dump,
+** 264-274) at train_batch_size 32 (the configuration dump,
 ** deepspeed/runtime/config.py @ 38327e07, line 1005); global step 10 of
 ** both ranks is the warm-up; 500, 500, 500, 512, 512, 520 ms remain.
 ** CA 12.4 GB beats Max_CA, rounded down to 12. */
@@ -219,7 +219,7 @@ static void t_deepspeed_malformed(void **state)
       "steps: 20 loss: 10.7000 iter time (s): 1.2s samples/sec: 26.667\n",
       "run.log:2:", "'iter time (s)' 1.2 is followed by 's samples/sec:");
   bad(ctx, "\n\n" DS_MEM("19.75", "nan"),
-      "run.log:3:", "'Max_CA' nan GB : not a finite number");
+      "run.log:3:", "'Max_CA' nan: not a finite number");
   bad(ctx, DS_MEM("-1.0", "21"), "run.log:1:", "'CA' -1.0: negative");
   bad(ctx,
       "[2025-06-02 09:30:20,000] [INFO] [utils.py:782:see_memory_usage] MA "

@@ -338,6 +338,19 @@ PP_INTERNAL pp_status ppi_read_file(pp_ctx *ctx, const char *path, char **out,
                                     size_t *len);
 PP_INTERNAL bool ppi_file_exists(const char *path);
 
+/* Spans [p, e) of a text that need not end in a NUL (the dump and log
+** readers scan a line in place): the first occurrence of s, or NULL; the
+** span is s; the span without white space (isspace) at either end; the
+** next sep-separated field of [*p, e), trimmed, into [*fb, *fe), *p past
+** its separator, *more false after the last (start with *more true;
+** false once past the last field). */
+PP_INTERNAL const char *ppi_span_find(const char *p, const char *e,
+                                      const char *s);
+PP_INTERNAL bool ppi_span_is(const char *p, const char *e, const char *s);
+PP_INTERNAL void ppi_span_trim(const char **p, const char **e);
+PP_INTERNAL bool ppi_span_field(const char **p, const char *e, char sep,
+                                bool *more, const char **fb, const char **fe);
+
 /* Atomic output: when path is given, emit into a temporary file next to
 ** it, then flush, close and rename it over path (on failure remove it, so
 ** no half-written file appears and an existing one stays); when path is

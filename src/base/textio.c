@@ -3,12 +3,15 @@
 ** File and text helpers of the readers and writers (src/format,
 ** src/write, src/export): reading a whole input file with a size cap,
 ** atomic output (temporary file + rename, so a reader never sees half a
-** file and a failed write leaves the old file), and number formatting
-** that round-trips exactly and prints the same bytes on every run.
+** file and a failed write leaves the old file), number formatting that
+** round-trips exactly and prints the same bytes on every run, and the
+** scanning of text spans that do not end in a NUL (ppi_span_*: linear in
+** the span, ppi_span_find in its length times the pattern's).
 */
 #define _POSIX_C_SOURCE 200809L
 #include "base/pp_int.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +24,48 @@ bool ppi_file_exists(const char *path)
 {
   struct stat st;
   return path && stat(path, &st) == 0;
+}
+
+const char *ppi_span_find(const char *p, const char *e, const char *s)
+{
+  size_t n = strlen(s);
+  while (p < e && (size_t)(e - p) >= n) {
+    const char *c = n ? memchr(p, s[0], (size_t)(e - p) - n + 1) : p;
+    if (!c)
+      return NULL;
+    if (!memcmp(c, s, n))
+      return c;
+    p = c + 1;
+  }
+  return NULL;
+}
+
+bool ppi_span_is(const char *p, const char *e, const char *s)
+{
+  return (size_t)(e - p) == strlen(s) && !memcmp(p, s, (size_t)(e - p));
+}
+
+void ppi_span_trim(const char **p, const char **e)
+{
+  while (*p < *e && isspace((unsigned char)**p))
+    (*p)++;
+  while (*e > *p && isspace((unsigned char)(*e)[-1]))
+    (*e)--;
+}
+
+bool ppi_span_field(const char **p, const char *e, char sep, bool *more,
+                    const char **fb, const char **fe)
+{
+  const char *c;
+  if (!*more)
+    return false;
+  c = memchr(*p, sep, (size_t)(e - *p));
+  *fb = *p;
+  *fe = c ? c : e;
+  *more = c != NULL;
+  *p = c ? c + 1 : e;
+  ppi_span_trim(fb, fe);
+  return true;
 }
 
 pp_status ppi_read_file(pp_ctx *ctx, const char *path, char **out, size_t *len)

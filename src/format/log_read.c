@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** What a training log says about a run, for calibration
-** (docs/FORMATS.md, "Training logs"):
+** (docs/FORMATS.md, "Training logs"; docs/COST_MODEL.md, "Calibration"):
 ** the iteration time, the peak memory, and whether the run died out of
 ** GPU memory.  Three formats, recognised from the text, each read as the
 ** engine's source prints it:
@@ -20,7 +20,7 @@
 **     ThroughputTimer's "epoch=E/micro_step=M/global_step=N,
 **     RunningAvgSamplesPerSec=.., CurrSamplesPerSec=S, MemAllocated=..GB,
 **     MaxMemAllocated=..GB" (deepspeed/utils/timer.py @ 38327e07, lines
-**     264-272), one global step at train_batch_size / S seconds, the
+**     264-274), one global step at train_batch_size / S seconds, the
 **     batch taken from the engine's configuration dump "  train_batch_size
 **     ...... B" (deepspeed/runtime/config.py @ 38327e07, line 1005);
 **     see_memory_usage's "MA a GB  Max_MA b GB  CA c GB  Max_CA d GB"
@@ -161,21 +161,6 @@ static const struct {
 static const char *const oom[] = {"CUDA out of memory.",
                                   "CUDA error: out of memory"};
 
-/* The first occurrence of pat in [p, e), or NULL. */
-static const char *find(const char *p, const char *e, const char *pat)
-{
-  size_t n = strlen(pat);
-  while (p < e && (size_t)(e - p) >= n) {
-    const char *c = memchr(p, pat[0], (size_t)(e - p) - n + 1);
-    if (!c)
-      return NULL;
-    if (!memcmp(c, pat, n))
-      return c;
-    p = c + 1;
-  }
-  return NULL;
-}
-
 /* [p, e) for a message: at most 24 bytes, others than printable ASCII
 ** as '?'. */
 static const char *snip(const char *p, const char *e, char *buf, size_t n)
@@ -238,8 +223,10 @@ static int scan_num(const char *p, const char *e, bool cut, double *x,
   *b = *q = s = p;
   if (s < e && (*s == '+' || *s == '-'))
     s++;
-  if (starts_nocase(s, e, "nan") || starts_nocase(s, e, "inf"))
+  if (starts_nocase(s, e, "nan") || starts_nocase(s, e, "inf")) {
+    *q = s + 3;
     return N_NONFINITE;
+  }
   while (s < e &&
          (is_digit(*s) || *s == '.' || *s == 'e' || *s == 'E' ||
           ((*s == '+' || *s == '-') && (s[-1] == 'e' || s[-1] == 'E'))))
@@ -303,7 +290,7 @@ static pp_status figure(struct lrun *r, const struct line *l, const char *p,
   case N_NONFINITE:
     return ppi_fail_at(r->ctx, PP_EPARSE, r->src, l->no, col,
                        "'%s' %s: not a finite number", what,
-                       snip(b, e, sn, sizeof sn));
+                       snip(b, q, sn, sizeof sn));
   case N_LONG:
     return ppi_fail_at(r->ctx, PP_EPARSE, r->src, l->no, col,
                        "'%s' is followed by a number of more than %d "
@@ -347,7 +334,7 @@ static pp_status figure(struct lrun *r, const struct line *l, const char *p,
 static int64_t step_at(struct lrun *r, const char *p, const char *e,
                        const char *key, char stop)
 {
-  const char *k = key ? find(p, e, key) : NULL;
+  const char *k = key ? ppi_span_find(p, e, key) : NULL;
   int64_t s = 0;
   int d = 0;
   if (k) {
@@ -406,7 +393,8 @@ static pp_status fig_line(struct lrun *r, const struct line *l,
   pp_status rc;
   if (!f->anchor) {
     const char *k, *seg = l->p;
-    for (k = find(l->p, l->e, f->label); k; k = find(k + 1, l->e, f->label)) {
+    for (k = ppi_span_find(l->p, l->e, f->label); k;
+         k = ppi_span_find(k + 1, l->e, f->label)) {
       r->seen[f->fmt] = true;
       if ((rc = take(r, l, f, seg, k, l->e)))
         return rc;
@@ -414,12 +402,12 @@ static pp_status fig_line(struct lrun *r, const struct line *l,
     }
   } else {
     const char *a, *next;
-    for (a = find(l->p, l->e, f->anchor); a; a = next) {
+    for (a = ppi_span_find(l->p, l->e, f->anchor); a; a = next) {
       const char *seg_e, *k;
-      next = find(a + 1, l->e, f->anchor);
+      next = ppi_span_find(a + 1, l->e, f->anchor);
       seg_e = next ? next : l->e;
       r->seen[f->fmt] = true;
-      k = find(a, seg_e, f->label);
+      k = ppi_span_find(a, seg_e, f->label);
       if (!k) {
         if (l->cut && !next)
           return PP_OK; /* cut before it */
@@ -438,7 +426,7 @@ static pp_status fig_line(struct lrun *r, const struct line *l,
 static pp_status batch_line(struct lrun *r, const struct line *l)
 {
   static const char key[] = "train_batch_size ";
-  const char *k = find(l->p, l->e, key), *d;
+  const char *k = ppi_span_find(l->p, l->e, key), *d;
   double x;
   bool have;
   pp_status rc;
@@ -459,31 +447,6 @@ static pp_status batch_line(struct lrun *r, const struct line *l)
   r->seen[F_DEEPSPEED] = true;
   r->batch = x;
   return PP_OK;
-}
-
-/* The next comma-separated field of [*p, e), trimmed, into [*fb, *fe);
-** false past the last. */
-static bool field(const char **p, const char *e, const char **fb,
-                  const char **fe, bool *more)
-{
-  const char *c;
-  if (!*more)
-    return false;
-  c = memchr(*p, ',', (size_t)(e - *p));
-  *fb = *p;
-  *fe = c ? c : e;
-  *more = c != NULL;
-  *p = c ? c + 1 : e;
-  while (*fb < *fe && (**fb == ' ' || **fb == '\t'))
-    (*fb)++;
-  while (*fe > *fb && ((*fe)[-1] == ' ' || (*fe)[-1] == '\t'))
-    (*fe)--;
-  return true;
-}
-
-static bool span_is(const char *p, const char *e, const char *s)
-{
-  return (size_t)(e - p) == strlen(s) && !memcmp(p, s, (size_t)(e - p));
 }
 
 static void bare_value(struct lrun *r, const struct line *l)
@@ -518,8 +481,9 @@ static pp_status nvsmi_line(struct lrun *r, const struct line *l)
     r->csv_nf = 0;
     return PP_OK;
   }
-  while (field(&p, l->e, &fb, &fe, &more)) {
-    if (span_is(fb, fe, "memory.used [MiB]") || span_is(fb, fe, "memory.used"))
+  while (ppi_span_field(&p, l->e, ',', &more, &fb, &fe)) {
+    if (ppi_span_is(fb, fe, "memory.used [MiB]") ||
+        ppi_span_is(fb, fe, "memory.used"))
       col = nf;
     if (nf == r->csv_col)
       vb = fb, ve = fe;
@@ -564,10 +528,10 @@ static pp_status one_line(struct lrun *r, const struct line *l)
   size_t i;
   pp_status rc;
   for (i = 0; i < PPI_COUNT(oom); i++)
-    if (find(l->p, l->e, oom[i]))
+    if (ppi_span_find(l->p, l->e, oom[i]))
       r->failed = 1;
   for (i = 0; i < PPI_COUNT(markers); i++)
-    if (find(l->p, l->e, markers[i].text))
+    if (ppi_span_find(l->p, l->e, markers[i].text))
       r->seen[markers[i].fmt] = true;
   if ((rc = batch_line(r, l)))
     return rc;

@@ -112,20 +112,6 @@ struct qgpu {
   long line;
 };
 
-/* [p, e) without white space at either end. */
-static void trim(const char **p, const char **e)
-{
-  while (*p < *e && isspace((unsigned char)**p))
-    (*p)++;
-  while (*e > *p && isspace((unsigned char)(*e)[-1]))
-    (*e)--;
-}
-
-static bool span_is(const char *p, const char *e, const char *s)
-{
-  return (size_t)(e - p) == strlen(s) && !memcmp(p, s, (size_t)(e - p));
-}
-
 /* The GPUs that `nvidia-smi -q' or a --query-gpu CSV lists in text, in
 ** order, into q (at most max); header_only: a CSV needs its header (the
 ** text is a topo -m file, whose affinity cells hold commas). */
@@ -136,30 +122,23 @@ static int query_gpus(const char *text, size_t len, bool header_only,
   bool dashq = false, in_fb = false, csv = false;
   int n = 0, namecol = 0, memcol = 1, ncols = 0;
   long line = 0;
-  {
-    const char *k;
-    for (k = text; k + 12 <= end; k++)
-      if (!memcmp(k, "Product Name", 12)) {
-        dashq = true;
-        break;
-      }
-  }
+  dashq = ppi_span_find(text, end, "Product Name") != NULL;
   while (p < end && n <= max) {
     const char *e = memchr(p, '\n', (size_t)(end - p)), *a, *b;
     if (!e)
       e = end;
     line++;
     a = p, b = e;
-    trim(&a, &b);
+    ppi_span_trim(&a, &b);
     if (dashq) {
       const char *c = memchr(a, ':', (size_t)(b - a));
       if (!c && a < b)
-        in_fb = span_is(a, b, "FB Memory Usage");
+        in_fb = ppi_span_is(a, b, "FB Memory Usage");
       else if (c) {
         const char *ke = c, *v = c + 1, *ve = b;
-        trim(&a, &ke);
-        trim(&v, &ve);
-        if (span_is(a, ke, "Product Name")) {
+        ppi_span_trim(&a, &ke);
+        ppi_span_trim(&v, &ve);
+        if (ppi_span_is(a, ke, "Product Name")) {
           if (n < max) {
             snprintf(q[n].name, sizeof q[n].name, "%.*s", (int)(ve - v), v);
             q[n].mib = 0;
@@ -167,26 +146,19 @@ static int query_gpus(const char *text, size_t len, bool header_only,
           }
           n++;
         } else if (in_fb && n > 0 && n <= max && q[n - 1].mib == 0 &&
-                   span_is(a, ke, "Total"))
+                   ppi_span_is(a, ke, "Total"))
           q[n - 1].mib = strtod(v, NULL);
       }
     } else if (a < b) {
       /* the fields of a CSV line */
       const char *f[8], *fe[8], *x = a;
       int nf = 0, k;
-      while (nf < 8) {
-        const char *c = memchr(x, ',', (size_t)(b - x));
-        f[nf] = x;
-        fe[nf] = c ? c : b;
-        trim(&f[nf], &fe[nf]);
+      bool more = true;
+      while (nf < 8 && ppi_span_field(&x, b, ',', &more, &f[nf], &fe[nf]))
         nf++;
-        if (!c)
-          break;
-        x = c + 1;
-      }
       if (!csv) {
         for (k = 0; k < nf; k++)
-          if (span_is(f[k], fe[k], "name"))
+          if (ppi_span_is(f[k], fe[k], "name"))
             break;
         if (k < nf) { /* the header */
           int m;

@@ -186,16 +186,6 @@ static pp_status numa_line(struct rrun *r, const char *p, const char *e,
   return PP_OK;
 }
 
-/* Whether [p, e) holds s. */
-static bool line_has(const char *p, const char *e, const char *s)
-{
-  size_t n = strlen(s);
-  for (; p + n <= e; p++)
-    if (!memcmp(p, s, n))
-      return true;
-  return false;
-}
-
 /* RCCL's xGMI figure per link for a catalog type (see the top). */
 static double xgmi_gbps(const char *gpu)
 {
@@ -243,7 +233,7 @@ pp_status pp_cluster_read_rocm_smi(pp_ctx *ctx, const char *text, size_t len,
     if (*q == '=') { /* a title line: which block follows */
       sec = S_NONE;
       for (k = S_WEIGHT; k <= S_NUMA; k++)
-        if (line_has(q, e, titles[k]))
+        if (ppi_span_find(q, e, titles[k]))
           sec = k;
     } else if (sec == S_NUMA)
       rc = numa_line(&r, q, e, line);
