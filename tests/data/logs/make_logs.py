@@ -23,7 +23,8 @@ so that tests/test_logs.c can check the medians and peaks exactly.
     see_memory_usage, deepspeed/runtime/utils.py @ 38327e07, lines
       771-789;
     ThroughputTimer.stop, deepspeed/utils/timer.py @ 38327e07, lines
-      246-274;
+      246-274, reported by global rank 0 only,
+      deepspeed/runtime/engine.py @ 38327e07, lines 2323-2325;
     PipelineEngine.train_batch, deepspeed/runtime/pipe/engine.py
       @ 38327e07, lines 396-406.
   PyTorch's out-of-memory message: DeviceCachingAllocator::malloc,
@@ -226,22 +227,29 @@ def deepspeed_pipe():
     return lines
 
 
-# ZeRO without pipeline: ThroughputTimer on both ranks (two nodes, pdsh's
-# "worker-N: " prefix), train_batch_size 32.  Global step 10 is skipped as
-# the warm-up; 500, 500, 500, 512, 512 and 520 ms remain: median 506.
-DS_TPUT = {0: [(10, 40.0), (20, 64.0), (30, 62.5), (40, 64.0)],
-           1: [(10, 41.0), (20, 62.5), (30, 64.0), (40, 61.53846153846154)]}
+# ZeRO without pipeline on two nodes (pdsh's "worker-N: " before each
+# line), train_batch_size 32.  Only global rank 0 reports its throughput
+# (report_progress, deepspeed/runtime/engine.py @ 38327e07, line 2323);
+# every rank logs "cdb=None" (deepspeed/comm/comm.py @ 38327e07, line 658),
+# and rank 1's training script prints its loss.  Global step 10 is the
+# warm-up; 500, 512, 500, 520, 512 and 500 ms follow: median 506.
+DS_TPUT = [(10, 40.0), (20, 64.0), (30, 62.5), (40, 64.0),
+           (50, 61.53846153846154), (60, 62.5), (70, 64.0)]
 
 
 def deepspeed_zero():
-    lines = [(0, s) for s in DS_HEAD]
+    lines = [(0, ds_log(0.5, 'comm.py:658:init_distributed', 'cdb=None')),
+             (1, ds_log(0.5, 'comm.py:658:init_distributed', 'cdb=None')),
+             (0, ds_log(0.6, 'comm.py:689:init_distributed',
+                        'Initializing TorchBackend in DeepSpeed with '
+                        'backend nccl'))]
+    lines += [(0, s) for s in DS_HEAD]
     lines += [(0, s) for s in ds_config(2.0, 32)]
-    for k in range(4):
-        for rank in (0, 1):
-            step, curr = DS_TPUT[rank][k]
-            lines.append((rank, ds_tput_line(
-                20.0 + step, 0, step * 4, step, 60.25 + rank, curr,
-                6.4 * GB, 9.87 * GB)))
+    for k, (step, curr) in enumerate(DS_TPUT):
+        lines.append((1, f'train.py: rank 1 step {step - 1} loss '
+                         f'{10.9 - 0.01 * step:.4f}'))
+        lines.append((0, ds_tput_line(20.0 + step, 0, step * 4, step, 60.25,
+                                      curr, 6.4 * GB, 9.87 * GB)))
         if k == 1:
             # memory_breakdown: true max reserved 12.4 GB, Max_CA rounds to
             # 12 and CA keeps 12.4: the peak is 12.4 GB
