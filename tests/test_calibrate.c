@@ -368,7 +368,7 @@ static void t_runs(void **state)
   pp_ctx *ctx = tu_fix_ctx(state);
   pp_runs *r = NULL;
   const pp_run_record *x;
-  char runs[4096];
+  char runs[8192];
   write_file(
       tu_tmp("p.json"),
       "{\"global_batch\": 32, \"micro_batch\": 1, \"tp\": 1, "
@@ -396,6 +396,43 @@ static void t_runs(void **state)
   assert_int_equal(pp_plan_nreplica(x[0].plan, 0), 4);
   pp_runs_destroy(r);
   r = NULL;
+  /* figures from logs (tests/data/logs, test_logs.c): Megatron-LM's median
+  ** iteration 1002.5 ms and peak 14336 MiB, nvidia-smi's samples, an
+  ** out-of-memory log; the run's own figure wins over its log's */
+  {
+    char l1[512], l2[512], l3[512];
+    snprintf(l1, sizeof l1, "%s", tu_path("tests/data/logs/megatron.log"));
+    snprintf(l2, sizeof l2, "%s", tu_path("tests/data/logs/nvsmi-used.csv"));
+    snprintf(l3, sizeof l3, "%s",
+             tu_path("tests/data/logs/deepspeed-oom.log"));
+    snprintf(runs, sizeof runs,
+             "{\"runs\": [{\"plan\": \"p.json\", \"model\": \"gpt2-amp\", "
+             "\"cluster\": \"amp-homogeneous\", \"log\": \"%s\"},\n"
+             "{\"plan\": \"p.json\", \"model\": \"gpt2-amp\", "
+             "\"cluster\": \"amp-homogeneous\", \"iteration_ms\": 900, "
+             "\"log\": [\"%s\", \"%s\"]},\n"
+             "{\"plan\": \"p.json\", \"model\": \"gpt2-amp\", "
+             "\"cluster\": \"amp-homogeneous\", \"log\": \"%s\"}]}",
+             l1, l1, l2, l3);
+    write_file(tu_tmp("runs.json"), runs);
+    assert_int_equal(pp_runs_load(ctx, tu_tmp("runs.json"), &r), PP_OK);
+    x = pp_runs_records(r);
+    tu_near(x[0].iteration_ms, 1002.5, "the log's median");
+    tu_near(x[0].peak_memory_bytes, 14336.0 * 1048576, "the log's peak");
+    tu_near(x[1].iteration_ms, 900, "the run's own figure wins");
+    assert_true(x[1].peak_memory_bytes >= 14336.0 * 1048576);
+    assert_int_equal(x[2].failed, 1);
+    assert_true(isnan(x[2].iteration_ms));
+    pp_runs_destroy(r);
+    r = NULL;
+    /* a log that is not one: the run and the log named */
+    snprintf(runs, sizeof runs,
+             "{\"runs\": [{\"plan\": \"p.json\", \"model\": \"gpt2-amp\", "
+             "\"cluster\": \"amp-homogeneous\", \"log\": \"p.json\"}]}");
+    write_file(tu_tmp("runs.json"), runs);
+    tu_expect_error(ctx, pp_runs_load(ctx, tu_tmp("runs.json"), &r),
+                    PP_EPARSE, "runs.json", "run 0", "p.json", NULL);
+  }
   {
     static const struct {
       const char *text, *want;

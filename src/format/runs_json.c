@@ -146,11 +146,57 @@ static pp_status in_run(pp_ctx *ctx, pp_status rc, const char *src,
                         const char *what)
 {
   char msg[1024];
-  if (rc != PP_EINPUT && rc != PP_EIO && rc != PP_ELIMIT)
+  if (rc != PP_EINPUT && rc != PP_EIO && rc != PP_ELIMIT && rc != PP_EPARSE)
     return rc;
   snprintf(msg, sizeof msg, "%s", pp_ctx_errmsg(ctx));
   pp_ctx_clear_error(ctx);
   return ppi_fail_at(ctx, rc, src, 0, 0, "%s: %s", what, msg);
+}
+
+/* The run's "log": one file name or an array of them (training logs,
+** nvidia-smi samples; docs/FORMATS.md "Training logs").  What the run
+** gives itself wins; else the logs' median iteration time (of the first
+** log that has one), their largest peak, and out of memory if any says
+** so. */
+static pp_status read_logs(pp_runs *r, const char *src, const char *dir,
+                           const json_t *o, const char *w, double *t,
+                           double *mem, int *failed)
+{
+  const json_t *lg = json_object_get(o, "log");
+  double lt = NAN, lm = NAN;
+  size_t i, n;
+  if (!lg)
+    return PP_OK;
+  if (!json_is_string(lg) && !json_is_array(lg))
+    return ppi_fail_at(r->ctx, PP_EINPUT, src, 0, 0,
+                       "%s: \"log\" must be a file name or an array of them, "
+                       "not %s",
+                       w, ppi_json_type(lg));
+  n = json_is_array(lg) ? json_array_size(lg) : 1;
+  for (i = 0; i < n; i++) {
+    const json_t *f = json_is_array(lg) ? json_array_get(lg, i) : lg;
+    char path[4096];
+    pp_log_summary ls;
+    pp_status rc;
+    if (!json_is_string(f))
+      return ppi_fail_at(r->ctx, PP_EINPUT, src, 0, 0,
+                         "%s: \"log\" entry %zu is not a file name", w, i);
+    if ((rc = pp_log_load(r->ctx,
+                          resolve(dir, json_string_value(f), path, sizeof path),
+                          &ls)))
+      return in_run(r->ctx, rc, src, w);
+    if (isnan(lt) && ls.iteration_ms > 0)
+      lt = ls.iteration_ms;
+    if (ls.peak_memory_bytes > 0 && !(lm >= ls.peak_memory_bytes))
+      lm = ls.peak_memory_bytes;
+    if (ls.failed && !*failed)
+      *failed = 1;
+  }
+  if (isnan(*t))
+    *t = lt;
+  if (isnan(*mem))
+    *mem = lm;
+  return PP_OK;
 }
 
 static pp_status read_run(pp_runs *r, const char *src, const char *dir,
@@ -190,10 +236,19 @@ static pp_status read_run(pp_runs *r, const char *src, const char *dir,
   if (rec.failed && !isnan(t))
     return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
                        "%s: a failed run has no iteration_ms", w);
-  if (!rec.failed && isnan(t) && isnan(mem))
+  if (!rec.failed && isnan(t) && isnan(mem) && !json_object_get(o, "log"))
     return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
                        "%s: neither iteration_ms nor peak_memory_bytes nor "
-                       "\"failed\": nothing was measured",
+                       "\"failed\" nor a \"log\": nothing was measured",
+                       w);
+  if ((rc = read_logs(r, src, dir, o, w, &t, &mem, &rec.failed)))
+    return rc;
+  if (rec.failed && !isnan(t) && !failed)
+    t = NAN; /* a run that died: its earlier iterations do not count */
+  if (!rec.failed && isnan(t) && isnan(mem))
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "%s: its logs measured nothing (no iteration time, no "
+                       "memory, no out-of-memory error)",
                        w);
   rec.iteration_ms = t;
   rec.peak_memory_bytes = mem;
