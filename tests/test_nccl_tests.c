@@ -81,87 +81,112 @@ static void consistent(const pp_nccl_tests *t, double lo, double step,
 
 /* ---- the layouts ------------------------------------------------------ */
 
-/* v2.19.6: 8 ranks on one node, the collective from "# Collective test
-** starting", a command line before it. */
-static void t_all_reduce_8(void **state)
+/* Each file of tests/data/nccl_tests/ with what it must give: one row in
+** full, the sizes (lo, x step), busbw / algbw (the collective's factor:
+** AllReduceGetBw and the others). */
+static const struct layout_case {
+  const char *file, *collective;
+  int32_t nranks, nrows, at;
+  pp_nccl_row row;
+  double avg, lo, step, factor;
+} layouts[] = {
+    /* v2.19.6: 8 ranks on one node, the collective from "# Collective
+    ** test starting", a command line before it */
+    {DIR "all_reduce_8xh100_v2.19.txt",
+     "all_reduce",
+     8,
+     25,
+     24,
+     {134217728, 666.45, 201.39, 352.44, 359.46},
+     87.9819,
+     8,
+     2,
+     2.0 * 7 / 8},
+    /* v2.13.6 under mpirun between two nodes: NCCL INFO lines before the
+    ** table and between its rows, the collective from the command line,
+    ** the in-place #wrong "N/A" (not a value read) */
+    {DIR "sendrecv_2node_info_v2.13.txt",
+     "sendrecv",
+     2,
+     28,
+     27,
+     {1073741824, 92594, 11.60, 11.60, 11.65},
+     5.01895,
+     8,
+     2,
+     1},
+    /* v2.11.0: the all_reduce header without root, "error" columns of
+    ** "%5.0le" (0e+00, 1e-06), 16 ranks of two processes of 8 GPUs; no
+    ** name anywhere */
+    {DIR "all_reduce_16xv100_v2.11.txt",
+     "",
+     16,
+     26,
+     25,
+     {268435456, 12631, 21.25, 39.85, 40.66},
+     13.2623,
+     8,
+     2,
+     2.0 * 15 / 16},
+    /* v2.13.0's all_gather: the header names redop and root, the rows
+    ** leave the redop cell empty */
+    {DIR "all_gather_blank_redop_v2.13.0.txt",
+     "",
+     4,
+     8,
+     6,
+     {4194304, 217.7, 19.26, 14.45, 14.72},
+     6.43684,
+     1024,
+     4,
+     3.0 / 4},
+    /* v2.19.6 with -I 1 -S 1: four per-iteration columns after each
+    ** block, a timestamp of two cells at the end */
+    {DIR "reduce_scatter_periter_v2.19.txt",
+     "reduce_scatter",
+     4,
+     4,
+     3,
+     {67108864, 394.83, 169.97, 127.48, 129.98},
+     84.305,
+     1048576,
+     4,
+     3.0 / 4},
+};
+
+static void t_layouts(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  size_t k;
+  for (k = 0; k < sizeof layouts / sizeof layouts[0]; k++) {
+    const struct layout_case *c = &layouts[k];
+    const pp_nccl_row *r = &c->row;
+    pp_nccl_tests t;
+    load_ok(ctx, c->file, &t);
+    assert_string_equal(t.collective, c->collective);
+    assert_int_equal(t.nranks, c->nranks);
+    assert_int_equal(t.nrows, c->nrows);
+    row_is(&t.rows[c->at], r->bytes, r->time_us, r->algbw_gbps, r->busbw_gbps,
+           r->in_busbw_gbps);
+    assert_true(t.avg_busbw_gbps == c->avg);
+    consistent(&t, c->lo, c->step, c->factor);
+    pp_nccl_tests_free(ctx, &t);
+    assert_null(t.rows);
+    assert_int_equal(t.nrows, 0);
+  }
+}
+
+/* Rows of the first file as printed: zeros, and a middle one. */
+static void t_small_rows(void **state)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
   pp_nccl_tests t;
-  load_ok(ctx, DIR "all_reduce_8xh100_v2.19.txt", &t);
-  assert_string_equal(t.collective, "all_reduce");
-  assert_int_equal(t.nranks, 8);
-  assert_int_equal(t.nrows, 25);
+  load_ok(ctx, layouts[0].file, &t);
   row_is(&t.rows[0], 8, 14.00, 0.00, 0.00, 0.00);
   row_is(&t.rows[17], 1048576, 19.10, 54.91, 96.09, 96.50);
-  row_is(&t.rows[24], 134217728, 666.45, 201.39, 352.44, 359.46);
-  assert_true(t.avg_busbw_gbps == 87.9819);
-  consistent(&t, 8, 2, 2.0 * 7 / 8); /* AllReduceGetBw */
   pp_nccl_tests_free(ctx, &t);
-  assert_null(t.rows);
-  assert_int_equal(t.nrows, 0);
-}
-
-/* v2.13.6 under mpirun between two nodes: NCCL INFO lines before the
-** table and between its rows, the collective from the command line, the
-** in-place #wrong "N/A" (not a value read). */
-static void t_sendrecv_2node(void **state)
-{
-  pp_ctx *ctx = tu_fix_ctx(state);
-  pp_nccl_tests t;
-  load_ok(ctx, DIR "sendrecv_2node_info_v2.13.txt", &t);
-  assert_string_equal(t.collective, "sendrecv");
-  assert_int_equal(t.nranks, 2);
-  assert_int_equal(t.nrows, 28); /* 8 B .. 1 GiB */
+  load_ok(ctx, layouts[1].file, &t);
   row_is(&t.rows[9], 4096, 30.35, 0.13, 0.13, 0.13);
-  row_is(&t.rows[27], 1073741824, 92594, 11.60, 11.60, 11.65);
-  assert_true(t.avg_busbw_gbps == 5.01895);
-  consistent(&t, 8, 2, 1); /* SendRecvGetBw */
-  pp_nccl_tests_free(ctx, &t);
-}
-
-/* v2.11.0: the all_reduce header without root, "error" columns of
-** "%5.0le" (0e+00, 1e-06), 16 ranks from two processes of 8 GPUs. */
-static void t_old_error_columns(void **state)
-{
-  pp_ctx *ctx = tu_fix_ctx(state);
-  pp_nccl_tests t;
-  load_ok(ctx, DIR "all_reduce_16xv100_v2.11.txt", &t);
-  assert_string_equal(t.collective, ""); /* neither header nor command */
-  assert_int_equal(t.nranks, 16);
-  assert_int_equal(t.nrows, 26);
-  row_is(&t.rows[0], 8, 48.00, 0.00, 0.00, 0.00);
-  row_is(&t.rows[25], 268435456, 12631, 21.25, 39.85, 40.66);
-  assert_true(t.avg_busbw_gbps == 13.2623);
-  consistent(&t, 8, 2, 2.0 * 15 / 16);
-  pp_nccl_tests_free(ctx, &t);
-}
-
-/* v2.13.0's all_gather: the header names redop and root, the rows leave
-** the redop cell empty. */
-static void t_blank_redop(void **state)
-{
-  pp_ctx *ctx = tu_fix_ctx(state);
-  pp_nccl_tests t;
-  load_ok(ctx, DIR "all_gather_blank_redop_v2.13.0.txt", &t);
-  assert_int_equal(t.nranks, 4);
-  assert_int_equal(t.nrows, 8);
-  row_is(&t.rows[6], 4194304, 217.7, 19.26, 14.45, 14.72);
-  consistent(&t, 1024, 4, 3.0 / 4); /* AllGatherGetBw */
-  pp_nccl_tests_free(ctx, &t);
-}
-
-/* v2.19.6 with -I 1 -S 1: four per-iteration columns after each block, a
-** timestamp of two cells at the end. */
-static void t_per_iteration(void **state)
-{
-  pp_ctx *ctx = tu_fix_ctx(state);
-  pp_nccl_tests t;
-  load_ok(ctx, DIR "reduce_scatter_periter_v2.19.txt", &t);
-  assert_string_equal(t.collective, "reduce_scatter");
-  assert_int_equal(t.nranks, 4);
-  assert_int_equal(t.nrows, 4);
-  row_is(&t.rows[3], 67108864, 394.83, 169.97, 127.48, 129.98);
-  consistent(&t, 1048576, 4, 3.0 / 4);
   pp_nccl_tests_free(ctx, &t);
 }
 
@@ -173,7 +198,7 @@ static void t_tags_crlf(void **state)
   pp_ctx *ctx = tu_fix_ctx(state);
   pp_nccl_tests a, b;
   size_t len, i;
-  char *t = slurp(DIR "sendrecv_2node_info_v2.13.txt", &len);
+  char *t = slurp(layouts[1].file, &len);
   int k;
   read_ok(ctx, t, len, "plain", &a);
   for (k = 0; k < 3; k++) {
@@ -358,7 +383,7 @@ static void t_truncated(void **state)
   pp_ctx *ctx = tu_fix_ctx(state);
   pp_nccl_tests t, whole;
   size_t len, cut;
-  char *f = slurp(DIR "all_reduce_8xh100_v2.19.txt", &len);
+  char *f = slurp(layouts[0].file, &len);
   const char *last = strstr(f, "   134217728  ");
   assert_non_null(last);
   read_ok(ctx, f, len, "whole", &whole);
@@ -542,12 +567,6 @@ static void t_robust(void **state)
 
 /* ---- fuzz and allocation failures ----------------------------------- */
 
-static const char *const fixtures[] = {DIR "all_reduce_8xh100_v2.19.txt",
-                                       DIR "sendrecv_2node_info_v2.13.txt",
-                                       DIR "all_reduce_16xv100_v2.11.txt",
-                                       DIR "all_gather_blank_redop_v2.13.0.txt",
-                                       DIR "reduce_scatter_periter_v2.19.txt"};
-
 /* Each mutant reads or fails with a message naming the source; a result
 ** has rows of finite, non-negative values. */
 static void t_fuzz(void **state)
@@ -555,9 +574,9 @@ static void t_fuzz(void **state)
   pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 0x9e3779b97f4a7c15u;
   size_t f;
-  for (f = 0; f < sizeof fixtures / sizeof fixtures[0]; f++) {
+  for (f = 0; f < sizeof layouts / sizeof layouts[0]; f++) {
     size_t len;
-    char *orig = slurp(fixtures[f], &len), *m = malloc(len + 64);
+    char *orig = slurp(layouts[f].file, &len), *m = malloc(len + 64);
     int k;
     assert_non_null(m);
     for (k = 0; k < 400; k++) {
@@ -604,7 +623,7 @@ static void t_fuzz(void **state)
       } else {
         assert_null(t.rows);
         if (strncmp(pp_ctx_errmsg(ctx), "fz", 2))
-          fail_msg("%s: %s", fixtures[f], pp_ctx_errmsg(ctx));
+          fail_msg("%s: %s", layouts[f].file, pp_ctx_errmsg(ctx));
         pp_ctx_clear_error(ctx);
       }
     }
@@ -620,7 +639,7 @@ static void t_alloc_failure(void **state)
   struct tu_fix *fx = *state;
   pp_ctx *ctx = fx->ctx;
   size_t len;
-  char *text = slurp(DIR "sendrecv_2node_info_v2.13.txt", &len);
+  char *text = slurp(layouts[1].file, &len);
   long k;
   for (k = 1; k < 64; k++) {
     pp_nccl_tests t;
@@ -642,20 +661,12 @@ static void t_alloc_failure(void **state)
 
 int main(void)
 {
-  const struct CMUnitTest tests[] = {TU_CTX_TEST(t_all_reduce_8),
-                                     TU_CTX_TEST(t_sendrecv_2node),
-                                     TU_CTX_TEST(t_old_error_columns),
-                                     TU_CTX_TEST(t_blank_redop),
-                                     TU_CTX_TEST(t_per_iteration),
-                                     TU_CTX_TEST(t_tags_crlf),
-                                     TU_CTX_TEST(t_in_place_na),
-                                     TU_CTX_TEST(t_malformed),
-                                     TU_CTX_TEST(t_no_table),
-                                     TU_CTX_TEST(t_truncated),
-                                     TU_CTX_TEST(t_interleaved),
-                                     TU_CTX_TEST(t_runs_and_ranks),
-                                     TU_CTX_TEST(t_robust),
-                                     TU_CTX_TEST(t_fuzz),
-                                     TU_CTX_TEST(t_alloc_failure)};
+  const struct CMUnitTest tests[] = {
+      TU_CTX_TEST(t_layouts),        TU_CTX_TEST(t_small_rows),
+      TU_CTX_TEST(t_tags_crlf),      TU_CTX_TEST(t_in_place_na),
+      TU_CTX_TEST(t_malformed),      TU_CTX_TEST(t_no_table),
+      TU_CTX_TEST(t_truncated),      TU_CTX_TEST(t_interleaved),
+      TU_CTX_TEST(t_runs_and_ranks), TU_CTX_TEST(t_robust),
+      TU_CTX_TEST(t_fuzz),           TU_CTX_TEST(t_alloc_failure)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -122,18 +122,28 @@ def new_header(out, per_iter=False, stamps=False):
                        ts_fmt))
 
 
-def new_row(out, model, nbytes, count, typ, op, root, per_iter=False,
-            stamp=None):
-    """writeBenchmarkLinePreamble, writeBenchmarkLineBody,
-    writePerIterReport, writeTimestamp, NVIDIA/nccl-tests:src/util.cu:457,
-    508, 568, 609 @a0b82b2, in the order of TimeTest and BenchTime
-    (NVIDIA/nccl-tests:src/common.cu:938-941 and 859-888 @a0b82b2)."""
+def row(out, model, nbytes, count, typ, op, root, block):
+    """One row: the preamble "%12li  %12li  %8s  %6s  %6s" of size, count,
+    type, redop and root (NVIDIA/nccl-tests:src/util.cu:457 @a0b82b2; the
+    same at NVIDIA/nccl-tests:src/common.cu:600 @0b4c4cb), then block(out,
+    us, algbw, busbw, in_place) out-of-place and in place, in the order of
+    TimeTest and BenchTime (NVIDIA/nccl-tests:src/common.cu:938-941 and
+    859-888 @a0b82b2); the busbw printed, for the average."""
     out.write("%12d  %12d  %8s  %6s  %6s" % (nbytes, count, typ, op,
                                              "%6i" % root))
     bws = []
     for in_place in (0, 1):
         us, alg, bus = model.run(nbytes, in_place)
         bws.append(bus)
+        block(out, us, alg, bus, in_place)
+    out.write("\n")
+    return bws
+
+
+def new_block(per_iter=False, stamp=None):
+    """writeBenchmarkLineBody, writePerIterReport, writeTimestamp,
+    NVIDIA/nccl-tests:src/util.cu:508, 568, 609 @a0b82b2."""
+    def block(out, us, alg, bus, in_place):
         out.write("  %7s  %6s  %6s  %6g" % (float_str(us, 7),
                                             float_str(alg, 6),
                                             float_str(bus, 6), 0))
@@ -143,8 +153,7 @@ def new_row(out, model, nbytes, count, typ, op, root, per_iter=False,
                 float_str(us * 1.08, 7), float_str(2.5, 7)))
         if in_place and stamp:
             out.write("%21s" % stamp)
-    out.write("\n")
-    return bws
+    return block
 
 
 def new_footer(out, prog, bws):
@@ -174,7 +183,7 @@ def all_reduce_8gpu():
     m = Model(lat_us=14.0, peak_gbps=360.0 * 8 / 14, factor=2 * 7 / 8)
     bws = []
     for s in sizes(8, 134217728):
-        bws += new_row(out, m, s, s // 4, "float", "sum", -1)
+        bws += row(out, m, s, s // 4, "float", "sum", -1, new_block())
     new_footer(out, "all_reduce_perf", bws)
     return out.getvalue()
 
@@ -193,8 +202,9 @@ def reduce_scatter_per_iter():
     bws = []
     s, k = 1048576, 0
     while s <= 67108864:
-        bws += new_row(out, m, s, s // 4 // 4, "float", "sum", -1,
-                       per_iter=True, stamp="2026-07-10 09:14:%02d" % (3 + k))
+        stamp = "2026-07-10 09:14:%02d" % (3 + k)
+        bws += row(out, m, s, s // 4 // 4, "float", "sum", -1,
+                   new_block(per_iter=True, stamp=stamp))
         s, k = s * 4, k + 1
     new_footer(out, "reduce_scatter_perf", bws)
     return out.getvalue()
@@ -239,22 +249,16 @@ def v213_header(out):
                           "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""))
 
 
-def v213_row(out, model, nbytes, count, typ, op, root, in_place_errors):
-    """NVIDIA/nccl-tests:src/common.cu:598-603 and 543-556 @0b4c4cb."""
-    out.write("%12d  %12d  %8s  %6s  %6s" % (nbytes, count, typ, op,
-                                             "%6i" % root))
-    bws = []
-    for in_place in (0, 1):
-        us, alg, bus = model.run(nbytes, in_place)
-        bws.append(bus)
+def v213_block(in_place_errors):
+    """NVIDIA/nccl-tests:src/common.cu:543-556 @0b4c4cb."""
+    def block(out, us, alg, bus, in_place):
         if in_place and not in_place_errors:
             out.write("  %7s  %6.2f  %6.2f  %5s" % (time_str_old(us), alg,
                                                     bus, "N/A"))
         else:
             out.write("  %7s  %6.2f  %6.2f  %5g" % (time_str_old(us), alg,
                                                     bus, 0))
-    out.write("\n")
-    return bws
+    return block
 
 
 def old_footer(out, bws, last_error):
@@ -290,7 +294,8 @@ def sendrecv_2node():
                    "Bootstrap : Using ib0:10.10.0.23<0>"))
     out.write(info("gpu23", 1478709, 1478709, 0, "NET/IB : Using "
                    "[0]mlx5_0:1/IB ; OOB ib0:10.10.0.23<0>"))
-    out.write(info("gpu23", 1478709, 1478709, 0, "NCCL version 2.18.3+cuda12.2"))
+    out.write(info("gpu23", 1478709, 1478709, 0,
+                   "NCCL version 2.18.3+cuda12.2"))
     out.write(info("gpu24", 1171742, 1171742, 0, "NET/IB : Using "
                    "[0]mlx5_0:1/IB ; OOB ib0:10.10.0.24<0>"))
     out.write(info("gpu23", 1478709, 1478790, 0, "comm 0x55d0c8a41f70 rank 0 "
@@ -307,8 +312,8 @@ def sendrecv_2node():
         if s == 4096:
             out.write(info("gpu24", 1171742, 1171806, 0, "Channel 00/1 : "
                            "1[31000] -> 0[31000] [receive] via NET/IB/0"))
-        bws += v213_row(out, m, s, s // 4, "float", "sum", -1,
-                        in_place_errors=False)
+        bws += row(out, m, s, s // 4, "float", "sum", -1,
+                   v213_block(in_place_errors=False))
     old_footer(out, bws, last_error=True)
     return out.getvalue()
 
@@ -353,8 +358,9 @@ def all_reduce_16gpu_old():
 def all_gather_v2130():
     """all_gather_perf -b 1K -e 16M -f 4 -g 4 on 4 RTX A6000 over PCIe,
     nccl-tests v2.13.0: the empty redop cell (opName "",
-    NVIDIA/nccl-tests:src/all_gather.cu:81 and src/common.cu:577
-    @bc5f7cf) under a header naming redop and root."""
+    NVIDIA/nccl-tests:src/all_gather.cu:81 and
+    NVIDIA/nccl-tests:src/common.cu:577 @bc5f7cf) under a header naming
+    redop and root."""
     out = io.StringIO()
     procs = [("ws-4x6000", 30512, d, b)
              for d, b in enumerate((0x01, 0x21, 0x41, 0x61))]
@@ -374,8 +380,8 @@ def all_gather_v2130():
     bws = []
     s = 1024
     while s <= 16777216:
-        bws += v213_row(out, m, s, s // 4 // 4, "float", "", -1,
-                        in_place_errors=True)
+        bws += row(out, m, s, s // 4 // 4, "float", "", -1,
+                   v213_block(in_place_errors=True))
         s *= 4
     old_footer(out, bws, last_error=True)
     return out.getvalue()
