@@ -549,7 +549,19 @@ static void t_robust(void **state)
   tu_expect_error(ctx, rd(ctx, big, &t), PP_ELIMIT, "t.txt:1:", "more than 64",
                   NULL);
   free(big);
-  /* a row of a million sizes: the vector grows */
+  /* a million blank lines after the table: one pass, not one per line */
+  {
+    size_t n = strlen(HDR ROW("8", "1", "1")), m = 1000000;
+    char *text = malloc(n + m + 1);
+    assert_non_null(text);
+    memcpy(text, HDR ROW("8", "1", "1"), n);
+    memset(text + n, '\n', m);
+    assert_int_equal(pp_nccl_tests_read(ctx, text, n + m, "blank", &t), PP_OK);
+    assert_int_equal(t.nrows, 1);
+    pp_nccl_tests_free(ctx, &t);
+    free(text);
+  }
+  /* a hundred thousand rows: the vector grows */
   {
     size_t n = 0, cap = 40u * 100000 + 512;
     char *text = malloc(cap);

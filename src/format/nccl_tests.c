@@ -273,6 +273,7 @@ static pp_status number(struct nt_run *r, long line, const struct cell *c,
   if (*x < 0)
     return ppi_fail_at(r->ctx, PP_EINPUT, r->src, line, c->col,
                        "%s '%s' is negative", what, buf);
+  *x += 0.0; /* -0 reads as 0 */
   return PP_OK;
 }
 
@@ -450,15 +451,6 @@ static pp_status row(struct nt_run *r, long line, const char *p, const char *e,
   return ppi_vec_push(r->ctx, &r->rows, &w);
 }
 
-/* The text after e holds nothing but white space. */
-static bool rest_blank(const char *e, const char *end)
-{
-  for (; e < end; e++)
-    if (!isspace((unsigned char)*e))
-      return false;
-  return true;
-}
-
 static pp_status one_line(struct nt_run *r, long line, const char *line0,
                           const char *e, bool last)
 {
@@ -510,7 +502,7 @@ pp_status pp_nccl_tests_read(pp_ctx *ctx, const char *text, size_t len,
                              const char *source, pp_nccl_tests *out)
 {
   struct nt_run r;
-  const char *p = text, *end = text + len;
+  const char *p = text ? text : "", *end = p + len, *tail = end;
   long line = 0;
   pp_status rc = PP_OK;
   pp_nccl_tests t;
@@ -525,8 +517,8 @@ pp_status pp_nccl_tests_read(pp_ctx *ctx, const char *text, size_t len,
   r.last_rank = -1;
   r.avg = NAN;
   ppi_vec_init(&r.rows, sizeof(pp_nccl_row));
-  if (!text)
-    end = p = "";
+  while (tail > p && isspace((unsigned char)tail[-1]))
+    tail--; /* past the last line that is not blank */
   while (p < end && !rc) {
     const char *e = memchr(p, '\n', (size_t)(end - p));
     if (!e)
@@ -536,7 +528,7 @@ pp_status pp_nccl_tests_read(pp_ctx *ctx, const char *text, size_t len,
       rc = ppi_fail_at(ctx, PP_EPARSE, r.src, line, 0,
                        "a NUL byte: not nccl-tests text output");
     else
-      rc = one_line(&r, line, p, e, rest_blank(e, end));
+      rc = one_line(&r, line, p, e, e >= tail);
     p = e < end ? e + 1 : end;
   }
   if (rc)
