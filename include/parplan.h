@@ -544,6 +544,40 @@ pp_status pp_cluster_read_rocm_smi(pp_ctx *ctx, const char *text, size_t len,
                                    const char *source, const pp_topo_params *p,
                                    pp_cluster **out);
 
+/** \brief One row of an nccl-tests table (pp_nccl_tests_read). */
+typedef struct pp_nccl_row {
+  double bytes;         /* the "size" column, bytes */
+  double time_us;       /* out-of-place time, microseconds */
+  double algbw_gbps;    /* out-of-place algorithm bandwidth, GB/s (1e9 B/s) */
+  double busbw_gbps;    /* out-of-place bus bandwidth, GB/s */
+  double in_busbw_gbps; /* in-place bus bandwidth; NaN if absent or N/A */
+} pp_nccl_row;
+
+/** \brief What an nccl-tests run printed: the collective, the ranks and
+** the table.  Owned by the caller; free with pp_nccl_tests_free. */
+typedef struct pp_nccl_tests {
+  char collective[32]; /* "all_reduce", "sendrecv", "all_gather",
+                          "reduce_scatter", "broadcast", "alltoall", ... as
+                          the binary's name or header says; "" unknown */
+  int32_t nranks;      /* ranks listed in the "# Using devices" block; 0
+                          when the block is absent */
+  int32_t nrows;
+  pp_nccl_row *rows;     /* nrows rows, in the order printed */
+  double avg_busbw_gbps; /* the "# Avg bus bandwidth" line; NaN if absent */
+} pp_nccl_tests;
+/** \brief Read the text NVIDIA's nccl-tests print (all_reduce_perf,
+** sendrecv_perf, ...; the versions of 2019 on, "error" or "#wrong"
+** columns), NCCL log lines and launcher noise around it skipped
+** (docs/FORMATS.md, "nccl-tests output").  On success *out holds at least
+** one row; on error it is zeroed and the context names the source, the
+** line and what is wrong. */
+pp_status pp_nccl_tests_read(pp_ctx *ctx, const char *text, size_t len,
+                             const char *source, pp_nccl_tests *out);
+/** \brief pp_nccl_tests_read on the file at path. */
+pp_status pp_nccl_tests_load(pp_ctx *ctx, const char *path, pp_nccl_tests *out);
+/** \brief Free the rows of t (read with ctx) and zero it; NULL is a no-op. */
+void pp_nccl_tests_free(pp_ctx *ctx, pp_nccl_tests *t);
+
 const char *pp_cluster_name(const pp_cluster *c);
 const char *pp_cluster_source(const pp_cluster *c);
 int32_t pp_cluster_ndev(const pp_cluster *c);

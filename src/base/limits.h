@@ -96,6 +96,16 @@
 ** (repr), so a longer run of digits is no figure an engine printed. */
 #define PPI_LOG_NUMBER_MAX 64
 
+/* Cells of one line of an nccl-tests table (nccl_tests.c): the widest
+** layout, per-iteration columns and a timestamp, has 23; a row or column
+** header with more is an error. */
+#define PPI_NCCL_TESTS_MAX_CELLS 64
+
+/* Bytes of one numeric cell of an nccl-tests table: nccl-tests prints at
+** most 20 (%12li of a size, %g, %.2f of a bandwidth); a longer cell is
+** reported as not a number. */
+#define PPI_NCCL_TESTS_MAX_NUMBER 64
+
 /* Dimensions of an ONNX tensor whose sizes the reader keeps: the FLOPs
 ** of a Conv, ConvTranspose or MatMul over a tensor of higher rank are not
 ** counted.  Networks use rank 5 at most (3D convolutions). */
