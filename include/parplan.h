@@ -816,6 +816,7 @@ typedef struct pp_calib_entry {
                              profile says */
   double runtime_sd, slack_sd, compute_sd, step_sd, net_sd, mbs_sd;
   int32_t memory_runs, time_runs; /* runs each part was fitted from */
+  int32_t link_runs;              /* nccl-tests measurements in net_scale */
   double time_rel_sd;   /* relative spread of the fitted time residuals */
   double memory_rel_sd; /* the same for memory */
 } pp_calib_entry;
@@ -864,6 +865,16 @@ typedef struct pp_run_record {
   double peak_memory_bytes; /* nvidia-smi's maximum over the devices;
                                NaN or <= 0: not measured */
   int failed;               /* 0 finished, 1 out of memory, 2 time-out */
+  /* Or a measurement of the links (plan and model NULL): the largest
+  ** bus bandwidth an nccl-tests table shows (pp_nccl_tests_read), of
+  ** all_reduce over devices[0..ndevices-1] of cluster in ring order
+  ** (link 0), or of sendrecv between devices[0] and devices[1] (link
+  ** 1).  It calibrates the delivered share of the inter-node bandwidth
+  ** of the devices' type. */
+  double busbw_gbps;
+  const int32_t *devices;
+  int32_t ndevices;
+  int link;
 } pp_run_record;
 
 typedef struct pp_calibrate_params {

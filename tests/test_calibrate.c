@@ -17,7 +17,11 @@
 **     applies it and warns about a type it has no entry for;
 **   - t_spread: the spreads of a prediction, calibrated and not, and the
 **     planner keeping every device's memory at the upper end of its
-**     interval (two spreads) within capacity.
+**     interval (two spreads) within capacity;
+**   - t_links: an nccl-tests all_reduce over AMP's 16 T4s delivering 70%
+**     of the 50 Gb/s NICs calibrates the inter-node share to 0.70; link
+**     measurements without a training run of their type, or inside one
+**     node, are refused.
 */
 #include "testutil.h"
 
@@ -403,8 +407,7 @@ static void t_runs(void **state)
     char l1[512], l2[512], l3[512];
     snprintf(l1, sizeof l1, "%s", tu_path("tests/data/logs/megatron.log"));
     snprintf(l2, sizeof l2, "%s", tu_path("tests/data/logs/nvsmi-used.csv"));
-    snprintf(l3, sizeof l3, "%s",
-             tu_path("tests/data/logs/deepspeed-oom.log"));
+    snprintf(l3, sizeof l3, "%s", tu_path("tests/data/logs/deepspeed-oom.log"));
     snprintf(runs, sizeof runs,
              "{\"runs\": [{\"plan\": \"p.json\", \"model\": \"gpt2-amp\", "
              "\"cluster\": \"amp-homogeneous\", \"log\": \"%s\"},\n"
@@ -430,8 +433,8 @@ static void t_runs(void **state)
              "{\"runs\": [{\"plan\": \"p.json\", \"model\": \"gpt2-amp\", "
              "\"cluster\": \"amp-homogeneous\", \"log\": \"p.json\"}]}");
     write_file(tu_tmp("runs.json"), runs);
-    tu_expect_error(ctx, pp_runs_load(ctx, tu_tmp("runs.json"), &r),
-                    PP_EPARSE, "runs.json", "run 0", "p.json", NULL);
+    tu_expect_error(ctx, pp_runs_load(ctx, tu_tmp("runs.json"), &r), PP_EPARSE,
+                    "runs.json", "run 0", "p.json", NULL);
   }
   {
     static const struct {
@@ -617,11 +620,113 @@ static void t_spread(void **state)
   pp_model_destroy(m);
 }
 
+/* An all_reduce_perf table as nccl-tests v2.19 prints it
+** (tests/data/nccl_tests/README.md), its bus bandwidth reaching busbw. */
+static void write_allreduce(const char *path, double busbw)
+{
+  FILE *f = fopen(path, "w");
+  double bytes;
+  assert_non_null(f);
+  fputs("$ ./build/all_reduce_perf -b 1M -e 128M -f 2 -g 1\n"
+        "# nccl-tests version 2.19.6 nccl-headers=22807 "
+        "nccl-library=22807\n"
+        "# Collective test starting: all_reduce_perf\n"
+        "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 134217728 step: "
+        "2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 1 "
+        "graph: 0 unalign: 0\n#\n"
+        "#                                                              "
+        "out-of-place                       in-place          \n"
+        "#       size         count      type   redop    root     time   "
+        "algbw   busbw  #wrong     time   algbw   busbw  #wrong \n"
+        "#        (B)    (elements)                               (us)  "
+        "(GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)         \n",
+        f);
+  for (bytes = 1048576; bytes <= 134217728; bytes *= 2) {
+    /* the bus bandwidth grows toward its plateau with the size */
+    double bw = busbw * bytes / (bytes + 2e6), alg = bw * 16 / 30;
+    double us = bytes / (alg * 1e3);
+    fprintf(f,
+            "%12.0f  %12.0f     float     sum      -1  %7.1f  %6.2f  %6.2f  "
+            "     0  %7.1f  %6.2f  %6.2f       0\n",
+            bytes, bytes / 4, us, alg, bw, us, alg, bw);
+  }
+  fputs("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 2.5\n#\n", f);
+  fclose(f);
+}
+
+static void t_links(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  pp_runs *r = NULL;
+  pp_calibration *cal = NULL;
+  const pp_calib_entry *e;
+  char runs[4096];
+  write_file(tu_tmp("p.json"),
+             "{\"global_batch\": 32, \"micro_batch\": 1, \"tp\": 1, "
+             "\"engine\": \"deepspeed\", \"precision\": \"fp16\", "
+             "\"stages\": [{\"ops\": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, "
+             "12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, "
+             "28, 29], \"replicas\": [[0], [1], [2], [3]]}]}");
+  /* 70% of 6.25 GB/s, the largest bus bandwidth of the sweep (printed
+  ** with two decimals: 4.38) */
+  write_allreduce(tu_tmp("ar.txt"), 0.7 * 6.25 * (134217728 + 2e6) / 134217728);
+  snprintf(runs, sizeof runs,
+           "{\"runs\": [{\"plan\": \"p.json\", \"model\": \"gpt2-amp\", "
+           "\"cluster\": \"amp-homogeneous\", \"iteration_ms\": 3000},\n"
+           "{\"name\": \"ar\", \"nccl_tests\": \"ar.txt\", \"cluster\": "
+           "\"amp-homogeneous\"}]}");
+  write_file(tu_tmp("runs.json"), runs);
+  assert_int_equal(pp_runs_load(ctx, tu_tmp("runs.json"), &r), PP_OK);
+  assert_int_equal(pp_runs_count(r), 2);
+  tu_near(pp_runs_records(r)[1].busbw_gbps, 4.38, "largest busbw");
+  assert_int_equal(pp_runs_records(r)[1].ndevices, 16);
+  assert_int_equal(pp_calibrate(ctx, pp_runs_records(r), 2, NULL, &cal), PP_OK);
+  e = pp_calibration_find(cal, "T4", PP_ENGINE_DEEPSPEED, PP_PREC_FP16);
+  assert_non_null(e);
+  print_message("inter-node share %.3f +- %.3f from %d nccl-tests\n",
+                e->net_scale, e->net_sd, (int)e->link_runs);
+  assert_int_equal(e->link_runs, 1);
+  assert_true(fabs(e->net_scale - 0.7) < 0.03 && e->net_sd < 0.05);
+  pp_calibration_destroy(cal);
+  pp_runs_destroy(r);
+  r = NULL;
+  /* no training run of the type: nothing to join */
+  write_file(tu_tmp("runs.json"),
+             "{\"runs\": [{\"nccl_tests\": \"ar.txt\", \"cluster\": "
+             "\"amp-homogeneous\"}, {\"plan\": \"p.json\", \"model\": "
+             "\"gpt2-amp\", \"cluster\": \"amp-het-cluster\", "
+             "\"iteration_ms\": 3000}]}");
+  assert_int_equal(pp_runs_load(ctx, tu_tmp("runs.json"), &r), PP_OK);
+  tu_expect_error(ctx, pp_calibrate(ctx, pp_runs_records(r), 2, NULL, &cal),
+                  PP_EINPUT, "no training run on T4", NULL);
+  pp_runs_destroy(r);
+  r = NULL;
+  /* inside one node: not a measurement of the links between nodes */
+  write_file(tu_tmp("runs.json"),
+             "{\"runs\": [{\"plan\": \"p.json\", \"model\": \"gpt2-amp\", "
+             "\"cluster\": \"amp-homogeneous\", \"iteration_ms\": 3000}, "
+             "{\"name\": \"one node\", \"nccl_tests\": \"ar.txt\", "
+             "\"cluster\": \"amp-homogeneous\", \"devices\": [0, 1, 2, "
+             "3]}]}");
+  assert_int_equal(pp_runs_load(ctx, tu_tmp("runs.json"), &r), PP_OK);
+  tu_expect_error(ctx, pp_calibrate(ctx, pp_runs_records(r), 2, NULL, &cal),
+                  PP_EINPUT, "one node", "crosses nodes", NULL);
+  pp_runs_destroy(r);
+  r = NULL;
+  /* a device the cluster has not */
+  write_file(tu_tmp("runs.json"),
+             "{\"runs\": [{\"nccl_tests\": \"ar.txt\", \"cluster\": "
+             "\"amp-homogeneous\", \"devices\": [0, 99]}]}");
+  tu_expect_error(ctx, pp_runs_load(ctx, tu_tmp("runs.json"), &r), PP_EINPUT,
+                  "runs.json", "run 0", "not a device", NULL);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       TU_CTX_TEST(t_apply), TU_CTX_TEST(t_recover), TU_CTX_TEST(t_json),
       TU_CTX_TEST(t_runs),  TU_CTX_TEST(t_cli),     TU_CTX_TEST(t_spread),
+      TU_CTX_TEST(t_links),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

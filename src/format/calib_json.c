@@ -42,7 +42,7 @@ static pp_status read_entry(pp_ctx *ctx, const char *src, const json_t *o,
   char w[64];
   const char *type, *eng, *prec;
   pp_calib_entry e;
-  int64_t mr, tr;
+  int64_t mr, tr, lr;
   size_t k;
   pp_status rc;
   snprintf(w, sizeof w, "calibration entry %zu", i);
@@ -79,6 +79,8 @@ static pp_status read_entry(pp_ctx *ctx, const char *src, const json_t *o,
                      &mr)) ||
       (rc = ppi_jint(ctx, src, w, o, "time_runs", false, 0, 0, 1000000000,
                      &tr)) ||
+      (rc = ppi_jint(ctx, src, w, o, "link_runs", false, 0, 0, 1000000000,
+                     &lr)) ||
       (rc = ppi_jnum(ctx, src, w, o, "time_rel_sd", false, 0, 0, 1e6,
                      &e.time_rel_sd)) ||
       (rc = ppi_jnum(ctx, src, w, o, "memory_rel_sd", false, 0, 0, 1e6,
@@ -86,6 +88,7 @@ static pp_status read_entry(pp_ctx *ctx, const char *src, const json_t *o,
     return rc;
   e.memory_runs = (int32_t)mr;
   e.time_runs = (int32_t)tr;
+  e.link_runs = (int32_t)lr;
   if ((rc = pp_calibration_add(c, &e)) == PP_EINPUT) {
     /* the file's name first: the check's message knows only the entry */
     char msg[512];
@@ -165,6 +168,8 @@ static void emit_calib(FILE *f, const void *obj)
     }
     fprintf(f, ",\n   \"memory_runs\": %d, \"time_runs\": %d",
             (int)e.memory_runs, (int)e.time_runs);
+    if (e.link_runs)
+      fprintf(f, ", \"link_runs\": %d", (int)e.link_runs);
     fputs(", \"memory_rel_sd\": ", f);
     ppi_json_num(f, e.memory_rel_sd);
     fputs(", \"time_rel_sd\": ", f);

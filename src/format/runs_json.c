@@ -30,6 +30,8 @@ struct pp_runs {
   struct ppi_vec mspec, cspec;            /* char *, parallel to them */
   struct ppi_vec names;                   /* char *, owned run names */
 };
+/* A link record's device list is owned through the record itself
+** (ppi_calloc'd, freed with it). */
 
 static char *dup_str(pp_ctx *ctx, const char *s)
 {
@@ -67,6 +69,12 @@ void pp_runs_destroy(pp_runs *r)
   free_strs(r->ctx, &r->mspec);
   free_strs(r->ctx, &r->cspec);
   free_strs(r->ctx, &r->names);
+  for (i = 0; i < r->rec.n; i++) {
+    pp_run_record *x = &PPI_VEC_AT(&r->rec, pp_run_record, i);
+    if (x->devices)
+      ppi_free(r->ctx, (int32_t *)x->devices,
+               (size_t)x->ndevices * sizeof *x->devices);
+  }
   ppi_vec_free(r->ctx, &r->rec);
   ppi_free(r->ctx, r, sizeof *r);
 }
@@ -199,6 +207,89 @@ static pp_status read_logs(pp_runs *r, const char *src, const char *dir,
   return PP_OK;
 }
 
+/* A measurement of the links: {"nccl_tests": FILE, "cluster": SPEC,
+** "devices": [...]} (default: every device of the cluster, in order). */
+static pp_status read_links(pp_runs *r, const char *src, const char *dir,
+                            const json_t *o, const char *w, const char *name)
+{
+  pp_ctx *ctx = r->ctx;
+  char path[4096];
+  const char *cs, *file;
+  const json_t *dv;
+  pp_run_record rec;
+  pp_nccl_tests nt;
+  int32_t k, n;
+  double best = 0;
+  char *nm;
+  pp_status rc;
+  memset(&rec, 0, sizeof rec);
+  memset(&nt, 0, sizeof nt);
+  if ((rc = ppi_jstr(ctx, src, w, o, "nccl_tests", true, &file)) ||
+      (rc = ppi_jstr(ctx, src, w, o, "cluster", true, &cs)))
+    return rc;
+  if ((rc = get_obj(r, dir, cs, 0, (void **)&rec.cluster)))
+    return in_run(ctx, rc, src, w);
+  if ((rc =
+           pp_nccl_tests_load(ctx, resolve(dir, file, path, sizeof path), &nt)))
+    return in_run(ctx, rc, src, w);
+  if (strcmp(nt.collective, "all_reduce") == 0)
+    rec.link = 0;
+  else if (strcmp(nt.collective, "sendrecv") == 0)
+    rec.link = 1;
+  else {
+    rc = ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                     "%s: %s is %s; only all_reduce and sendrecv tables "
+                     "calibrate the links",
+                     w, file, nt.collective[0] ? nt.collective : "not named");
+    pp_nccl_tests_free(ctx, &nt);
+    return rc;
+  }
+  for (k = 0; k < nt.nrows; k++)
+    if (nt.rows[k].busbw_gbps > best)
+      best = nt.rows[k].busbw_gbps;
+  pp_nccl_tests_free(ctx, &nt);
+  if (!(best > 0))
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "%s: %s shows no bus bandwidth above 0", w, file);
+  rec.busbw_gbps = best;
+  dv = json_object_get(o, "devices");
+  n = dv ? (int32_t)json_array_size(dv) : pp_cluster_ndev(rec.cluster);
+  if ((dv && !json_is_array(dv)) || n < 2 || (rec.link == 1 && n != 2))
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "%s: \"devices\" must list at least two devices of "
+                       "the cluster (exactly two for sendrecv)",
+                       w);
+  for (k = 0; k < n; k++) {
+    const json_t *x = dv ? json_array_get(dv, (size_t)k) : NULL;
+    json_int_t d = x ? json_integer_value(x) : k;
+    if ((x && !json_is_integer(x)) || d < 0 ||
+        d >= pp_cluster_ndev(rec.cluster))
+      return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                         "%s: entry %d of \"devices\" is not a device of the "
+                         "cluster (0 to %d)",
+                         w, (int)k, (int)pp_cluster_ndev(rec.cluster) - 1);
+  }
+  if (!(nm = dup_str(ctx, name ? name : w)) ||
+      ppi_vec_push(ctx, &r->names, &nm)) {
+    if (nm)
+      ppi_free(ctx, nm, strlen(nm) + 1);
+    return ctx->err ? ctx->err : PP_ENOMEM;
+  }
+  rec.name = nm;
+  if (!(rec.devices = ppi_calloc(ctx, (size_t)n, sizeof *rec.devices)))
+    return PP_ENOMEM;
+  rec.ndevices = n;
+  for (k = 0; k < n; k++)
+    ((int32_t *)rec.devices)[k] =
+        dv ? (int32_t)json_integer_value(json_array_get(dv, (size_t)k)) : k;
+  rec.iteration_ms = rec.peak_memory_bytes = NAN;
+  if ((rc = ppi_vec_push(ctx, &r->rec, &rec))) {
+    ppi_free(ctx, (int32_t *)rec.devices, (size_t)n * sizeof *rec.devices);
+    return rc;
+  }
+  return PP_OK;
+}
+
 static pp_status read_run(pp_runs *r, const char *src, const char *dir,
                           const json_t *o, size_t i)
 {
@@ -215,8 +306,13 @@ static pp_status read_run(pp_runs *r, const char *src, const char *dir,
   if (!json_is_object(o))
     return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0, "%s: not an object, %s", w,
                        ppi_json_type(o));
-  if ((rc = ppi_jstr(ctx, src, w, o, "name", false, &name)) ||
-      (rc = ppi_jstr(ctx, src, w, o, "model", true, &ms)) ||
+  if ((rc = ppi_jstr(ctx, src, w, o, "name", false, &name)))
+    return rc;
+  if (name)
+    snprintf(w, sizeof w, "run %zu (%s)", i, name);
+  if (json_object_get(o, "nccl_tests"))
+    return read_links(r, src, dir, o, w, name);
+  if ((rc = ppi_jstr(ctx, src, w, o, "model", true, &ms)) ||
       (rc = ppi_jstr(ctx, src, w, o, "cluster", true, &cs)) ||
       (rc = ppi_jnum(ctx, src, w, o, "iteration_ms", false, NAN, 1e-6, 1e12,
                      &t)) ||

@@ -52,6 +52,10 @@
 #define PRIOR_STEP_SD 5.0
 #define PRIOR_NET_SD 0.3
 #define PRIOR_MBS_SD 0.2
+/* TUNING: the relative spread of one nccl-tests figure of the bus
+** bandwidth, 0.05 (repeated nccl-tests runs of one cluster differ by a
+** few per cent; the largest of a sweep is taken). */
+#define LINK_REL_SD 0.05
 #define GN_ITERS 30
 
 void pp_calibrate_params_init(pp_calibrate_params *p)
@@ -264,9 +268,47 @@ static pp_status time_residuals(pp_ctx *ctx, const pp_run_record *runs,
   return PP_OK;
 }
 
+/* A link measurement's delivered share of the nominal inter-node
+** bandwidth: the measured bus bandwidth over the nominal bottleneck
+** between nodes, the slowest hop that leaves a node on the ring in the
+** devices' order (all_reduce: NCCL's bus bandwidth of a ring is its
+** slowest hop's, and a ring over whole nodes crosses each NIC once each
+** way) or the pair's (sendrecv).  -1 with an error when no hop crosses
+** nodes or the devices are of several types. */
+static double link_share(pp_ctx *ctx, const pp_run_record *r, int32_t *type)
+{
+  const pp_cluster *c = r->cluster;
+  double bmin = INFINITY;
+  int32_t k, n = r->link == 1 ? 1 : r->ndevices;
+  *type = c->dev_type[r->devices[0]];
+  for (k = 0; k < r->ndevices; k++)
+    if (c->dev_type[r->devices[k]] != *type) {
+      ppi_fail(ctx, PP_EINPUT,
+               "%s: its devices are of several types; a link measurement "
+               "calibrates one",
+               r->name ? r->name : "nccl-tests run");
+      return -1;
+    }
+  for (k = 0; k < n; k++) {
+    int32_t a = r->devices[k], b = r->devices[(k + 1) % r->ndevices];
+    if (c->dev_node[a] != c->dev_node[b] &&
+        c->bw[(size_t)a * c->ndev + b] < bmin)
+      bmin = c->bw[(size_t)a * c->ndev + b];
+  }
+  if (!(bmin < INFINITY)) {
+    ppi_fail(ctx, PP_EINPUT,
+             "%s: no hop of it crosses nodes; calibrate fits the links "
+             "between nodes only",
+             r->name ? r->name : "nccl-tests run");
+    return -1;
+  }
+  return r->busbw_gbps / bmin;
+}
+
 static pp_status fit_time(pp_ctx *ctx, const pp_run_record *runs,
                           const int32_t *idx, int32_t n,
-                          const pp_calibrate_params *p, pp_calib_entry *e)
+                          const pp_calibrate_params *p, const double *links,
+                          int32_t nlinks, pp_calib_entry *e)
 {
   /* priors (TUNING above) and the bounds a step may not leave */
   static const double th0[NT] = {1, 0, 1, 0};
@@ -293,7 +335,7 @@ static pp_status fit_time(pp_ctx *ctx, const pp_run_record *runs,
   for (i = 0; i < n; i++)
     if (!runs[idx[i]].failed && runs[idx[i]].iteration_ms > 0)
       t[m++] = idx[i];
-  for (it = 0; it < GN_ITERS && m > 0; it++) {
+  for (it = 0; it < GN_ITERS && (m > 0 || nlinks > 0); it++) {
     double A[NT * NT], g[NT], dx[NT], big = 0;
     int32_t j;
     if ((rc = time_residuals(ctx, runs, t, m, p, e, th, r0)))
@@ -309,6 +351,12 @@ static pp_status fit_time(pp_ctx *ctx, const pp_run_record *runs,
       g[a] = -(th[a] - th0[a]) / (psd[a] * psd[a]);
       for (b = 0; b < NT; b++)
         A[a * NT + b] = a == b ? 1 / (psd[a] * psd[a]) : 0;
+    }
+    /* nccl-tests: direct observations of the inter-node share */
+    for (j = 0; j < nlinks; j++) {
+      double sl = LINK_REL_SD * links[j];
+      A[2 * NT + 2] += 1 / (sl * sl);
+      g[2] -= (th[2] - links[j]) / (sl * sl);
     }
     for (j = 0, ss = 0; j < m; j++) {
       double J[NT], w = 1 / (tau * tau);
@@ -335,6 +383,13 @@ static pp_status fit_time(pp_ctx *ctx, const pp_run_record *runs,
     if (big < 1e-6 && it > 2)
       break;
   }
+  /* the network only where a run crosses nodes or nccl-tests measured
+  ** it */
+  if ((m > 0 || nlinks > 0) && sqrt(inv[2 * NT + 2]) < 0.9 * PRIOR_NET_SD) {
+    e->net_scale = th[2];
+    e->net_sd = sqrt(inv[2 * NT + 2]);
+    e->link_runs = nlinks;
+  }
   if (m > 0) {
     if ((rc = time_residuals(ctx, runs, t, m, p, e, th, r0)))
       goto done;
@@ -344,11 +399,6 @@ static pp_status fit_time(pp_ctx *ctx, const pp_run_record *runs,
     e->step_ms = th[1];
     e->compute_sd = sqrt(inv[0]);
     e->step_sd = sqrt(inv[NT + 1]);
-    /* the network only where a run crosses nodes and so measured it */
-    if (sqrt(inv[2 * NT + 2]) < 0.9 * PRIOR_NET_SD) {
-      e->net_scale = th[2];
-      e->net_sd = sqrt(inv[2 * NT + 2]);
-    }
     /* and the micro-batch's only where the runs' micro-batches differ */
     if (sqrt(inv[3 * NT + 3]) < 0.9 * PRIOR_MBS_SD) {
       e->mbs_exponent = th[3];
@@ -370,7 +420,8 @@ pp_status pp_calibrate(pp_ctx *ctx, const pp_run_record *runs, int32_t n,
 {
   pp_calibrate_params def;
   pp_calibration *c = NULL;
-  int32_t *idx = NULL, *done = NULL, i, j, m;
+  int32_t *idx = NULL, *done = NULL, *ltype = NULL, i, j, m;
+  double *lshare = NULL, *lsel = NULL;
   pp_status rc;
   if (!ctx || (!runs && n > 0) || n < 0 || !out)
     return ctx ? ppi_fail(ctx, PP_EINVAL, "pp_calibrate: bad argument")
@@ -381,27 +432,38 @@ pp_status pp_calibrate(pp_ctx *ctx, const pp_run_record *runs, int32_t n,
     p = &def;
   }
   for (i = 0; i < n; i++)
-    if (!runs[i].plan || !runs[i].model || !runs[i].cluster)
+    if (!runs[i].cluster || (runs[i].plan && !runs[i].model) ||
+        (!runs[i].plan && (!runs[i].devices || runs[i].ndevices < 2 ||
+                           !(runs[i].busbw_gbps > 0))))
       return ppi_fail(ctx, PP_EINVAL,
-                      "pp_calibrate: run %d lacks its plan, "
-                      "model or cluster",
+                      "pp_calibrate: run %d lacks its plan, model or cluster "
+                      "(or, measuring links, its devices and bandwidth)",
                       (int)i);
   if ((rc = pp_calibration_create(ctx, &c)))
     return rc;
   idx = ppi_calloc(ctx, (size_t)(n > 0 ? n : 1), sizeof *idx);
   done = ppi_calloc(ctx, (size_t)(n > 0 ? n : 1), sizeof *done);
-  if (!idx || !done) {
+  ltype = ppi_calloc(ctx, (size_t)(n > 0 ? n : 1), sizeof *ltype);
+  lshare = ppi_calloc(ctx, (size_t)(n > 0 ? n : 1), sizeof *lshare);
+  lsel = ppi_calloc(ctx, (size_t)(n > 0 ? n : 1), sizeof *lsel);
+  if (!idx || !done || !ltype || !lshare || !lsel) {
     rc = PP_ENOMEM;
     goto fail;
   }
+  for (i = 0; i < n; i++)
+    if (!runs[i].plan &&
+        (lshare[i] = link_share(ctx, &runs[i], &ltype[i])) < 0) {
+      rc = PP_EINPUT;
+      goto fail;
+    }
   for (i = 0; i < n && !rc; i++) {
-    int32_t ty = run_type(&runs[i]);
+    int32_t ty, nl = 0;
     pp_calib_entry e;
-    if (done[i] || ty < 0)
+    if (done[i] || !runs[i].plan || (ty = run_type(&runs[i])) < 0)
       continue;
     /* the group of run i: the same type, engine and precision */
     for (j = i, m = 0; j < n; j++)
-      if (!done[j] && run_type(&runs[j]) >= 0 &&
+      if (!done[j] && runs[j].plan && run_type(&runs[j]) >= 0 &&
           run_engine(&runs[j]) == run_engine(&runs[i]) &&
           run_precision(&runs[j]) == run_precision(&runs[i]) &&
           strcmp(runs[j].cluster->type_name[run_type(&runs[j])],
@@ -413,21 +475,38 @@ pp_status pp_calibrate(pp_ctx *ctx, const pp_run_record *runs, int32_t n,
     e.type = runs[i].cluster->type_name[ty];
     e.engine = run_engine(&runs[i]);
     e.precision = run_precision(&runs[i]);
+    /* the links of this type that nccl-tests measured */
+    for (j = 0; j < n; j++)
+      if (!runs[j].plan &&
+          strcmp(runs[j].cluster->type_name[ltype[j]], e.type) == 0) {
+        lsel[nl++] = lshare[j];
+        done[j] |= 2;
+      }
     if ((rc = fit_memory(ctx, runs, idx, m, p, &e)) ||
-        (rc = fit_time(ctx, runs, idx, m, p, &e)))
+        (rc = fit_time(ctx, runs, idx, m, p, lsel, nl, &e)))
       break;
     if (e.memory_runs + e.time_runs > 0)
       rc = pp_calibration_add(c, &e);
   }
-  if (rc)
-    goto fail;
-  ppi_free(ctx, idx, (size_t)(n > 0 ? n : 1) * sizeof *idx);
-  ppi_free(ctx, done, (size_t)(n > 0 ? n : 1) * sizeof *done);
-  *out = c;
-  return PP_OK;
+  /* a link measurement of a type no run trained on has nothing to join */
+  for (i = 0; i < n && !rc; i++)
+    if (!runs[i].plan && !(done[i] & 2))
+      rc = ppi_fail(ctx, PP_EINPUT,
+                    "%s: nccl-tests on %s, but no training run on %s to "
+                    "calibrate with it",
+                    runs[i].name ? runs[i].name : "a link measurement",
+                    runs[i].cluster->type_name[ltype[i]],
+                    runs[i].cluster->type_name[ltype[i]]);
 fail:
   ppi_free(ctx, idx, (size_t)(n > 0 ? n : 1) * sizeof *idx);
   ppi_free(ctx, done, (size_t)(n > 0 ? n : 1) * sizeof *done);
-  pp_calibration_destroy(c);
-  return rc;
+  ppi_free(ctx, ltype, (size_t)(n > 0 ? n : 1) * sizeof *ltype);
+  ppi_free(ctx, lshare, (size_t)(n > 0 ? n : 1) * sizeof *lshare);
+  ppi_free(ctx, lsel, (size_t)(n > 0 ? n : 1) * sizeof *lsel);
+  if (rc) {
+    pp_calibration_destroy(c);
+    return rc;
+  }
+  *out = c;
+  return PP_OK;
 }
