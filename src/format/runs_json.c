@@ -207,6 +207,19 @@ static pp_status read_logs(pp_runs *r, const char *src, const char *dir,
   return PP_OK;
 }
 
+/* A copy of the run's name that r owns, in *out. */
+static pp_status keep_name(pp_runs *r, const char *name, const char **out)
+{
+  char *nm = dup_str(r->ctx, name);
+  if (!nm || ppi_vec_push(r->ctx, &r->names, &nm)) {
+    if (nm)
+      ppi_free(r->ctx, nm, strlen(nm) + 1);
+    return r->ctx->err ? r->ctx->err : PP_ENOMEM;
+  }
+  *out = nm;
+  return PP_OK;
+}
+
 /* A measurement of the links: {"nccl_tests": FILE, "cluster": SPEC,
 ** "devices": [...]} (default: every device of the cluster, in order). */
 static pp_status read_links(pp_runs *r, const char *src, const char *dir,
@@ -220,7 +233,6 @@ static pp_status read_links(pp_runs *r, const char *src, const char *dir,
   pp_nccl_tests nt;
   int32_t k, n;
   double best = 0;
-  char *nm;
   pp_status rc;
   memset(&rec, 0, sizeof rec);
   memset(&nt, 0, sizeof nt);
@@ -269,13 +281,8 @@ static pp_status read_links(pp_runs *r, const char *src, const char *dir,
                          "cluster (0 to %d)",
                          w, (int)k, (int)pp_cluster_ndev(rec.cluster) - 1);
   }
-  if (!(nm = dup_str(ctx, name ? name : w)) ||
-      ppi_vec_push(ctx, &r->names, &nm)) {
-    if (nm)
-      ppi_free(ctx, nm, strlen(nm) + 1);
-    return ctx->err ? ctx->err : PP_ENOMEM;
-  }
-  rec.name = nm;
+  if ((rc = keep_name(r, name ? name : w, &rec.name)))
+    return rc;
   if (!(rec.devices = ppi_calloc(ctx, (size_t)n, sizeof *rec.devices)))
     return PP_ENOMEM;
   rec.ndevices = n;
@@ -299,7 +306,7 @@ static pp_status read_run(pp_runs *r, const char *src, const char *dir,
   const json_t *pj;
   pp_run_record rec;
   pp_plan *plan = NULL;
-  char *nm = NULL;
+
   double t, mem;
   pp_status rc;
   snprintf(w, sizeof w, "run %zu", i);
@@ -376,13 +383,8 @@ static pp_status read_run(pp_runs *r, const char *src, const char *dir,
     return ctx->err;
   }
   rec.plan = plan;
-  if (!(nm = dup_str(ctx, name ? name : w)) ||
-      ppi_vec_push(ctx, &r->names, &nm)) {
-    if (nm)
-      ppi_free(ctx, nm, strlen(nm) + 1);
-    return ctx->err ? ctx->err : PP_ENOMEM;
-  }
-  rec.name = nm;
+  if ((rc = keep_name(r, name ? name : w, &rec.name)))
+    return rc;
   return ppi_vec_push(ctx, &r->rec, &rec);
 }
 
