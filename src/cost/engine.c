@@ -248,7 +248,8 @@ double ppi_engine_reduce_pass_bytes(pp_engine e, pp_precision prec,
 **     GiB of runtime to fit and the out-of-memory ones at least 0.35
 **     GiB to fail; 1.0 GiB is PyTorch's eager context and kernels plus
 **     NCCL's few PCIe channels.
-** `parplan calibrate` (a later issue) fits a cluster's own. */
+** `parplan calibrate` fits a cluster's own (docs/COST_MODEL.md,
+** "Calibration"). */
 #define RUNTIME_HOPPER_GIB 4.1
 #define RUNTIME_OTHER_GIB 1.0
 
