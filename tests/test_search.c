@@ -3,7 +3,8 @@
 ** The planner (pp_plan_search): on small clusters and short chains its
 ** best plan equals an exhaustive enumeration of the same space (device
 ** sets, tp, pp, dp, micro-batch sizes, schedules, recomputation, every
-** contiguous partition) under the same cost model; every plan it
+** contiguous partition) under the same cost model, a third of the
+** instances with a calibration; every plan it
 ** returns passes the checker and fits in memory; the same inputs give
 ** the same plans on 1, 2 and 3 threads; nothing fitting is a result;
 ** bad parameters are refused; the command works.
@@ -73,6 +74,7 @@ struct brute {
   int L;
   double best;
   int64_t plans;
+  const pp_calibration *cal; /* prices every plan; NULL: none */
 };
 
 static double price(struct brute *x, const int *devs, int pp, int dp, int tp,
@@ -104,6 +106,7 @@ static double price(struct brute *x, const int *devs, int pp, int dp, int tp,
   assert_int_equal(pp_plan_builder_finish(b, &plan), PP_OK);
   pp_cost_params_init(&cp);
   cp.record = 0;
+  cp.calibration = x->cal;
   if (pp_evaluate(x->ctx, plan, x->m, x->c, &cp, &e) != PP_OK)
     fail_msg("evaluate: %s", pp_ctx_errmsg(x->ctx));
   pp_eval_get_summary(e, &es);
@@ -161,8 +164,9 @@ static void brute_set(struct brute *x, const int *devs, int n, int per)
   }
 }
 
-static pp_search *plan(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
-                       int64_t gbs, int threads, int subsets)
+static pp_search *plan_cal(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
+                           int64_t gbs, int threads, int subsets,
+                           const pp_calibration *cal)
 {
   pp_search_params p;
   pp_search *s = NULL;
@@ -175,9 +179,16 @@ static pp_search *plan(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
   p.top_k = 3;
   p.madpipe = 0;       /* MadPipe's plans lie outside the enumerated space */
   p.memory_margin = 0; /* the enumeration it is checked against has none */
+  p.calibration = cal;
   if (pp_plan_search(ctx, m, c, &p, &s) != PP_OK)
     fail_msg("plan: %s", pp_ctx_errmsg(ctx));
   return s;
+}
+
+static pp_search *plan(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
+                       int64_t gbs, int threads, int subsets)
+{
+  return plan_cal(ctx, m, c, gbs, threads, subsets, NULL);
 }
 
 static pp_model *random_chain(pp_ctx *ctx, uint64_t *rng, int L)
@@ -241,10 +252,33 @@ static void t_exhaustive(void **state)
     pp_cluster *c =
         cluster(ctx, nodes, per, mixed, mem, 50 + (double)(rnd(&rng) % 200),
                 1 + (double)(rnd(&rng) % 20));
-    struct brute x = {ctx, m, c, gbs, L, INFINITY, 0};
+    struct brute x = {ctx, m, c, gbs, L, INFINITY, 0, NULL};
+    pp_calibration *cal = NULL;
     pp_search *s;
     pp_search_summary sum;
     int devs[16];
+    /* every third instance priced with a calibration of both types, some
+    ** of it faster than the profile (compute below 1, a negative
+    ** micro-batch exponent, a network above 1): the search's bounds must
+    ** still hold (docs/COST_MODEL.md, "Calibration") */
+    if (iter % 3 == 2) {
+      static const char *const ty[2] = {"slow", "fast"};
+      int k;
+      assert_int_equal(pp_calibration_create(ctx, &cal), PP_OK);
+      for (k = 0; k < 2; k++) {
+        pp_calib_entry e;
+        pp_calib_entry_init(&e);
+        e.type = ty[k];
+        e.engine = PP_ENGINE_GENERIC;
+        e.precision = PP_PREC_FP16;
+        e.compute_scale = 0.5 + (double)(rnd(&rng) % 11) / 10;
+        e.step_ms = (double)(rnd(&rng) % 5) / 2;
+        e.mbs_exponent = -0.3 + (double)(rnd(&rng) % 7) / 10;
+        e.net_scale = 0.5 + (double)(rnd(&rng) % 4) / 2;
+        assert_int_equal(pp_calibration_add(cal, &e), PP_OK);
+      }
+      x.cal = cal;
+    }
     if (!mixed) {
       for (i = 0; i < n; i++)
         devs[i] = i;
@@ -272,7 +306,7 @@ static void t_exhaustive(void **state)
       nmixed++;
     }
     total += x.plans;
-    s = plan(ctx, m, c, gbs, 1 + iter % 3, mixed);
+    s = plan_cal(ctx, m, c, gbs, 1 + iter % 3, mixed, cal);
     pp_search_get_summary(s, &sum);
     if (isinf(x.best)) {
       assert_int_equal(sum.nplans, 0);
@@ -290,6 +324,7 @@ static void t_exhaustive(void **state)
     }
     check_plans(ctx, s, m, c);
     pp_search_destroy(s);
+    pp_calibration_destroy(cal);
     pp_cluster_destroy(c);
     pp_model_destroy(m);
   }
