@@ -483,6 +483,65 @@ static void test_logs(void **state)
   }
 }
 
+/* Calibration: RUNS.json read (its plan file, model and cluster loaded),
+** the fit, the calibration written and read back. */
+static pp_status op_calibrate(pp_ctx *ctx, const void *arg)
+{
+  const struct text *t = arg;
+  pp_runs *r = (pp_runs *)&r;
+  pp_calibration *c = (pp_calibration *)&c, *d = (pp_calibration *)&d;
+  FILE *f;
+  char buf[4096];
+  size_t n;
+  pp_status rc = pp_runs_read_json(ctx, t->text, t->len, t->src, &r);
+  if (rc != PP_OK) {
+    assert_null(r);
+    return rc;
+  }
+  rc = pp_calibrate(ctx, pp_runs_records(r), pp_runs_count(r), NULL, &c);
+  pp_runs_destroy(r);
+  if (rc != PP_OK) {
+    assert_null(c);
+    return rc;
+  }
+  f = tmpfile();
+  assert_non_null(f);
+  if ((rc = pp_calibration_write(ctx, c, NULL, f)) == PP_OK) {
+    rewind(f);
+    n = fread(buf, 1, sizeof buf, f);
+    rc = pp_calibration_read_json(ctx, buf, n, "calib.json", &d);
+    if (rc == PP_OK)
+      pp_calibration_destroy(d);
+    else
+      assert_null(d);
+  }
+  fclose(f);
+  pp_calibration_destroy(c);
+  return rc;
+}
+
+static void test_calibrate(void **state)
+{
+  struct text t;
+  char text[8192];
+  char mp[1024], cp[1024];
+  (void)state;
+  snprintf(mp, sizeof mp, "%s", tu_path("examples/model-minimal.json"));
+  snprintf(cp, sizeof cp, "%s", tu_path("examples/cluster-minimal.json"));
+  snprintf(text, sizeof text,
+           "{\"runs\": [{\"plan\": \"plan-minimal.json\", \"model\": "
+           "\"%s\", \"cluster\": \"%s\", \"iteration_ms\": 30, "
+           "\"peak_memory_bytes\": 2000},\n {\"plan\": "
+           "\"plan-minimal.json\", \"model\": \"%s\", \"cluster\": "
+           "\"%s\", \"iteration_ms\": 33}]}",
+           mp, cp, mp, cp);
+  t.text = text;
+  t.len = strlen(text);
+  /* the plan path is relative to the RUNS.json: examples/ */
+  t.src = tu_path("examples/runs.json");
+  sweep_all("calibrate", op_calibrate, &t);
+}
+
 static void test_describe(void **state)
 {
   pp_ctx *ctx;
@@ -682,6 +741,7 @@ int main(void)
       cmocka_unit_test(test_pipedream),
       cmocka_unit_test(test_imports),
       cmocka_unit_test(test_logs),
+      cmocka_unit_test(test_calibrate),
       cmocka_unit_test(test_describe),
       cmocka_unit_test(test_outlive_ctx),
       cmocka_unit_test(test_simulate),

@@ -611,6 +611,7 @@ enum reader {
   RD_PIPEDREAM,
   RD_MODEL_SPEC,
   RD_CLUSTER_SPEC,
+  RD_CALIB,
   RD_NVSMI,
   RD_NCCL_XML,
   RD_ROCM_SMI,
@@ -619,11 +620,20 @@ enum reader {
   RD_N
 };
 static const char *const reader_name[] = {
-    "model json", "cluster json", "pipedream", "model spec", "cluster spec",
-    "nvidia-smi", "nccl xml",     "rocm-smi",  "onnx",       "training log"};
-static const char *const reader_src[] = {
-    "fuzz.json",     "fuzz.json", "fuzz.txt",      NULL,        NULL,
-    "fuzz-topo.txt", "fuzz.xml",  "fuzz-rocm.txt", "fuzz.onnx", "fuzz.log"};
+    "model json",   "cluster json", "pipedream",   "model spec",
+    "cluster spec", "calibration",  "nvidia-smi",  "nccl xml",
+    "rocm-smi",     "onnx",         "training log"};
+static const char *const reader_src[] = {"fuzz.json",
+                                         "fuzz.json",
+                                         "fuzz.txt",
+                                         NULL,
+                                         NULL,
+                                         "fuzz-calib.json",
+                                         "fuzz-topo.txt",
+                                         "fuzz.xml",
+                                         "fuzz-rocm.txt",
+                                         "fuzz.onnx",
+                                         "fuzz.log"};
 /* Readers of formats that are not JSON (no tree mutations). */
 #define NOT_JSON(rd) ((rd) == RD_PIPEDREAM || (rd) >= RD_NVSMI)
 
@@ -1027,6 +1037,25 @@ static void feed(struct fz *z, enum reader rd, const char *text, size_t len)
   case RD_ONNX:
     rc = pp_model_read_onnx(z->ctx, text, len, src, NULL, &z->m);
     break;
+  case RD_CALIB: {
+    pp_calibration *cal = NULL;
+    rc = pp_calibration_read_json(z->ctx, text, len, src, &cal);
+    if (rc == PP_OK) {
+      int32_t k;
+      for (k = 0; k < pp_calibration_count(cal); k++) {
+        pp_calib_entry e;
+        FZ_CHECK(pp_calibration_get(cal, k, &e) == PP_OK);
+        /* what the reader accepted, the checks accept again */
+        if (!e.type || !pp_engine_name(e.engine) ||
+            !pp_precision_name(e.precision) || e.slack < 0 || e.slack > 10 ||
+            e.compute_scale <= 0 || e.step_ms < 0 || e.runtime_bytes < 0)
+          fz_fail("calibration entry %d out of range", (int)k);
+      }
+    } else if (cal)
+      fz_fail("status %d but a calibration", rc);
+    pp_calibration_destroy(cal);
+    break;
+  }
   case RD_LOG: {
     pp_log_summary ls;
     rc = pp_log_read(z->ctx, text, len, src, &ls);
@@ -1051,7 +1080,7 @@ static void feed(struct fz *z, enum reader rd, const char *text, size_t len)
       check_model(z->m, true);
     else if (z->c)
       check_cluster(z->c);
-    else if (rd != RD_LOG)
+    else if (rd != RD_LOG && rd != RD_CALIB)
       fz_fail("PP_OK without an object");
   } else {
     z->err[rd]++;
@@ -1267,6 +1296,7 @@ static const struct {
     {"tests/data/logs/megatron-ranks.log", RD_LOG},
     {"tests/data/logs/deepspeed-zero.log", RD_LOG},
     {"tests/data/logs/nvsmi-used-gpus.csv", RD_LOG},
+    {"tests/golden/expected/79/files/cal.json", RD_CALIB},
 };
 
 static void test_fuzz_files(void **state)
