@@ -415,8 +415,11 @@ static void t_runs(void **state)
              "\"cluster\": \"amp-homogeneous\", \"iteration_ms\": 900, "
              "\"log\": [\"%s\", \"%s\"]},\n"
              "{\"plan\": \"p.json\", \"model\": \"gpt2-amp\", "
-             "\"cluster\": \"amp-homogeneous\", \"log\": \"%s\"}]}",
-             l1, l1, l2, l3);
+             "\"cluster\": \"amp-homogeneous\", \"log\": \"%s\"},\n"
+             "{\"plan\": \"p.json\", \"model\": \"gpt2-amp\", "
+             "\"cluster\": \"amp-homogeneous\", \"iteration_ms\": 1234, "
+             "\"log\": \"%s\"}]}",
+             l1, l1, l2, l3, l3);
     write_file(tu_tmp("runs.json"), runs);
     assert_int_equal(pp_runs_load(ctx, tu_tmp("runs.json"), &r), PP_OK);
     x = pp_runs_records(r);
@@ -426,6 +429,9 @@ static void t_runs(void **state)
     assert_true(x[1].peak_memory_bytes >= 14336.0 * 1048576);
     assert_int_equal(x[2].failed, 1);
     assert_true(isnan(x[2].iteration_ms));
+    /* a time the run gives says it ran, whatever its log ends in */
+    assert_int_equal(x[3].failed, 0);
+    tu_near(x[3].iteration_ms, 1234, "the run's own time");
     pp_runs_destroy(r);
     r = NULL;
     /* a log that is not one: the run and the log named */
@@ -616,16 +622,47 @@ static void t_spread(void **state)
     pp_search_destroy(sr);
     pp_calibration_destroy(cal);
   }
+  /* a calibration that slows compute, where MadPipe runs (memory binds
+  ** on 3 GiB V100s): its plans take their period from the calibrated
+  ** loads, so the search finishes (its period was the profile's) */
+  {
+    pp_cluster *v = NULL;
+    pp_search_params sp;
+    pp_search *sr = NULL;
+    pp_search_summary sum;
+    pp_calib_entry f;
+    assert_int_equal(pp_cluster_load(ctx, "hier:1x8,gpu=V100,mem=3", &v),
+                     PP_OK);
+    entry(&f, 1.15, 2, NAN, NAN);
+    f.type = "V100";
+    f.engine = PP_ENGINE_TORCH;
+    f.time_runs = 3;
+    assert_int_equal(pp_calibration_create(ctx, &cal), PP_OK);
+    assert_int_equal(pp_calibration_add(cal, &f), PP_OK);
+    pp_search_params_init(&sp);
+    sp.global_batch = 8;
+    sp.engine = PP_ENGINE_TORCH;
+    sp.map_time_s = 0;
+    sp.time_limit_s = 1e6;
+    sp.calibration = cal;
+    assert_int_equal(pp_plan_search(ctx, m, v, &sp, &sr), PP_OK);
+    pp_search_get_summary(sr, &sum);
+    assert_true(sum.madpipe > 0 && sum.nplans > 0);
+    pp_search_destroy(sr);
+    pp_calibration_destroy(cal);
+    pp_cluster_destroy(v);
+  }
   pp_cluster_destroy(c);
   pp_model_destroy(m);
 }
 
 /* An all_reduce_perf table as nccl-tests v2.19 prints it
 ** (tests/data/nccl_tests/README.md), its bus bandwidth reaching busbw. */
-static void write_allreduce(const char *path, double busbw)
+static void write_allreduce(const char *path, double busbw, int nranks)
 {
   FILE *f = fopen(path, "w");
   double bytes;
+  int k;
   assert_non_null(f);
   fputs("$ ./build/all_reduce_perf -b 1M -e 128M -f 2 -g 1\n"
         "# nccl-tests version 2.19.6 nccl-headers=22807 "
@@ -633,8 +670,18 @@ static void write_allreduce(const char *path, double busbw)
         "# Collective test starting: all_reduce_perf\n"
         "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 134217728 step: "
         "2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 1 "
-        "graph: 0 unalign: 0\n#\n"
-        "#                                                              "
+        "graph: 0 unalign: 0\n#\n",
+        f);
+  if (nranks > 0) { /* common.cu's device list, four ranks a node */
+    fputs("# Using devices\n", f);
+    for (k = 0; k < nranks; k++)
+      fprintf(f,
+              "#  Rank %2d Group  0 Pid   4242 on     node-%d device  %d "
+              "[0000:18:00] Tesla T4\n",
+              k, k / 4, k % 4);
+    fputs("#\n", f);
+  }
+  fputs("#                                                              "
         "out-of-place                       in-place          \n"
         "#       size         count      type   redop    root     time   "
         "algbw   busbw  #wrong     time   algbw   busbw  #wrong \n"
@@ -669,7 +716,8 @@ static void t_links(void **state)
              "28, 29], \"replicas\": [[0], [1], [2], [3]]}]}");
   /* 70% of 6.25 GB/s, the largest bus bandwidth of the sweep (printed
   ** with two decimals: 4.38) */
-  write_allreduce(tu_tmp("ar.txt"), 0.7 * 6.25 * (134217728 + 2e6) / 134217728);
+  write_allreduce(tu_tmp("ar.txt"), 0.7 * 6.25 * (134217728 + 2e6) / 134217728,
+                  16);
   snprintf(runs, sizeof runs,
            "{\"runs\": [{\"plan\": \"p.json\", \"model\": \"gpt2-amp\", "
            "\"cluster\": \"amp-homogeneous\", \"iteration_ms\": 3000},\n"
@@ -702,17 +750,23 @@ static void t_links(void **state)
   pp_runs_destroy(r);
   r = NULL;
   /* inside one node: not a measurement of the links between nodes */
+  write_allreduce(tu_tmp("ar4.txt"), 4, 4);
   write_file(tu_tmp("runs.json"),
              "{\"runs\": [{\"plan\": \"p.json\", \"model\": \"gpt2-amp\", "
              "\"cluster\": \"amp-homogeneous\", \"iteration_ms\": 3000}, "
-             "{\"name\": \"one node\", \"nccl_tests\": \"ar.txt\", "
+             "{\"name\": \"one node\", \"nccl_tests\": \"ar4.txt\", "
              "\"cluster\": \"amp-homogeneous\", \"devices\": [0, 1, 2, "
              "3]}]}");
-  assert_int_equal(pp_runs_load(ctx, tu_tmp("runs.json"), &r), PP_OK);
-  tu_expect_error(ctx, pp_calibrate(ctx, pp_runs_records(r), 2, NULL, &cal),
-                  PP_EINPUT, "one node", "crosses nodes", NULL);
-  pp_runs_destroy(r);
-  r = NULL;
+  tu_expect_error(ctx, pp_runs_load(ctx, tu_tmp("runs.json"), &r), PP_EINPUT,
+                  "runs.json", "one node", "ar4.txt", "inside one node", NULL);
+  assert_null(r);
+  /* a table of 8 ranks is no ring over 16 devices */
+  write_allreduce(tu_tmp("ar8.txt"), 4, 8);
+  write_file(tu_tmp("runs.json"),
+             "{\"runs\": [{\"nccl_tests\": \"ar8.txt\", \"cluster\": "
+             "\"amp-homogeneous\"}]}");
+  tu_expect_error(ctx, pp_runs_load(ctx, tu_tmp("runs.json"), &r), PP_EINPUT,
+                  "runs.json", "ar8.txt", "8 ranks", "16 devices", NULL);
   /* a device the cluster has not */
   write_file(tu_tmp("runs.json"),
              "{\"runs\": [{\"nccl_tests\": \"ar.txt\", \"cluster\": "

@@ -473,6 +473,14 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
   memory(k, e->mem, &e->sum);
   e->sum.est = k->est;
   e->sum.time_spread = ppi_cost_time_spread(k, &e->sum.calibrated);
+  if (k->cp.kind == PP_COST_AMP) { /* AMP's conventions take no
+                                      calibration of time */
+    int cal;
+    struct ppi_cost plain = *k;
+    plain.cp.calibration = NULL;
+    e->sum.time_spread = ppi_cost_time_spread(&plain, &cal);
+    e->sum.calibrated = 0;
+  }
   if (k->cp.kind == PP_COST_AMP) {
     if ((rc = ppi_cost_amp(ctx, k, &e->amp)))
       return rc;
@@ -486,9 +494,15 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
   e->sum.throughput = e->sum.iteration_ms > 0 ? (double)k->p->p.global_batch /
                                                     (e->sum.iteration_ms / 1000)
                                               : INFINITY;
-  return lower_bound_k(ctx, k->m, k->c, k->p->p.global_batch, k->tp,
-                       k->p->p.micro_batch, k->p->p.recompute, k->prec,
-                       &e->sum.lower_bound_ms);
+  rc = lower_bound_k(ctx, k->m, k->c, k->p->p.global_batch, k->tp,
+                     k->p->p.micro_batch, k->p->p.recompute, k->prec,
+                     &e->sum.lower_bound_ms);
+  /* under a calibration, the bound shrinks with what it can speed up
+  ** (the search's bounds alike, search_space.c) */
+  if (k->cp.kind != PP_COST_AMP)
+    e->sum.lower_bound_ms *= ppi_calib_speedup(
+        k->cp.calibration, k->p->p.micro_batch, k->m->micro_batch);
+  return rc;
 }
 
 pp_status pp_evaluate(pp_ctx *ctx, const pp_plan *p, const pp_model *m,

@@ -91,9 +91,9 @@ double ppi_cost_memory_spread(const struct ppi_cost *k, int32_t d, double live,
   if (!*calibrated)
     return DEFAULT_MEMORY_SPREAD;
   /* the residuals' spread and the fitted slack's and runtime's */
-  a = ce->memory_rel_sd;
-  b = ce->slack_sd * live / total;
-  c = ce->runtime_sd / total;
+  a = isnan(ce->memory_rel_sd) ? 0 : ce->memory_rel_sd;
+  b = isnan(ce->slack_sd) ? 0 : ce->slack_sd * live / total;
+  c = isnan(ce->runtime_sd) ? 0 : ce->runtime_sd / total;
   return sqrt(a * a + b * b + c * c);
 }
 
@@ -109,7 +109,10 @@ double ppi_cost_time_spread(const struct ppi_cost *k, int *calibrated)
             ppi_cost_calib(k, k->c->dev_type[ppi_cost_dev(k, s, r, t)]);
         double x = DEFAULT_TIME_SPREAD;
         if (ce && ce->time_runs > 0) {
-          double a = ce->time_rel_sd, b = ce->compute_sd / ce->compute_scale;
+          double a = isnan(ce->time_rel_sd) ? 0 : ce->time_rel_sd;
+          double b = ce->compute_scale > 0 && !isnan(ce->compute_sd)
+                         ? ce->compute_sd / ce->compute_scale
+                         : 0;
           x = sqrt(a * a + b * b);
         } else {
           *calibrated = 0;
@@ -847,6 +850,7 @@ static pp_status tied_sync(pp_ctx *ctx, struct ppi_cost *k)
       }
     if (n < 2)
       continue;
+    R = 0;
     for (s = 0, n = 0; s < k->S; s++)
       if (in[s]) {
         st[n++] = s;
@@ -1019,6 +1023,10 @@ static pp_status plan_schedule(pp_ctx *ctx, struct ppi_cost *k)
       argworst = i;
     }
   T = k->p->p.period_ms > 0 ? k->p->p.period_ms : worst;
+  /* a period found under the profile's times, priced under a
+  ** calibration that slows a stage: the slowest resource's period */
+  if (k->cp.calibration && T < worst)
+    T = worst;
   if (T < worst * (1 - PPI_REL_ROUNDING)) {
     rc = ppi_fail(ctx, PP_EINPUT,
                   "%s: the 1f1b-star period %.6g ms is shorter than the load "

@@ -197,7 +197,8 @@ static pp_status read_logs(pp_runs *r, const char *src, const char *dir,
       lt = ls.iteration_ms;
     if (ls.peak_memory_bytes > 0 && !(lm >= ls.peak_memory_bytes))
       lm = ls.peak_memory_bytes;
-    if (ls.failed && !*failed)
+    /* what the run gives itself wins: a time it gives says it ran */
+    if (ls.failed && !*failed && isnan(*t))
       *failed = 1;
   }
   if (isnan(*t))
@@ -231,7 +232,7 @@ static pp_status read_links(pp_runs *r, const char *src, const char *dir,
   const json_t *dv;
   pp_run_record rec;
   pp_nccl_tests nt;
-  int32_t k, n;
+  int32_t k, n, ranks, cross = 0;
   double best = 0;
   pp_status rc;
   memset(&rec, 0, sizeof rec);
@@ -259,6 +260,7 @@ static pp_status read_links(pp_runs *r, const char *src, const char *dir,
   for (k = 0; k < nt.nrows; k++)
     if (nt.rows[k].busbw_gbps > best)
       best = nt.rows[k].busbw_gbps;
+  ranks = nt.nranks;
   pp_nccl_tests_free(ctx, &nt);
   if (!(best > 0))
     return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
@@ -281,6 +283,32 @@ static pp_status read_links(pp_runs *r, const char *src, const char *dir,
                          "cluster (0 to %d)",
                          w, (int)k, (int)pp_cluster_ndev(rec.cluster) - 1);
   }
+  if (ranks > 0 && ranks != n)
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "%s: %s ran on %d ranks, but %d devices are given "
+                       "(\"devices\", or the cluster's all)",
+                       w, file, (int)ranks, (int)n);
+  /* one device type, and a hop that leaves a node: what it calibrates */
+  for (k = 0; k < n; k++) {
+    int32_t a =
+        dv ? (int32_t)json_integer_value(json_array_get(dv, (size_t)k)) : k;
+    int32_t b = dv ? (int32_t)json_integer_value(
+                         json_array_get(dv, (size_t)((k + 1) % n)))
+                   : (k + 1) % n;
+    if (pp_cluster_device_type(rec.cluster, a) !=
+        pp_cluster_device_type(rec.cluster, b))
+      return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                         "%s: its devices are of several types; a link "
+                         "measurement calibrates one",
+                         w);
+    cross |= pp_cluster_device_node(rec.cluster, a) !=
+             pp_cluster_device_node(rec.cluster, b);
+  }
+  if (!cross)
+    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "%s: %s stays inside one node; calibrate fits the "
+                       "links between nodes only",
+                       w, file);
   if ((rc = keep_name(r, name ? name : w, &rec.name)))
     return rc;
   if (!(rec.devices = ppi_calloc(ctx, (size_t)n, sizeof *rec.devices)))

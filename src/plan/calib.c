@@ -121,6 +121,23 @@ pp_status pp_calibration_get(const pp_calibration *c, int32_t i,
   return PP_OK;
 }
 
+double ppi_calib_speedup(const pp_calibration *c, int32_t mbs, int32_t ref_mbs)
+{
+  double smin = 1;
+  size_t i;
+  for (i = 0; c && i < c->e.n; i++) {
+    const pp_calib_entry *e = &PPI_VEC_AT(&c->e, pp_calib_entry, i);
+    double f = isnan(e->compute_scale) ? 1 : e->compute_scale;
+    if (!isnan(e->mbs_exponent) && ref_mbs > 0)
+      f *= pow((double)mbs / ref_mbs, e->mbs_exponent);
+    if (f < smin)
+      smin = f;
+    if (e->net_scale > 1 && 1 / e->net_scale < smin)
+      smin = 1 / e->net_scale;
+  }
+  return smin;
+}
+
 const pp_calib_entry *pp_calibration_find(const pp_calibration *c,
                                           const char *type, pp_engine engine,
                                           pp_precision precision)

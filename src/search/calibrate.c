@@ -305,22 +305,91 @@ static double link_share(pp_ctx *ctx, const pp_run_record *r, int32_t *type)
   return r->busbw_gbps / bmin;
 }
 
+/* One MAP fit of the time parameters th[] (from th0) with those of
+** fixed[] held at their defaults; inv: the posterior covariance; *tau:
+** the residuals' spread; res: the residuals at the result. */
+static pp_status gauss_newton(pp_ctx *ctx, const pp_run_record *runs,
+                              const int32_t *t, int32_t m,
+                              const pp_calibrate_params *p, const double *links,
+                              int32_t nlinks, const pp_calib_entry *e,
+                              const int *fixed, double *th, double *inv,
+                              double *tau, double *r0, double **rj)
+{
+  /* priors (TUNING above) and the bounds a step may not leave, less the
+  ** finite difference so that no priced point leaves them either */
+  static const double th0[NT] = {1, 0, 1, 0};
+  static const double psd[NT] = {PRIOR_SCALE_SD, PRIOR_STEP_SD, PRIOR_NET_SD,
+                                 PRIOR_MBS_SD};
+  /* TUNING: finite-difference steps, small against the parameters'
+  ** scales (1, milliseconds, 1) and large against rounding */
+  static const double h[NT] = {1e-4, 1e-3, 1e-4, 1e-4};
+  static const double lo[NT] = {0.01, 0, 0.02, -1};
+  static const double hi[NT] = {100, 1e5, 10, 1 - 1e-4};
+  double ss = 0;
+  int32_t it, a, b, j;
+  pp_status rc;
+  memcpy(th, th0, sizeof th0);
+  *tau = 0.05;
+  for (it = 0; it < GN_ITERS && (m > 0 || nlinks > 0); it++) {
+    double A[NT * NT], g[NT], dx[NT], big = 0;
+    if ((rc = time_residuals(ctx, runs, t, m, p, e, th, r0)))
+      return rc;
+    for (a = 0; a < NT; a++) {
+      double tt[NT];
+      memcpy(tt, th, sizeof tt);
+      tt[a] += h[a];
+      if ((rc = time_residuals(ctx, runs, t, m, p, e, tt, rj[a])))
+        return rc;
+    }
+    for (a = 0; a < NT; a++) {
+      /* a parameter held fixed has no Jacobian column (below) and a unit
+      ** row here: its step is 0 */
+      g[a] = fixed[a] ? 0 : -(th[a] - th0[a]) / (psd[a] * psd[a]);
+      for (b = 0; b < NT; b++)
+        A[a * NT + b] = a != b ? 0 : fixed[a] ? 1 : 1 / (psd[a] * psd[a]);
+    }
+    /* nccl-tests: direct observations of the inter-node share */
+    for (j = 0; j < nlinks && !fixed[2]; j++) {
+      double sl = LINK_REL_SD * links[j];
+      A[2 * NT + 2] += 1 / (sl * sl);
+      g[2] -= (th[2] - links[j]) / (sl * sl);
+    }
+    for (j = 0, ss = 0; j < m; j++) {
+      double J[NT], w = 1 / (*tau * *tau);
+      for (a = 0; a < NT; a++)
+        J[a] = fixed[a] ? 0 : (rj[a][j] - r0[j]) / h[a];
+      for (a = 0; a < NT; a++) {
+        g[a] -= J[a] * r0[j] * w;
+        for (b = 0; b < NT; b++)
+          A[a * NT + b] += J[a] * J[b] * w;
+      }
+      ss += r0[j] * r0[j];
+    }
+    solve(NT, A, g, dx, inv);
+    for (a = 0; a < NT; a++) {
+      th[a] += dx[a];
+      th[a] = th[a] < lo[a] ? lo[a] : th[a] > hi[a] ? hi[a] : th[a];
+      if (!fixed[a] && fabs(dx[a]) / psd[a] > big)
+        big = fabs(dx[a]) / psd[a];
+    }
+    /* the noise: the residuals' spread, floored at 0.5% */
+    *tau = m > NT ? sqrt(ss / (m - NT)) : *tau;
+    if (*tau < 0.005)
+      *tau = 0.005;
+    if (big < 1e-6 && it > 2)
+      break;
+  }
+  return m > 0 ? time_residuals(ctx, runs, t, m, p, e, th, r0) : PP_OK;
+}
+
 static pp_status fit_time(pp_ctx *ctx, const pp_run_record *runs,
                           const int32_t *idx, int32_t n,
                           const pp_calibrate_params *p, const double *links,
                           int32_t nlinks, pp_calib_entry *e)
 {
-  /* priors (TUNING above) and the bounds a step may not leave */
-  static const double th0[NT] = {1, 0, 1, 0};
-  static const double psd[NT] = {PRIOR_SCALE_SD, PRIOR_STEP_SD, PRIOR_NET_SD,
-                                 PRIOR_MBS_SD};
-  static const double lo[NT] = {0.01, 0, 0.02, -1}, hi[NT] = {100, 1e5, 10, 1};
-  /* TUNING: finite-difference steps, small against the parameters'
-  ** scales (1, milliseconds, 1) and large against rounding */
-  static const double h[NT] = {1e-4, 1e-3, 1e-4, 1e-4};
-  int32_t *t, i, m = 0, it, a, b;
-  double *r0, *rj[NT], th[NT] = {1, 0, 1, 0}, inv[NT * NT], tau = 0.05;
-  double ss = 0;
+  int32_t *t, i, m = 0, a, nmbs = 0, mbs0 = 0;
+  double *r0, *rj[NT], th[NT], inv[NT * NT], tau, ss = 0;
+  int fixed[NT] = {0, 0, 0, 0};
   pp_status rc = PP_OK;
   size_t cnt = (size_t)(n > 0 ? n : 1);
   t = ppi_calloc(ctx, cnt, sizeof *t);
@@ -333,74 +402,43 @@ static pp_status fit_time(pp_ctx *ctx, const pp_run_record *runs,
     goto done;
   }
   for (i = 0; i < n; i++)
-    if (!runs[idx[i]].failed && runs[idx[i]].iteration_ms > 0)
+    if (!runs[idx[i]].failed && runs[idx[i]].iteration_ms > 0) {
+      int32_t mb = runs[idx[i]].plan->p.micro_batch;
       t[m++] = idx[i];
-  for (it = 0; it < GN_ITERS && (m > 0 || nlinks > 0); it++) {
-    double A[NT * NT], g[NT], dx[NT], big = 0;
-    int32_t j;
-    if ((rc = time_residuals(ctx, runs, t, m, p, e, th, r0)))
-      goto done;
-    for (a = 0; a < NT; a++) {
-      double tt[NT];
-      memcpy(tt, th, sizeof tt);
-      tt[a] += h[a];
-      if ((rc = time_residuals(ctx, runs, t, m, p, e, tt, rj[a])))
-        goto done;
+      if (nmbs == 0 || (nmbs == 1 && mb != mbs0))
+        nmbs++;
+      mbs0 = nmbs == 1 ? mb : mbs0;
     }
-    for (a = 0; a < NT; a++) {
-      g[a] = -(th[a] - th0[a]) / (psd[a] * psd[a]);
-      for (b = 0; b < NT; b++)
-        A[a * NT + b] = a == b ? 1 / (psd[a] * psd[a]) : 0;
-    }
-    /* nccl-tests: direct observations of the inter-node share */
-    for (j = 0; j < nlinks; j++) {
-      double sl = LINK_REL_SD * links[j];
-      A[2 * NT + 2] += 1 / (sl * sl);
-      g[2] -= (th[2] - links[j]) / (sl * sl);
-    }
-    for (j = 0, ss = 0; j < m; j++) {
-      double J[NT], w = 1 / (tau * tau);
-      for (a = 0; a < NT; a++)
-        J[a] = (rj[a][j] - r0[j]) / h[a];
-      for (a = 0; a < NT; a++) {
-        g[a] -= J[a] * r0[j] * w;
-        for (b = 0; b < NT; b++)
-          A[a * NT + b] += J[a] * J[b] * w;
-      }
-      ss += r0[j] * r0[j];
-    }
-    solve(NT, A, g, dx, inv);
-    for (a = 0; a < NT; a++) {
-      th[a] += dx[a];
-      th[a] = th[a] < lo[a] ? lo[a] : th[a] > hi[a] ? hi[a] : th[a];
-      if (fabs(dx[a]) / (psd[a] > 0 ? psd[a] : 1) > big)
-        big = fabs(dx[a]) / psd[a];
-    }
-    /* the noise: the residuals' spread, floored at 0.5% */
-    tau = m > NT ? sqrt(ss / (m - NT)) : tau;
-    if (tau < 0.005)
-      tau = 0.005;
-    if (big < 1e-6 && it > 2)
-      break;
-  }
-  /* the network only where a run crosses nodes or nccl-tests measured
-  ** it */
-  if ((m > 0 || nlinks > 0) && sqrt(inv[2 * NT + 2]) < 0.9 * PRIOR_NET_SD) {
+  /* the micro-batch exponent needs runs of two sizes at least (with one,
+  ** it and the compute scale are one parameter) */
+  fixed[3] = nmbs < 2;
+  if ((rc = gauss_newton(ctx, runs, t, m, p, links, nlinks, e, fixed, th, inv,
+                         &tau, r0, rj)))
+    goto done;
+  /* the network and the exponent only where the runs determine them
+  ** (posterior spread below 0.9 of the prior's); else held at their
+  ** defaults and the rest fitted again without them */
+  if (!fixed[2] && !(sqrt(inv[2 * NT + 2]) < 0.9 * PRIOR_NET_SD))
+    fixed[2] = 2;
+  if (!fixed[3] && !(sqrt(inv[3 * NT + 3]) < 0.9 * PRIOR_MBS_SD))
+    fixed[3] = 2;
+  if ((fixed[2] == 2 || fixed[3] == 2) &&
+      (rc = gauss_newton(ctx, runs, t, m, p, links, nlinks, e, fixed, th, inv,
+                         &tau, r0, rj)))
+    goto done;
+  if (!fixed[2] && (m > 0 || nlinks > 0)) {
     e->net_scale = th[2];
     e->net_sd = sqrt(inv[2 * NT + 2]);
     e->link_runs = nlinks;
   }
   if (m > 0) {
-    if ((rc = time_residuals(ctx, runs, t, m, p, e, th, r0)))
-      goto done;
     for (i = 0, ss = 0; i < m; i++)
       ss += r0[i] * r0[i];
     e->compute_scale = th[0];
     e->step_ms = th[1];
     e->compute_sd = sqrt(inv[0]);
     e->step_sd = sqrt(inv[NT + 1]);
-    /* and the micro-batch's only where the runs' micro-batches differ */
-    if (sqrt(inv[3 * NT + 3]) < 0.9 * PRIOR_MBS_SD) {
+    if (!fixed[3]) {
       e->mbs_exponent = th[3];
       e->mbs_sd = sqrt(inv[3 * NT + 3]);
     }
@@ -439,6 +477,15 @@ pp_status pp_calibrate(pp_ctx *ctx, const pp_run_record *runs, int32_t n,
                       "pp_calibrate: run %d lacks its plan, model or cluster "
                       "(or, measuring links, its devices and bandwidth)",
                       (int)i);
+    else if (!runs[i].plan)
+      for (j = 0; j < runs[i].ndevices; j++)
+        if (runs[i].devices[j] < 0 ||
+            runs[i].devices[j] >= runs[i].cluster->ndev)
+          return ppi_fail(ctx, PP_EINVAL,
+                          "pp_calibrate: run %d: device %d is not one of "
+                          "the cluster's %d",
+                          (int)i, (int)runs[i].devices[j],
+                          (int)runs[i].cluster->ndev);
   if ((rc = pp_calibration_create(ctx, &c)))
     return rc;
   idx = ppi_calloc(ctx, (size_t)(n > 0 ? n : 1), sizeof *idx);
@@ -488,7 +535,25 @@ pp_status pp_calibrate(pp_ctx *ctx, const pp_run_record *runs, int32_t n,
     if (e.memory_runs + e.time_runs > 0)
       rc = pp_calibration_add(c, &e);
   }
-  /* a link measurement of a type no run trained on has nothing to join */
+  /* a link measurement of a type no run trained on has nothing to join,
+  ** and one the fit could not use is not dropped silently */
+  for (i = 0; i < n && !rc; i++)
+    if (!runs[i].plan && (done[i] & 2)) {
+      int32_t q, used = 0;
+      for (q = 0; q < pp_calibration_count(c) && !used; q++) {
+        pp_calib_entry y;
+        pp_calibration_get(c, q, &y);
+        used = y.link_runs > 0 &&
+               strcmp(y.type, runs[i].cluster->type_name[ltype[i]]) == 0;
+      }
+      if (!used)
+        rc = ppi_fail(ctx, PP_EINPUT,
+                      "%s: nccl-tests on %s, but no run of %s with a time to "
+                      "fit it with",
+                      runs[i].name ? runs[i].name : "a link measurement",
+                      runs[i].cluster->type_name[ltype[i]],
+                      runs[i].cluster->type_name[ltype[i]]);
+    }
   for (i = 0; i < n && !rc; i++)
     if (!runs[i].plan && !(done[i] & 2))
       rc = ppi_fail(ctx, PP_EINPUT,

@@ -105,10 +105,12 @@ static pp_status try_madpipe(struct worker *w, const struct point *pt,
   pl.micro_batch = pt->mbs;
   pl.schedule = PP_SCHED_1F1B_STAR;
   /* MadPipe's period and patterns hold on its flat network, where
-  ** transfers overlap compute; an engine whose point-to-point blocks
-  ** (DeepSpeed) puts them inside the stages' compute, so its loads
-  ** exceed MadPipe's and the schedule takes its period from them */
-  periodic = pt->dp == 1 && !ppi_engine_rules(pl.engine)->blocking;
+  ** transfers overlap compute, with the profile's times; an engine whose
+  ** point-to-point blocks (DeepSpeed) puts them inside the stages'
+  ** compute, and a calibration rescales them, so the loads may exceed
+  ** MadPipe's and the schedule takes its period from them */
+  periodic = pt->dp == 1 && !ppi_engine_rules(pl.engine)->blocking &&
+             !p->calibration; /* its period is of the uncalibrated times */
   pl.period_ms = periodic ? ps.period_ms : 0;
   if ((rc = pp_plan_builder_create(&w->ctx, &pl, "parplan plan (madpipe)", &b)))
     goto done;

@@ -236,28 +236,13 @@ static pp_status lb_get(pp_ctx *ctx, struct lbtab *t, const struct space *sp,
   {
     pp_status rc = pp_lower_bound(ctx, sp->m, sp->c, sp->p->global_batch, tp,
                                   mbs, rec, out);
-    double smin = 1;
-    int32_t q;
     if (rc)
       return rc;
     /* a calibration that makes compute or the network faster lowers the
-    ** bound with it: every compute term shrinks by at most the smallest
-    ** compute factor at this micro-batch (scale x (mbs / reference)^g),
-    ** every transfer by at most the largest inter-node share; fixed
-    ** costs only add.  So the scaled bound stays a bound. */
-    for (q = 0; q < pp_calibration_count(sp->p->calibration); q++) {
-      pp_calib_entry e;
-      double f;
-      pp_calibration_get(sp->p->calibration, q, &e);
-      f = isnan(e.compute_scale) ? 1 : e.compute_scale;
-      if (!isnan(e.mbs_exponent))
-        f *= pow((double)mbs / pp_model_micro_batch(sp->m), e.mbs_exponent);
-      if (f < smin)
-        smin = f;
-      if (e.net_scale > 1 && 1 / e.net_scale < smin)
-        smin = 1 / e.net_scale;
-    }
-    *out *= smin;
+    ** bound with it (fixed costs only add): the scaled bound stays a
+    ** bound */
+    *out *=
+        ppi_calib_speedup(sp->p->calibration, mbs, pp_model_micro_batch(sp->m));
   }
   t->tp[t->n] = tp;
   t->mbs[t->n] = mbs;

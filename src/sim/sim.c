@@ -1214,8 +1214,9 @@ static pp_status finish(struct run *r, struct pp_sim *out)
     x->bubble_ms = r->last_bwd_end - r->fb_ms[d];
     x->comm_ms = r->comm_ms[d];
     x->peak_memory_bytes = r->static_b[d] + r->peak_live[d];
-    if (k->engine != PP_ENGINE_GENERIC) {
-      /* the engine's transients, slack and runtime (cost_model.c) */
+    {
+      /* the engine's transients, slack and runtime, or a calibration's
+      ** (cost_model.c; under "generic" and no calibration all 0) */
       pp_device_memory dm;
       double trans = 0;
       int32_t j;
@@ -1229,9 +1230,6 @@ static pp_status finish(struct run *r, struct pp_sim *out)
                                  r->peak_live[d], trans, &dm);
       x->spread = dm.spread;
       x->calibrated = dm.calibrated;
-    } else {
-      x->spread = ppi_cost_memory_spread(k, d, x->peak_memory_bytes,
-                                         x->peak_memory_bytes, &x->calibrated);
     }
     if (x->peak_memory_bytes > (double)x->capacity_bytes)
       out->sum.fits = 0;
