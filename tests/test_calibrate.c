@@ -746,7 +746,8 @@ static void t_links(void **state)
              "\"iteration_ms\": 3000}]}");
   assert_int_equal(pp_runs_load(ctx, tu_tmp("runs.json"), &r), PP_OK);
   tu_expect_error(ctx, pp_calibrate(ctx, pp_runs_records(r), 2, NULL, &cal),
-                  PP_EINPUT, "no training run on T4", NULL);
+                  PP_EINPUT, "nccl-tests on T4", "no training run of that type",
+                  NULL);
   pp_runs_destroy(r);
   r = NULL;
   /* inside one node: not a measurement of the links between nodes */

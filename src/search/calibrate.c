@@ -537,31 +537,21 @@ pp_status pp_calibrate(pp_ctx *ctx, const pp_run_record *runs, int32_t n,
   }
   /* a link measurement of a type no run trained on has nothing to join,
   ** and one the fit could not use is not dropped silently */
-  for (i = 0; i < n && !rc; i++)
-    if (!runs[i].plan && (done[i] & 2)) {
-      int32_t q, used = 0;
-      for (q = 0; q < pp_calibration_count(c) && !used; q++) {
-        pp_calib_entry y;
-        pp_calibration_get(c, q, &y);
-        used = y.link_runs > 0 &&
-               strcmp(y.type, runs[i].cluster->type_name[ltype[i]]) == 0;
-      }
-      if (!used)
-        rc = ppi_fail(ctx, PP_EINPUT,
-                      "%s: nccl-tests on %s, but no run of %s with a time to "
-                      "fit it with",
-                      runs[i].name ? runs[i].name : "a link measurement",
-                      runs[i].cluster->type_name[ltype[i]],
-                      runs[i].cluster->type_name[ltype[i]]);
+  for (i = 0; i < n && !rc; i++) {
+    const char *ty = runs[i].plan ? NULL : runs[i].cluster->type_name[ltype[i]];
+    int32_t q, used = 0;
+    for (q = 0; ty && q < pp_calibration_count(c) && !used; q++) {
+      pp_calib_entry y;
+      pp_calibration_get(c, q, &y);
+      used = y.link_runs > 0 && strcmp(y.type, ty) == 0;
     }
-  for (i = 0; i < n && !rc; i++)
-    if (!runs[i].plan && !(done[i] & 2))
+    if (ty && !used)
       rc = ppi_fail(ctx, PP_EINPUT,
-                    "%s: nccl-tests on %s, but no training run on %s to "
-                    "calibrate with it",
-                    runs[i].name ? runs[i].name : "a link measurement",
-                    runs[i].cluster->type_name[ltype[i]],
-                    runs[i].cluster->type_name[ltype[i]]);
+                    "%s: nccl-tests on %s, but %s to calibrate with it",
+                    runs[i].name ? runs[i].name : "a link measurement", ty,
+                    done[i] & 2 ? "no run of that type with a time"
+                                : "no training run of that type");
+  }
 fail:
   ppi_free(ctx, idx, (size_t)(n > 0 ? n : 1) * sizeof *idx);
   ppi_free(ctx, done, (size_t)(n > 0 ? n : 1) * sizeof *done);
