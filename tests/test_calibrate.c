@@ -575,7 +575,13 @@ static void t_spread(void **state)
   pp_eval_get_summary(ev, &s);
   pp_eval_device(ev, 0, &dm);
   assert_true(s.calibrated && dm.calibrated);
-  tu_near(s.time_spread, sqrt(0.04 * 0.04 + 0.05 * 0.05), "time spread");
+  {
+    /* the delta method: the residuals, and the scale's spread over the
+    ** compute's share of the iteration (no other parameter fitted) */
+    double comp = 1 - (s.p2p_ms + s.allreduce_ms) / s.iteration_ms;
+    tu_near(s.time_spread, sqrt(0.04 * 0.04 + comp * 0.05 * comp * 0.05),
+            "time spread");
+  }
   {
     double live =
         dm.total_bytes - dm.slack_bytes - dm.runtime_bytes - dm.reserve_bytes;

@@ -162,6 +162,7 @@ PP_INTERNAL double ppi_cost_memory_spread(const struct ppi_cost *k, int32_t d,
                                           double live, double total,
                                           int *calibrated);
 PP_INTERNAL double ppi_cost_time_spread(const struct ppi_cost *k,
+                                        double iter_ms, double comm_ms,
                                         int *calibrated);
 /* The bandwidth between devices i != j in GB/s, with a calibration's
 ** delivered share across nodes. */

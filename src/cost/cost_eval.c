@@ -472,13 +472,16 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
     return rc;
   memory(k, e->mem, &e->sum);
   e->sum.est = k->est;
-  e->sum.time_spread = ppi_cost_time_spread(k, &e->sum.calibrated);
+  e->sum.time_spread =
+      ppi_cost_time_spread(k, e->sum.iteration_ms,
+                           e->sum.p2p_ms + e->sum.allreduce_ms,
+                           &e->sum.calibrated);
   if (k->cp.kind == PP_COST_AMP) { /* AMP's conventions take no
                                       calibration of time */
     int cal;
     struct ppi_cost plain = *k;
     plain.cp.calibration = NULL;
-    e->sum.time_spread = ppi_cost_time_spread(&plain, &cal);
+    e->sum.time_spread = ppi_cost_time_spread(&plain, 0, 0, &cal);
     e->sum.calibrated = 0;
   }
   if (k->cp.kind == PP_COST_AMP) {

@@ -97,11 +97,21 @@ double ppi_cost_memory_spread(const struct ppi_cost *k, int32_t d, double live,
   return sqrt(a * a + b * b + c * c);
 }
 
-double ppi_cost_time_spread(const struct ppi_cost *k, int *calibrated)
+double ppi_cost_time_spread(const struct ppi_cost *k, double iter_ms,
+                            double comm_ms, int *calibrated)
 {
   int32_t s, r, t;
-  double worst = 0;
+  double worst = 0, steps = 0, comp;
   *calibrated = 1;
+  /* the critical path's micro-batch steps (the fixed cost's weight) and
+  ** the compute's share of the iteration (the scale's and the
+  ** exponent's); transfers and reductions: the network share's */
+  for (s = 0; s < k->S; s++)
+    if ((double)k->gas[s] > steps)
+      steps = (double)k->gas[s];
+  steps += k->S - 1;
+  comm_ms = iter_ms > 0 && comm_ms > 0 ? comm_ms / iter_ms : 0;
+  comp = 1 - (comm_ms < 1 ? comm_ms : 1);
   for (s = 0; s < k->S; s++)
     for (r = 0; r < ppi_cost_nrep(k, s); r++)
       for (t = 0; t < k->tp; t++) {
@@ -109,11 +119,26 @@ double ppi_cost_time_spread(const struct ppi_cost *k, int *calibrated)
             ppi_cost_calib(k, k->c->dev_type[ppi_cost_dev(k, s, r, t)]);
         double x = DEFAULT_TIME_SPREAD;
         if (ce && ce->time_runs > 0) {
+          /* the delta method on the iteration's parts: the residuals,
+          ** then each fitted parameter's spread times the share of the
+          ** iteration it scales (first order; the parameters' posterior
+          ** correlations are left out) */
           double a = isnan(ce->time_rel_sd) ? 0 : ce->time_rel_sd;
           double b = ce->compute_scale > 0 && !isnan(ce->compute_sd)
-                         ? ce->compute_sd / ce->compute_scale
+                         ? comp * ce->compute_sd / ce->compute_scale
                          : 0;
-          x = sqrt(a * a + b * b);
+          double c = !isnan(ce->step_ms) && ce->step_sd > 0 && iter_ms > 0
+                         ? ce->step_sd * steps / iter_ms
+                         : 0;
+          double n = ce->net_scale > 0 && ce->net_sd > 0
+                         ? comm_ms * ce->net_sd / ce->net_scale
+                         : 0;
+          double g = !isnan(ce->mbs_exponent) && ce->mbs_sd > 0
+                         ? comp * ce->mbs_sd *
+                               fabs(log((double)k->p->p.micro_batch /
+                                        k->m->micro_batch))
+                         : 0;
+          x = sqrt(a * a + b * b + c * c + n * n + g * g);
         } else {
           *calibrated = 0;
         }
