@@ -472,10 +472,9 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
     return rc;
   memory(k, e->mem, &e->sum);
   e->sum.est = k->est;
-  e->sum.time_spread =
-      ppi_cost_time_spread(k, e->sum.iteration_ms,
-                           e->sum.p2p_ms + e->sum.allreduce_ms,
-                           &e->sum.calibrated);
+  e->sum.time_spread = ppi_cost_time_spread(k, e->sum.iteration_ms,
+                                            e->sum.p2p_ms + e->sum.allreduce_ms,
+                                            &e->sum.calibrated);
   if (k->cp.kind == PP_COST_AMP) { /* AMP's conventions take no
                                       calibration of time */
     int cal;
