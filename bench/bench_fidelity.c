@@ -403,6 +403,43 @@ static void report(pp_ctx *ctx, struct set *st, int settings, int verbose)
   printf("   false alarms (finished, predicted not to fit): %d\n", fa);
 }
 
+/* The set's runs as calibration records, with the runs' settings; every
+** plan, model and cluster loaded here (free_records). */
+static void load_records(pp_ctx *ctx, struct set *st, pp_run_record *rec,
+                         pp_model **mo, pp_cluster **cl, pp_plan **pl)
+{
+  int i;
+  for (i = 0; i < st->n; i++) {
+    const struct run *r = &st->r[i];
+    char spec[128];
+    snprintf(spec, sizeof spec, st->cluster_fmt,
+             r->stages * r->dp * r->tp / 4 < 1 ? 1
+                                               : r->stages * r->dp * r->tp / 4);
+    if (pp_model_load(ctx, st->model, &mo[i]) ||
+        pp_cluster_load(ctx, spec, &cl[i]))
+      die(r->name, ctx);
+    pl[i] = build(ctx, st, r, 1);
+    memset(&rec[i], 0, sizeof rec[i]);
+    rec[i].name = r->name;
+    rec[i].plan = pl[i];
+    rec[i].model = mo[i];
+    rec[i].cluster = cl[i];
+    rec[i].iteration_ms = isfinite(r->real_s) ? r->real_s * 1000 : NAN;
+    rec[i].peak_memory_bytes = r->real_mem > 0 ? r->real_mem : NAN;
+    rec[i].failed = !isfinite(r->real_s);
+  }
+}
+
+static void free_records(int n, pp_model **mo, pp_cluster **cl, pp_plan **pl)
+{
+  int i;
+  for (i = 0; i < n; i++) {
+    pp_plan_destroy(pl[i]);
+    pp_cluster_destroy(cl[i]);
+    pp_model_destroy(mo[i]);
+  }
+}
+
 /* Calibration (docs/COST_MODEL.md, "Calibration"): every run rebuilt
 ** with the runs' settings, the set calibrated on all of them (the fitted
 ** parameters printed), then leave-one-out: each run predicted by a
@@ -417,24 +454,7 @@ static void report_calibrated(pp_ctx *ctx, struct set *st, int verbose)
   pp_calibration *all = NULL;
   double pt[MAXRUN] = {0}, mt[MAXRUN] = {0}, tm = 0, mm = 0, worst = 0;
   int i, j, k, nfin = 0, nmem = 0, cov = 0, ncov = 0, mcov = 0, nmcov = 0;
-  for (i = 0; i < st->n; i++) {
-    const struct run *r = &st->r[i];
-    char spec[128];
-    snprintf(spec, sizeof spec, st->cluster_fmt,
-             r->stages * r->dp * r->tp / 4 < 1 ? 1
-                                               : r->stages * r->dp * r->tp / 4);
-    if (pp_model_load(ctx, st->model, &mo[i]) ||
-        pp_cluster_load(ctx, spec, &cl[i]))
-      die(r->name, ctx);
-    pl[i] = build(ctx, st, r, 1);
-    rec[i].name = r->name;
-    rec[i].plan = pl[i];
-    rec[i].model = mo[i];
-    rec[i].cluster = cl[i];
-    rec[i].iteration_ms = isfinite(r->real_s) ? r->real_s * 1000 : NAN;
-    rec[i].peak_memory_bytes = r->real_mem > 0 ? r->real_mem : NAN;
-    rec[i].failed = !isfinite(r->real_s);
-  }
+  load_records(ctx, st, rec, mo, cl, pl);
   if (pp_calibrate(ctx, rec, st->n, NULL, &all))
     die("calibrate", ctx);
   printf("\n== %s: calibrated on its own runs ==\n", st->title);
@@ -522,11 +542,7 @@ static void report_calibrated(pp_ctx *ctx, struct set *st, int verbose)
            "of %d",
            100 * mm / nmem, 100 * worst, mcov, nmcov);
   printf("\n");
-  for (i = 0; i < st->n; i++) {
-    pp_plan_destroy(pl[i]);
-    pp_cluster_destroy(cl[i]);
-    pp_model_destroy(mo[i]);
-  }
+  free_records(st->n, mo, cl, pl);
 }
 
 /* Across models: the calibration of Sailor's OPT-350M runs applied to
@@ -548,24 +564,8 @@ static void report_cross(pp_ctx *ctx, struct set *st)
   pp_plan_builder *b = NULL;
   pp_plan *p = NULL;
   int32_t ops[64], devs[4], id, v, n, r, k;
-  int i, q;
-  for (i = 0; i < st->n; i++) {
-    const struct run *x = &st->r[i];
-    char spec[128];
-    snprintf(spec, sizeof spec, st->cluster_fmt,
-             x->stages * x->dp * x->tp / 4 < 1 ? 1
-                                               : x->stages * x->dp * x->tp / 4);
-    if (pp_model_load(ctx, st->model, &mo[i]) ||
-        pp_cluster_load(ctx, spec, &cl[i]))
-      die(x->name, ctx);
-    pl[i] = build(ctx, st, x, 1);
-    memset(&rec[i], 0, sizeof rec[i]);
-    rec[i].plan = pl[i];
-    rec[i].model = mo[i];
-    rec[i].cluster = cl[i];
-    rec[i].iteration_ms = x->real_s * 1000;
-    rec[i].peak_memory_bytes = x->real_mem > 0 ? x->real_mem : NAN;
-  }
+  int q;
+  load_records(ctx, st, rec, mo, cl, pl);
   if (pp_calibrate(ctx, rec, st->n, NULL, &cal) ||
       pp_model_load(ctx, "gpt-neo-2.7", &m) ||
       pp_cluster_load(ctx, "clariden:8", &c))
@@ -615,11 +615,7 @@ static void report_cross(pp_ctx *ctx, struct set *st)
   pp_cluster_destroy(c);
   pp_model_destroy(m);
   pp_calibration_destroy(cal);
-  for (i = 0; i < st->n; i++) {
-    pp_plan_destroy(pl[i]);
-    pp_cluster_destroy(cl[i]);
-    pp_model_destroy(mo[i]);
-  }
+  free_records(st->n, mo, cl, pl);
 }
 
 int main(int argc, char **argv)

@@ -232,7 +232,7 @@ def gpt2_allreduce_ms(rows):
     all-reduces, so one all-reduce is (p_t - p_1 / t) / 4, the mean over
     the 24 layers.  It assumes the split compute is exactly 1/t of the
     whole (the LayerNorms and residual adds Megatron keeps whole are
-    about 2%% of a layer's bytes, docs/COST_MODEL.md "Roofline")."""
+    about 2% of a layer's bytes, docs/COST_MODEL.md "Roofline")."""
     out = {}
     for gpu in ("P3", "G4"):
         out[gpu, 1] = 0.0

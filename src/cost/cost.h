@@ -164,8 +164,10 @@ PP_INTERNAL double ppi_cost_memory_spread(const struct ppi_cost *k, int32_t d,
 PP_INTERNAL double ppi_cost_time_spread(const struct ppi_cost *k,
                                         double iter_ms, double comm_ms,
                                         int *calibrated);
-/* The bandwidth between devices i != j in GB/s, with a calibration's
-** delivered share across nodes. */
+/* A calibration's delivered share of the bandwidth between devices i and
+** j (1 inside a node or without one), and the bandwidth in GB/s with it. */
+PP_INTERNAL double ppi_cost_net_share(const struct ppi_cost *k, int32_t i,
+                                      int32_t j);
 PP_INTERNAL double ppi_cost_bw(const struct ppi_cost *k, int32_t i, int32_t j);
 PP_INTERNAL double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
                                  double bytes);

@@ -475,14 +475,6 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
   e->sum.time_spread = ppi_cost_time_spread(k, e->sum.iteration_ms,
                                             e->sum.p2p_ms + e->sum.allreduce_ms,
                                             &e->sum.calibrated);
-  if (k->cp.kind == PP_COST_AMP) { /* AMP's conventions take no
-                                      calibration of time */
-    int cal;
-    struct ppi_cost plain = *k;
-    plain.cp.calibration = NULL;
-    e->sum.time_spread = ppi_cost_time_spread(&plain, 0, 0, &cal);
-    e->sum.calibrated = 0;
-  }
   if (k->cp.kind == PP_COST_AMP) {
     if ((rc = ppi_cost_amp(ctx, k, &e->amp)))
       return rc;

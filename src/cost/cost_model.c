@@ -103,6 +103,10 @@ double ppi_cost_time_spread(const struct ppi_cost *k, double iter_ms,
   int32_t s, r, t;
   double worst = 0, steps = 0, comp;
   *calibrated = 1;
+  if (k->cp.kind == PP_COST_AMP) { /* AMP's conventions take no calibration */
+    *calibrated = 0;
+    return DEFAULT_TIME_SPREAD;
+  }
   /* the critical path's micro-batch steps (the fixed cost's weight) and
   ** the compute's share of the iteration (the scale's and the
   ** exponent's); transfers and reductions: the network share's */
@@ -150,22 +154,23 @@ double ppi_cost_time_spread(const struct ppi_cost *k, double iter_ms,
   return worst;
 }
 
-double ppi_cost_bw(const struct ppi_cost *k, int32_t i, int32_t j)
+double ppi_cost_net_share(const struct ppi_cost *k, int32_t i, int32_t j)
 {
-  double bw = pp_cluster_bandwidth(k->c, i, j);
   const pp_calib_entry *ce;
-  /* a calibration's delivered share of the bandwidth across nodes */
   if (k->cp.calibration && k->c->dev_node[i] != k->c->dev_node[j] &&
       (ce = ppi_cost_calib(k, k->c->dev_type[i])) && !isnan(ce->net_scale))
-    bw *= ce->net_scale;
-  return bw;
+    return ce->net_scale;
+  return 1;
+}
+
+double ppi_cost_bw(const struct ppi_cost *k, int32_t i, int32_t j)
+{
+  return pp_cluster_bandwidth(k->c, i, j) * ppi_cost_net_share(k, i, j);
 }
 
 double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
                      double bytes)
 {
-  if (!k->cp.calibration)
-    return pp_cluster_comm_ms(k->c, i, j, bytes);
   if (i == j || !(bytes > 0))
     return 0;
   return k->c->latency_us / 1000.0 + bytes / (ppi_cost_bw(k, i, j) * 1e6);
@@ -668,8 +673,7 @@ static void hop_min(void *arg, int kind, int32_t i, int32_t j)
   }
   if (!(bw < INFINITY))
     bw = pp_cluster_bandwidth(x->k->c, i, j);
-  if (x->k->cp.calibration) /* the share a calibration delivers */
-    bw *= ppi_cost_bw(x->k, i, j) / pp_cluster_bandwidth(x->k->c, i, j);
+  bw *= ppi_cost_net_share(x->k, i, j); /* what a calibration delivers */
   if (bw < x->bmin[kind])
     x->bmin[kind] = bw;
 }

@@ -232,7 +232,7 @@ static pp_status read_links(pp_runs *r, const char *src, const char *dir,
   const json_t *dv;
   pp_run_record rec;
   pp_nccl_tests nt;
-  int32_t k, n, ranks, cross = 0;
+  int32_t k, n, ranks, cross = 0, *devs;
   double best = 0;
   pp_status rc;
   memset(&rec, 0, sizeof rec);
@@ -273,50 +273,50 @@ static pp_status read_links(pp_runs *r, const char *src, const char *dir,
                        "%s: \"devices\" must list at least two devices of "
                        "the cluster (exactly two for sendrecv)",
                        w);
-  for (k = 0; k < n; k++) {
+  /* the devices, read once and checked; owned by the record from here */
+  if (!(devs = ppi_calloc(ctx, (size_t)n, sizeof *devs)))
+    return PP_ENOMEM;
+  for (k = 0; k < n && !rc; k++) {
     const json_t *x = dv ? json_array_get(dv, (size_t)k) : NULL;
     json_int_t d = x ? json_integer_value(x) : k;
     if ((x && !json_is_integer(x)) || d < 0 ||
         d >= pp_cluster_ndev(rec.cluster))
-      return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
-                         "%s: entry %d of \"devices\" is not a device of the "
-                         "cluster (0 to %d)",
-                         w, (int)k, (int)pp_cluster_ndev(rec.cluster) - 1);
+      rc = ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "%s: entry %d of \"devices\" is not a device of the "
+                       "cluster (0 to %d)",
+                       w, (int)k, (int)pp_cluster_ndev(rec.cluster) - 1);
+    devs[k] = (int32_t)d;
   }
-  if (ranks > 0 && ranks != n)
-    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
-                       "%s: %s ran on %d ranks, but %d devices are given "
-                       "(\"devices\", or the cluster's all)",
-                       w, file, (int)ranks, (int)n);
+  if (!rc && ranks > 0 && ranks != n)
+    rc = ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                     "%s: %s ran on %d ranks, but %d devices are given "
+                     "(\"devices\", or the cluster's all)",
+                     w, file, (int)ranks, (int)n);
   /* one device type, and a hop that leaves a node: what it calibrates */
-  for (k = 0; k < n; k++) {
-    int32_t a =
-        dv ? (int32_t)json_integer_value(json_array_get(dv, (size_t)k)) : k;
-    int32_t b = dv ? (int32_t)json_integer_value(
-                         json_array_get(dv, (size_t)((k + 1) % n)))
-                   : (k + 1) % n;
+  for (k = 0; k < n && !rc; k++) {
+    int32_t a = devs[k], b = devs[(k + 1) % n];
     if (pp_cluster_device_type(rec.cluster, a) !=
         pp_cluster_device_type(rec.cluster, b))
-      return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
-                         "%s: its devices are of several types; a link "
-                         "measurement calibrates one",
-                         w);
+      rc = ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                       "%s: its devices are of several types; a link "
+                       "measurement calibrates one",
+                       w);
     cross |= pp_cluster_device_node(rec.cluster, a) !=
              pp_cluster_device_node(rec.cluster, b);
   }
-  if (!cross)
-    return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
-                       "%s: %s stays inside one node; calibrate fits the "
-                       "links between nodes only",
-                       w, file);
-  if ((rc = keep_name(r, name ? name : w, &rec.name)))
+  if (!rc && !cross)
+    rc = ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
+                     "%s: %s stays inside one node; calibrate fits the "
+                     "links between nodes only",
+                     w, file);
+  if (!rc)
+    rc = keep_name(r, name ? name : w, &rec.name);
+  if (rc) {
+    ppi_free(ctx, devs, (size_t)n * sizeof *devs);
     return rc;
-  if (!(rec.devices = ppi_calloc(ctx, (size_t)n, sizeof *rec.devices)))
-    return PP_ENOMEM;
+  }
+  rec.devices = devs;
   rec.ndevices = n;
-  for (k = 0; k < n; k++)
-    ((int32_t *)rec.devices)[k] =
-        dv ? (int32_t)json_integer_value(json_array_get(dv, (size_t)k)) : k;
   rec.iteration_ms = rec.peak_memory_bytes = NAN;
   if ((rc = ppi_vec_push(ctx, &r->rec, &rec))) {
     ppi_free(ctx, (int32_t *)rec.devices, (size_t)n * sizeof *rec.devices);
