@@ -185,6 +185,15 @@ pp_status pp_model_builder_set_loss(pp_model_builder *b, double fwd_bytes,
                                     double bwd_bytes);
 /** \brief The model's loss bytes (pp_model_builder_set_loss); 0 if none. */
 void pp_model_loss(const pp_model *m, double *fwd_bytes, double *bwd_bytes);
+/** \brief Bytes that every forward transfer between pipeline stages
+** carries beside the boundary tensor, per micro-batch whatever its size,
+** from every tensor-parallel rank, under DeepSpeed (whose PipelineModule
+** passes the tuple a layer returns; GPT-2's is the 1 x 1 x S x S
+** attention mask, sent as fp16, docs/COST_MODEL.md "Point-to-point").
+** Default 0. */
+pp_status pp_model_builder_set_pipe_extra(pp_model_builder *b, double bytes);
+/** \brief pp_model_builder_set_pipe_extra's bytes; 0 if none. */
+double pp_model_pipe_extra(const pp_model *m);
 /** \brief The precision the sizes (and times) were profiled in: every
 ** byte count of the model is in this dtype (default PP_PREC_FP16, the
 ** meaning of models written before the field existed); the plan's

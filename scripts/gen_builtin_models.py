@@ -76,6 +76,7 @@ class Model:
         self.dtype = DTYPES[dtype]
         self.types, self.ops, self.times, self.tps, self.hyper = [], [], [], [], []
         self.loss = (0, 0)
+        self.pipe_extra = 0
 
     def type_index(self, t):
         if t not in self.types:
@@ -126,10 +127,10 @@ class Model:
             cstr(self.name), cstr(self.about), cstr(self.source),
             cstr(self.reftype), self.mbs, self.dtype))
         f.write("    %s_types, %d, %s_ops, %d, %s_times, %d, %s_tps, %d,\n"
-                "    %s_hyper, %d, %d, %d};\n\n" % (
+                "    %s_hyper, %d, %d, %d, %d};\n\n" % (
                     v, len(self.types), v, len(self.ops), v, len(self.times),
                     v, len(self.tps), v, len(self.hyper), self.loss[0],
-                    self.loss[1]))
+                    self.loss[1], self.pipe_extra))
         return v
 
 
@@ -260,6 +261,19 @@ def gpt2_loss_bytes(S, V):
     return 32 * n, 8 * n
 
 
+def gpt2_pipe_extra(S):
+    """Bytes every forward transfer of AMP's GPT-2 pipe carries beside the
+    hidden states: each layer entry returns (hidden, attention_mask)
+    (megatron/model/transformer.py:505-513 of AMP's Megatron-LM-v1.1.5-
+    3D_parallelism); the mask is get_ltor_masks_and_position_ids's
+    1 x 1 x S x S (megatron/utils.py:154-161, reset_attention_mask off),
+    whatever the micro-batch, and DeepSpeed sends it cast to half
+    (AMP's fork deepspeed/runtime/pipe/engine.py:808-813; DeepSpeed
+    38327e0 the same for GPT2ModelPipe, pipe/engine.py:230, 1025-1031):
+    2 S^2 bytes.  The gradient goes back without it (engine.py:855-859)."""
+    return 2 * S * S
+
+
 def gpt2_kb(i, kind):
     """AMP's backward factor, corrected where the entry's backward is known:
     a layer entry is two forwards, so 1 x the entry (gpt2() below);
@@ -333,6 +347,7 @@ def gpt2():
     m.hyper = [("layers", L), ("hidden", H), ("seq", S), ("vocab", V),
                ("heads", A)]
     m.loss = gpt2_loss_bytes(S, V)
+    m.pipe_extra = gpt2_pipe_extra(S)
     return m
 
 

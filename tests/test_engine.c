@@ -26,6 +26,8 @@
 **   - t_tied_sync: the tied weight's gradient reduction between the
 **     first and the last stage through shared NICs, estimate and
 **     simulator;
+**   - t_pipe_p2p: DeepSpeed's partitioned transfers, the attention mask
+**     they carry, the all-gathers at both ends, the NIC they share;
 **   - t_loss: the model's loss priced with its last operator, kept by
 **     the model JSON, bad values refused.
 */
@@ -638,6 +640,127 @@ static void t_loss(void **state)
 ** quarter of it; with tp 1 and 16 replicas one ring crosses each NIC
 ** once each way.  The estimate shares the NIC as the simulator's link
 ** sharing does, and the simulator's channel mode agrees. */
+/* DeepSpeed's transfers between two stages of gpt2-amp on AMP's nodes
+** (one 6.25 GB/s NIC each, 4 T4s): every tp rank sends 1/tp of the
+** activation, and forward the attention mask whole (2 S^2 bytes, AMP's
+** transformer.py:505-513, DeepSpeed pipe/engine.py:1025-1031); the
+** receiver all-gathers the activation before its forward, the sender
+** its output and the gradient before its backward (pipe/engine.py:
+** 718-729, 824-847); all the flows of the edge share the NIC they
+** leave by; the estimate equals the simulator. */
+static void t_pipe_p2p(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  pp_model *m = NULL;
+  pp_cluster *c = NULL;
+  int k;
+  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "amp-homogeneous", &c), PP_OK);
+  tu_near(pp_model_pipe_extra(m), 2.0 * 1024 * 1024, "the mask, fp16");
+  { /* the model JSON keeps it; bad values name the field */
+    static const char bad[] = "{\"pipe_extra_bytes\": -1, \"ops\": "
+                              "[{\"name\": \"a\", \"fwd_ms\": 1, "
+                              "\"bwd_ms\": 1}]}";
+    pp_model *m2 = NULL;
+    size_t len = 0;
+    char *text;
+    assert_int_equal(pp_model_write(ctx, m, tu_tmp("extra.json"), NULL), PP_OK);
+    text = tu_slurp(tu_tmp("extra.json"), &len);
+    assert_non_null(text);
+    assert_int_equal(pp_model_read_json(ctx, text, len, "m.json", &m2), PP_OK);
+    tu_near(pp_model_pipe_extra(m2), 2.0 * 1024 * 1024, "read back");
+    free(text);
+    pp_model_destroy(m2);
+    tu_expect_error(ctx,
+                    pp_model_read_json(ctx, bad, strlen(bad), "m.json", &m2),
+                    PP_EINPUT, "m.json", "pipe_extra_bytes", NULL);
+  }
+  for (k = 0; k < 4; k++) {
+    static const int tp[4] = {4, 1, 2, 4}, R[4] = {2, 4, 2, 1},
+                     mbs[4] = {2, 1, 4, 1};
+    pp_plan_params pa;
+    pp_plan_builder *b;
+    pp_plan *p = NULL;
+    pp_eval *e = NULL;
+    pp_sim *sm = NULL;
+    pp_eval_summary es;
+    pp_sim_summary ss;
+    pp_op_sizes z;
+    int32_t ops[30], devs[4], id, v, r, t, s;
+    double lat = pp_cluster_latency(c) / 1000, A, X = 2.0 * 1024 * 1024, flows,
+           bw, xf, xb, g;
+    pp_plan_params_init(&pa);
+    pa.global_batch = 8 * R[k] * mbs[k];
+    pa.micro_batch = mbs[k];
+    pa.tp = tp[k];
+    pa.engine = PP_ENGINE_DEEPSPEED;
+    pa.precision = PP_PREC_FP16;
+    assert_int_equal(pp_plan_builder_create(ctx, &pa, "p2p", &b), PP_OK);
+    for (s = 0; s < 2; s++) {
+      for (v = 0; v < 15; v++)
+        ops[v] = 15 * s + v;
+      assert_int_equal(pp_plan_builder_add_stage(b, ops, 15, &id), PP_OK);
+      /* stage 0 on nodes 0-1, stage 1 on nodes 2-3 */
+      for (r = 0; r < R[k]; r++) {
+        for (t = 0; t < tp[k]; t++)
+          devs[t] = 8 * s + r * tp[k] + t;
+        assert_int_equal(pp_plan_builder_add_replica(b, id, devs), PP_OK);
+      }
+    }
+    assert_int_equal(pp_plan_builder_finish(b, &p), PP_OK);
+    assert_int_equal(pp_evaluate(ctx, p, m, c, NULL, &e), PP_OK);
+    assert_int_equal(pp_model_op_sizes(m, 14, 1, mbs[k], &z), PP_OK);
+    A = z.out_bytes; /* fp16 model, fp16 run */
+    /* the flows of the edge leaving each node by its NIC */
+    flows = (R[k] * tp[k] < 4 ? R[k] * tp[k] : 4);
+    bw = 6.25 / flows * 1e6;
+    if (tp[k] > 1) {
+      xf = 3 * lat + (A / tp[k] + X) / bw;
+      xb = 2 * lat + A / tp[k] / bw;
+    } else {
+      xf = 2 * lat + (A + X) / bw;
+      xb = lat + A / bw;
+    }
+    /* a ring all-gather over the tp ranks inside a node (PCIe, 6.25) */
+    g = tp[k] > 1 ? (tp[k] - 1.0) / tp[k] * A / 6.25e6 + (tp[k] - 1) * lat : 0;
+    for (s = 0; s < 2; s++) {
+      pp_stage_cost sc;
+      pp_type_key key = pp_cluster_type_key(c, 8 * s);
+      double f = 0, bw_ = 0;
+      assert_int_equal(pp_eval_stage(e, s, &sc), PP_OK);
+      for (v = 15 * s; v < 15 * s + 15; v++) {
+        pp_op_time ot;
+        assert_int_equal(pp_model_op_time(m, v, &key, tp[k], mbs[k], &ot),
+                         PP_OK);
+        f += ot.fwd_ms;
+        bw_ += ot.bwd_ms;
+      }
+      if (s == 0) {
+        tu_near(sc.send_ms, xf, "forward transfer");
+        tu_near(sc.recv_ms, xb, "backward transfer");
+        tu_near(sc.fwd_ms, f + xf, "sender's forward");
+        tu_near(sc.bwd_ms, bw_ + xb + 2 * g, "sender's backward: 2 gathers");
+      } else {
+        tu_near(sc.fwd_ms, f + xf + g, "receiver's forward: 1 gather");
+        tu_near(sc.bwd_ms, bw_ + xb, "receiver's backward");
+      }
+    }
+    assert_int_equal(pp_eval_get_summary(e, &es), PP_OK);
+    assert_int_equal(pp_simulate(ctx, p, m, c, NULL, &sm), PP_OK);
+    assert_int_equal(pp_sim_get_summary(sm, &ss), PP_OK);
+    /* the simulator runs the same transfers (within the estimate's
+    ** fill and drain approximation of 1F1B on two stages) */
+    if (fabs(ss.iteration_ms - es.iteration_ms) > 0.02 * es.iteration_ms)
+      fail_msg("tp %d x %d: estimate %.9g ms, simulator %.9g ms", tp[k], R[k],
+               es.iteration_ms, ss.iteration_ms);
+    pp_sim_destroy(sm);
+    pp_eval_destroy(e);
+    pp_plan_destroy(p);
+  }
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+}
+
 static void t_shared_nic(void **state)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
@@ -713,6 +836,7 @@ int main(void)
       TU_CTX_TEST(t_tp_comm),       TU_CTX_TEST(t_shared_nic),
       TU_CTX_TEST(t_zero_comm),     TU_CTX_TEST(t_step_time),
       TU_CTX_TEST(t_tied_sync),     TU_CTX_TEST(t_loss),
+      TU_CTX_TEST(t_pipe_p2p),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

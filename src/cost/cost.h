@@ -53,6 +53,8 @@ struct ppi_cost {
 
   int32_t ne;
   struct ppi_sedge *e; /* sorted by (a, b) */
+  double *xf, *xb;     /* [ne] under a blocking engine: each edge's forward
+                          and backward transfer (blocking_p2p), else NULL */
 
   /* schedule */
   int32_t *inflight; /* [S] */
@@ -111,6 +113,9 @@ struct ppi_engine_rules {
                           are inside the stages' compute */
   int whole;           /* every tp rank sends the whole boundary tensor
                           (else 1/tp of it) */
+  int partitioned;     /* blocking p2p with tp > 1: 1/tp of the activation
+                          and of its gradient, all-gathered at both ends
+                          (blocking_p2p) */
   int keeps;           /* the last stage keeps the previous micro-batch's
                           output */
   double slack;        /* the allocator's reserve, share of the live peak */

@@ -84,11 +84,15 @@ static int64_t pair_period(const struct ppi_cost *k, const struct ppi_sedge *e)
   return L < k->nmb ? L : k->nmb;
 }
 
+/* The slowest replica pair's transfer of edge e, one way (under a
+** blocking engine the mean of blocking_p2p's two ways). */
 static double edge_worst(const struct ppi_cost *k, const struct ppi_sedge *e)
 {
   int64_t L = pair_period(k, e), m;
   int32_t Ra = ppi_cost_nrep(k, e->a), Rb = ppi_cost_nrep(k, e->b);
   double w = 0;
+  if (k->xf)
+    return (k->xf[e - k->e] + k->xb[e - k->e]) / 2;
   for (m = 0; m < L; m++) {
     double x = ppi_cost_edge_ms(k, e, (int32_t)(m % Ra), (int32_t)(m % Rb));
     if (x > w)
@@ -454,8 +458,8 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
     for (i = 0; i < k->ne; i++)
       if (k->e[i].a == s) {
         double w = edge_worst(k, &k->e[i]);
-        x->send_ms += w;
-        x->recv_ms += w;
+        x->send_ms += k->xf ? k->xf[i] : w;
+        x->recv_ms += k->xb ? k->xb[i] : w;
       }
     x->allreduce_ms = k->ar_ms[s];
     x->hierarchical = k->ar_hier[s];

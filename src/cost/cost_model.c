@@ -284,20 +284,27 @@ static double ring_ms(const struct ppi_cost *k, int32_t n, double bmin,
          passes * (n - 1) * count * k->c->latency_us / 1000;
 }
 
-/* One pass's tensor-parallel allreduces of replica q of stage s: bytes
-** and count in rings over its tp ranks at the slowest ring link. */
-static double tp_comm_ms(const struct ppi_cost *k, int32_t s, int32_t r,
-                         double bytes, double count)
+/* The slowest link of the ring over replica r of stage s's tp ranks. */
+static double tp_ring_bw(const struct ppi_cost *k, int32_t s, int32_t r)
 {
   int32_t t, tp = k->tp;
   double bmin = INFINITY;
-  for (t = 0; t < tp && count > 0; t++) {
+  for (t = 0; t < tp; t++) {
     double bw = ppi_cost_bw(k, ppi_cost_dev(k, s, r, t),
                             ppi_cost_dev(k, s, r, (t + 1) % tp));
     if (bw < bmin)
       bmin = bw;
   }
-  return count > 0 ? ring_ms(k, tp, bmin, bytes, 2, count) : 0;
+  return bmin;
+}
+
+/* One pass's tensor-parallel allreduces of replica q of stage s: bytes
+** and count in rings over its tp ranks at the slowest ring link. */
+static double tp_comm_ms(const struct ppi_cost *k, int32_t s, int32_t r,
+                         double bytes, double count)
+{
+  return count > 0 ? ring_ms(k, k->tp, tp_ring_bw(k, s, r), bytes, 2, count)
+                   : 0;
 }
 
 /* One reduce-scatter or all-gather of bytes (per rank, whole) over the
@@ -939,7 +946,8 @@ static double link_load(const struct ppi_cost *k, int32_t s)
     if (e->a != s || e->b != s + 1)
       continue;
     for (r = 0; r < R; r++) {
-      double x = 2 * ppi_cost_edge_ms(k, e, r % Ra, r % Rb);
+      double x = k->xf ? k->xf[i] + k->xb[i]
+                       : 2 * ppi_cost_edge_ms(k, e, r % Ra, r % Rb);
       if (x > worst)
         worst = x;
     }
@@ -947,35 +955,132 @@ static double link_load(const struct ppi_cost *k, int32_t s)
   return worst / R;
 }
 
+/* The transfers of stage-graph edge i under a blocking engine, one way
+** each, for every (replica, tp rank) pair at once: into xf[i] the
+** forward's (the activation, 1/tp of it when the engine partitions, and
+** the model's pipe extra bytes from every rank; one latency per tensor
+** sent), into xb[i] the backward's, the slowest pair's.  On a cluster
+** with a link graph the pairs share the links they cross (lock step:
+** every replica and rank of a stage sends at once), as the reductions'
+** hops do ("Shared links"); else the pairwise bandwidths. */
+static pp_status edge_transfers(pp_ctx *ctx, struct ppi_cost *k, int32_t i,
+                                struct ppi_routes *rt, int32_t *cnt,
+                                int32_t *buf, int32_t cap)
+{
+  const struct ppi_sedge *e = &k->e[i];
+  int part = k->rules->partitioned && k->tp > 1;
+  double extra = pp_model_pipe_extra(k->m); /* as sent, not converted */
+  double act = part ? e->bytes / k->tp : e->bytes;
+  double nf = 1 + part + (extra > 0), nb = 1 + part, lat = k->c->latency_us;
+  int32_t Ra = ppi_cost_nrep(k, e->a), Rb = ppi_cost_nrep(k, e->b);
+  int32_t R = Ra > Rb ? Ra : Rb, r, t, h, n, pass;
+  pp_status rc = PP_OK;
+
+  k->xf[i] = k->xb[i] = 0;
+  /* pass 0 counts the pairs on each link, pass 1 prices them */
+  for (pass = rt ? 0 : 1; pass < 2; pass++)
+    for (r = 0; r < R; r++)
+      for (t = 0; t < k->tp; t++) {
+        int32_t a = ppi_cost_dev(k, e->a, r % Ra, t);
+        int32_t b = ppi_cost_dev(k, e->b, r % Rb, t);
+        double bw = INFINITY;
+        if (a == b)
+          continue;
+        n = 0;
+        if (rt && (rc = ppi_route_path(ctx, rt, a, b, buf, cap, &n)))
+          return rc;
+        for (h = 0; h < n; h++) {
+          if (pass == 0) {
+            cnt[buf[h]]++;
+          } else {
+            double g = ppi_route_gbps(rt, buf[h]) / cnt[buf[h]];
+            if (g < bw)
+              bw = g;
+          }
+        }
+        if (pass == 0)
+          continue;
+        if (bw < INFINITY)
+          bw *= ppi_cost_net_share(k, a, b);
+        else
+          bw = ppi_cost_bw(k, a, b);
+        if (nf * lat / 1000 + (act + extra) / (bw * 1e6) > k->xf[i])
+          k->xf[i] = nf * lat / 1000 + (act + extra) / (bw * 1e6);
+        if (nb * lat / 1000 + act / (bw * 1e6) > k->xb[i])
+          k->xb[i] = nb * lat / 1000 + act / (bw * 1e6);
+      }
+  if (rt)
+    for (r = 0; r < R; r++)
+      for (t = 0; t < k->tp; t++) {
+        int32_t a = ppi_cost_dev(k, e->a, r % Ra, t);
+        int32_t b = ppi_cost_dev(k, e->b, r % Rb, t);
+        n = 0;
+        if (a != b && !(rc = ppi_route_path(ctx, rt, a, b, buf, cap, &n)))
+          for (h = 0; h < n; h++)
+            cnt[buf[h]] = 0;
+      }
+  return rc;
+}
+
 /* Blocking point-to-point (DeepSpeed): a stage's forward waits for its
 ** activations to arrive and to leave, its backward for the gradients
 ** likewise, so each replica's forward and backward take those transfers
-** (the slowest replica pair of each edge); the transfers themselves then
-** take no time of their own (the estimate's fill path and channels, the
-** simulator's sends). */
-static void blocking_p2p(struct ppi_cost *k)
+** (edge_transfers: the slowest replica pair of each edge); the
+** transfers themselves then take no time of their own (the estimate's
+** fill path and channels, the simulator's sends).  With tp > 1 DeepSpeed
+** partitions what it sends (pipe_partitioned and grad_partitioned,
+** default true: runtime/config.py:467-468, pipe/engine.py:144-145 @
+** 38327e0): the receiving stage all-gathers the activation over its tp
+** ranks before its forward (engine.py:718-729), the sending stage its
+** output and the partitioned gradient before its backward
+** (engine.py:824-847), each a ring all-gather of the whole tensor. */
+static pp_status blocking_p2p(pp_ctx *ctx, struct ppi_cost *k)
 {
-  int32_t i, r, s;
-  for (i = 0; i < k->ne; i++) {
+  struct ppi_routes rt;
+  int32_t i, r, s, cap = k->c->ndev + k->c->nswitch + 1, *buf = NULL,
+                   *cnt = NULL, nres = 2 * k->c->nlink;
+  int links = k->c->has_links && k->c->nlink > 0;
+  pp_status rc = PP_OK;
+
+  if (!k->ne)
+    return PP_OK;
+  if (!PPI_NEW(ctx, k->xf, k->ne) || !PPI_NEW(ctx, k->xb, k->ne))
+    return PP_ENOMEM;
+  memset(&rt, 0, sizeof rt);
+  if (links) {
+    if ((rc = ppi_routes_init(ctx, &rt, k->c)))
+      return rc;
+    buf = ppi_alloc(ctx, (size_t)cap * sizeof *buf);
+    cnt = ppi_calloc(ctx, (size_t)nres, sizeof *cnt);
+    if (!buf || !cnt)
+      rc = PP_ENOMEM;
+  }
+  for (i = 0; i < k->ne && !rc; i++)
+    rc = edge_transfers(ctx, k, i, links ? &rt : NULL, cnt, buf, cap);
+  for (i = 0; i < k->ne && !rc; i++) {
     const struct ppi_sedge *e = &k->e[i];
-    int32_t Ra = ppi_cost_nrep(k, e->a), Rb = ppi_cost_nrep(k, e->b);
-    int32_t R = Ra > Rb ? Ra : Rb;
-    double w = 0;
-    for (r = 0; r < R; r++) {
-      double x = ppi_cost_edge_ms(k, e, r % Ra, r % Rb);
-      if (x > w)
-        w = x;
-    }
+    int part = k->rules->partitioned && k->tp > 1;
     for (s = 0; s < 2; s++) {
       int32_t st = s ? e->b : e->a;
       for (r = 0; r < ppi_cost_nrep(k, st); r++) {
         int32_t q = k->p->rep_off[st] + r;
-        k->f[q] += w;
-        k->b[q] += w;
-        k->comp[q] += 2 * w;
+        /* the receiver gathers the activation, the sender its output
+        ** and the gradient */
+        double g = part ? (s ? 1 : 2) * ring_ms(k, k->tp, tp_ring_bw(k, st, r),
+                                                e->bytes, 1, 1)
+                        : 0;
+        k->f[q] += k->xf[i] + (s ? g : 0);
+        k->b[q] += k->xb[i] + (s ? 0 : g);
+        k->comp[q] += k->xf[i] + k->xb[i] + g;
       }
     }
   }
+  if (links) {
+    ppi_free(ctx, buf, (size_t)cap * sizeof *buf);
+    ppi_free(ctx, cnt, (size_t)(nres > 0 ? nres : 1) * sizeof *cnt);
+    ppi_routes_free(ctx, &rt);
+  }
+  return rc;
 }
 
 /* Replica counts that differ per stage: the kernel raises the in-flight
@@ -1133,8 +1238,10 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
     ppi_cost_free(ctx, k);
     return rc;
   }
-  if (k->rules->blocking)
-    blocking_p2p(k);
+  if (k->rules->blocking && (rc = blocking_p2p(ctx, k))) {
+    ppi_cost_free(ctx, k);
+    return rc;
+  }
   for (s = 0; s < k->S; s++) {
     k->act[s] = p->p.recompute ? k->xin[s] : k->saved[s];
     k->peak_extra[s] = p->p.recompute ? k->saved[s] : 0;
@@ -1182,6 +1289,8 @@ void ppi_cost_free(pp_ctx *ctx, struct ppi_cost *k)
   FREE(k->transient, S);
   FREE(k->keep, S);
   FREE(k->opmax, S);
+  FREE(k->xf, k->ne);
+  FREE(k->xb, k->ne);
   if (k->m)
     ppi_stage_edges_free(ctx, k->m, k->e);
   memset(k, 0, sizeof *k);

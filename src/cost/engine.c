@@ -145,9 +145,14 @@ double ppi_engine_grad_bytes(pp_engine e, pp_precision prec)
 **     (torch/nn/parallel/distributed.py), Megatron's max(40M, 1M x dp)
 **     elements of fp32 grads (core/distributed/
 **     distributed_data_parallel.py:133-134; 40M taken);
-**   blocking, whole: DeepSpeed's p2p.send/recv block both ends
-**     (pipe/p2p.py:48, 59-60) and every tp rank sends the whole output
-**     (pipe/engine.py:1039-1041); Megatron without sequence parallelism
+**   blocking, whole, partitioned: DeepSpeed's p2p.send/recv block both
+**     ends (pipe/p2p.py:48, 59-60); with tp > 1 every rank sends 1/tp
+**     of the activation and of its gradient and the stages all-gather
+**     them over their tp ranks (pipe_partitioned, grad_partitioned:
+**     runtime/config.py:467-468, pipe/engine.py:144-145; priced in
+**     cost_model.c, blocking_p2p), while each rank's memory holds the
+**     whole received input (engine.py:718-729), so "whole" for the
+**     buffers; Megatron without sequence parallelism
 **     (its export does not turn it on) sends the whole (seq, mbs, hidden)
 **     tensor from every rank, the sequence divided by tp only with it
 **     (core/pipeline_parallel/schedules.py:2140-2141 @d98e8a64); torch's
@@ -166,11 +171,11 @@ double ppi_engine_grad_bytes(pp_engine e, pp_precision prec)
 ** 1 to 4 stages). */
 #define ALLOC_SLACK 0.11
 static const struct ppi_engine_rules rules[] = {
-    /* overlap bucket        blocking whole keeps slack */
-    {0, 0, 0, 0, 0, 0},                       /* generic */
-    {0, 0, 1, 1, 1, ALLOC_SLACK},             /* deepspeed */
-    {1, 40e6 * 4, 0, 1, 0, ALLOC_SLACK},      /* megatron */
-    {1, 25.0 * 1048576, 0, 0, 0, ALLOC_SLACK} /* torch */
+    /* overlap bucket     blocking whole partitioned keeps slack */
+    {0, 0, 0, 0, 0, 0, 0},                       /* generic */
+    {0, 0, 1, 1, 1, 1, ALLOC_SLACK},             /* deepspeed */
+    {1, 40e6 * 4, 0, 1, 0, 0, ALLOC_SLACK},      /* megatron */
+    {1, 25.0 * 1048576, 0, 0, 0, 0, ALLOC_SLACK} /* torch */
 };
 
 const struct ppi_engine_rules *ppi_engine_rules(pp_engine e)

@@ -301,6 +301,13 @@ pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
         (rc = pp_model_builder_set_loss(r.b, lf, lb)))
       goto done;
   }
+  {
+    double extra;
+    if ((rc = ppi_jnum(ctx, r.src, "model", root, "pipe_extra_bytes", false, 0,
+                       0, HUGE_VAL, &extra)) ||
+        (rc = pp_model_builder_set_pipe_extra(r.b, extra)))
+      goto done;
+  }
   hyper = json_object_get(root, "hyper");
   if (hyper && !json_is_object(hyper)) {
     rc = ppi_fail_at(ctx, PP_EINPUT, r.src, 0, 0,
@@ -478,6 +485,10 @@ static void write_model(FILE *f, const struct pp_model *m)
     fputs(", \"bwd_bytes\": ", f);
     ppi_json_num(f, m->loss_bbytes);
     fputc('}', f);
+  }
+  if (m->pipe_extra > 0) {
+    fputs(",\n \"pipe_extra_bytes\": ", f);
+    ppi_json_num(f, m->pipe_extra);
   }
   if (m->nhyper) {
     fputs(",\n \"hyper\": {", f);

@@ -20,6 +20,7 @@ struct pp_model {
   double efficiency;               /* fraction of peak for FLOP-derived times */
   pp_precision dtype;              /* what every byte count is in */
   double loss_fbytes, loss_bbytes; /* a loss no operator's time includes */
+  double pipe_extra;               /* pp_model_builder_set_pipe_extra */
   int32_t nhyper;
   char **hyper_key; /* hyper_key[0:nhyper-1] */
   double *hyper_val;

@@ -196,6 +196,18 @@ pp_status pp_model_builder_set_loss(pp_model_builder *b, double fwd_bytes,
   return PP_OK;
 }
 
+pp_status pp_model_builder_set_pipe_extra(pp_model_builder *b, double bytes)
+{
+  if (!b)
+    return PP_EINVAL;
+  if (!(bytes >= 0 && isfinite(bytes)))
+    return bfail(b, PP_EINPUT,
+                 "pipe_extra_bytes must be a finite number >= 0, not %g",
+                 bytes);
+  b->m->pipe_extra = bytes;
+  return PP_OK;
+}
+
 pp_status pp_model_builder_set_dtype(pp_model_builder *b, pp_precision dtype)
 {
   if (!b)

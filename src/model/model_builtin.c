@@ -32,7 +32,8 @@ static pp_status build(pp_ctx *ctx, const struct ppi_bmodel *bm, pp_model **out)
       (rc = pp_model_builder_set_dtype(b, bm->dtype)) ||
       (rc = pp_model_builder_set_reference_type(b, bm->reftype)) ||
       (rc = pp_model_builder_set_loss(b, bm->loss_fwd_bytes,
-                                      bm->loss_bwd_bytes)))
+                                      bm->loss_bwd_bytes)) ||
+      (rc = pp_model_builder_set_pipe_extra(b, bm->pipe_extra_bytes)))
     goto done;
   for (i = 0; i < bm->nhyper; i++)
     if ((rc = pp_model_builder_set_hyper(b, bm->hyper[i].key,

@@ -51,6 +51,7 @@ struct ppi_bmodel {
   const struct ppi_bhyper *hyper;
   int nhyper;
   double loss_fwd_bytes, loss_bwd_bytes; /* pp_model_builder_set_loss */
+  double pipe_extra_bytes;               /* pp_model_builder_set_pipe_extra */
 };
 
 PP_INTERNAL extern const struct ppi_bmodel *const ppi_builtin_models[];

@@ -790,7 +790,7 @@ static const struct ppi_bmodel gpt2_amp_model = {
     "AMP profiles, data/amp/gpt2_layers.csv (MccRee177/AMP @ 72eeea4)",
     "V100", 1, PP_PREC_FP16,
     gpt2_amp_types, 2, gpt2_amp_ops, 30, gpt2_amp_times, 670, gpt2_amp_tps, 60,
-    gpt2_amp_hyper, 5, 1712324608, 428081152};
+    gpt2_amp_hyper, 5, 1712324608, 428081152, 2097152};
 
 /* transgan-amp: AMP profiles, data/amp/transgan_layers.csv (MccRee177/AMP @ 72eeea4) */
 static const char *const transgan_amp_types[] = {"V100"};
@@ -1093,7 +1093,7 @@ static const struct ppi_bmodel transgan_amp_model = {
     "AMP profiles, data/amp/transgan_layers.csv (MccRee177/AMP @ 72eeea4)",
     "V100", 1, PP_PREC_FP16,
     transgan_amp_types, 1, transgan_amp_ops, 56, transgan_amp_times, 112, transgan_amp_tps, 112,
-    transgan_amp_hyper, 5, 0, 0};
+    transgan_amp_hyper, 5, 0, 0, 0};
 
 /* opt-350: Sailor profiles, data/sailor (eth-easl/sailor @ cf2c8e3) */
 static const char *const opt_350_types[] = {"A100-40", "A100-80", "GH-96", "RTX-2080", "RTX-3090", "Titan-RTX", "V100-16"};
@@ -4570,7 +4570,7 @@ static const struct ppi_bmodel opt_350_model = {
     "Sailor profiles, data/sailor (eth-easl/sailor @ cf2c8e3)",
     "V100-16", 1, PP_PREC_FP32,
     opt_350_types, 7, opt_350_ops, 26, opt_350_times, 3354, opt_350_tps, 78,
-    opt_350_hyper, 1, 0, 0};
+    opt_350_hyper, 1, 0, 0, 0};
 
 /* gpt-neo-2.7: Sailor profiles, data/sailor (eth-easl/sailor @ cf2c8e3) */
 static const char *const gpt_neo_2_7_types[] = {"A100-40", "A100-80", "GH-96", "V100-16"};
@@ -6561,7 +6561,7 @@ static const struct ppi_bmodel gpt_neo_2_7_model = {
     "Sailor profiles, data/sailor (eth-easl/sailor @ cf2c8e3)",
     "V100-16", 1, PP_PREC_FP32,
     gpt_neo_2_7_types, 4, gpt_neo_2_7_ops, 34, gpt_neo_2_7_times, 1870, gpt_neo_2_7_tps, 68,
-    gpt_neo_2_7_hyper, 1, 0, 0};
+    gpt_neo_2_7_hyper, 1, 0, 0, 0};
 
 /* opt-30: Sailor profiles, data/sailor (eth-easl/sailor @ cf2c8e3) */
 static const char *const opt_30_types[] = {"A100-40", "GH-96", "V100-16"};
@@ -8330,7 +8330,7 @@ static const struct ppi_bmodel opt_30_model = {
     "Sailor profiles, data/sailor (eth-easl/sailor @ cf2c8e3)",
     "A100-40", 1, PP_PREC_FP32,
     opt_30_types, 3, opt_30_ops, 50, opt_30_times, 1600, opt_30_tps, 100,
-    opt_30_hyper, 1, 0, 0};
+    opt_30_hyper, 1, 0, 0, 0};
 
 /* llama-3-8: Sailor profiles, data/sailor (eth-easl/sailor @ cf2c8e3) */
 static const char *const llama_3_8_types[] = {"A100-40", "GH-96", "V100-16"};
@@ -8804,7 +8804,7 @@ static const struct ppi_bmodel llama_3_8_model = {
     "Sailor profiles, data/sailor (eth-easl/sailor @ cf2c8e3)",
     "GH-96", 1, PP_PREC_FP32,
     llama_3_8_types, 3, llama_3_8_ops, 35, llama_3_8_times, 350, llama_3_8_tps, 70,
-    llama_3_8_hyper, 1, 0, 0};
+    llama_3_8_hyper, 1, 0, 0, 0};
 
 const struct ppi_bmodel *const ppi_builtin_models[] = {
     &gpt2_amp_model,

@@ -79,6 +79,11 @@ void pp_model_loss(const pp_model *m, double *fwd_bytes, double *bwd_bytes)
     *bwd_bytes = m ? m->loss_bbytes : 0;
 }
 
+double pp_model_pipe_extra(const pp_model *m)
+{
+  return m ? m->pipe_extra : 0;
+}
+
 int32_t pp_model_nhyper(const pp_model *m)
 {
   return m ? m->nhyper : 0;
