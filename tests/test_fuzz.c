@@ -4,8 +4,8 @@
 ** JSON readers, the PipeDream reader, the model and cluster SPEC
 ** parsers, the machine dumps and the training logs (a summary in range
 ** instead of an object).  Seed inputs (examples/, a PipeDream profile,
-*normalized
-** writes of built-ins, specs) are mutated with a seeded xorshift RNG;
+** normalized writes of built-ins, specs) are mutated with a seeded
+** xorshift RNG;
 ** each mutant must give PP_OK with an object that passes sanity checks
 ** (and survives write -> read -> write byte for byte), or an error with
 ** a message naming the input.  Nothing may crash or leak.  Then a few
