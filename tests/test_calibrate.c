@@ -527,6 +527,42 @@ static void t_cli(void **state)
            pj, cj);
   assert_int_equal(tu_run(cmd, &out, &err), 0);
   assert_non_null(strstr(err, "no calibration for V100 under deepspeed, fp16"));
+  {
+    /* export prices the plan as evaluate does, calibrated or not, on
+    ** stderr; a device past its memory at the upper end is warned of */
+    char q[512], w[4096];
+    double it[2];
+    int k;
+    for (k = 0; k < 2; k++) {
+      const char *at;
+      snprintf(cmd, sizeof cmd,
+               "export '%s' --model gpt2-amp --cluster amp-homogeneous "
+               "--to deepspeed%s%s%s",
+               pj, k ? " --calibration '" : "", k ? cj : "", k ? "'" : "");
+      assert_int_equal(tu_run(cmd, &out, &err), 0);
+      assert_non_null(strstr(out, "train_micro_batch_size_per_gpu"));
+      at = strstr(err,
+                  k ? "as priced (calibration " : "as priced (uncalibrated)");
+      assert_non_null(at);
+      at = strstr(at, "iteration ");
+      assert_non_null(at);
+      it[k] = strtod(at + 10, NULL);
+      assert_non_null(strstr(err, "fits with"));
+    }
+    assert_true(fabs(it[1] - 3000) < fabs(it[0] - 3000));
+    snprintf(q, sizeof q, "%s", tu_tmp("big.json"));
+    write_file(q, "{\"global_batch\": 64, \"micro_batch\": 16, \"tp\": 1, "
+                  "\"engine\": \"deepspeed\", \"precision\": \"fp16\", "
+                  "\"stages\": [{\"ops\": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, "
+                  "11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, "
+                  "25, 26, 27, 28, 29], \"replicas\": [[0], [1], [2], [3]]}]}");
+    snprintf(w, sizeof w,
+             "export '%s' --model gpt2-amp --cluster amp-homogeneous --to "
+             "deepspeed",
+             q);
+    assert_int_equal(tu_run(w, &out, &err), 0);
+    assert_non_null(strstr(err, "may fail out of memory"));
+  }
   snprintf(cmd, sizeof cmd, "calibrate '%s'", tu_tmp("nope.json"));
   assert_int_equal(tu_run(cmd, &out, &err), 1);
   assert_non_null(strstr(err, "nope.json"));

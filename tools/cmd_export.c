@@ -93,6 +93,65 @@ static int export_launch(pp_ctx *ctx, const struct cli_common *o)
   return ret;
 }
 
+/* What the plan is predicted to take, on stderr (stdout may carry the
+** files): the iteration time with its interval and the device with the
+** least room at the upper end of its memory interval, as evaluate
+** prices them (--calibration, --reserve-gb); a warning where that device
+** may run out of memory.  The export goes on: the user decides. */
+static int export_prediction(pp_ctx *ctx, const struct cli_common *o,
+                             const struct plan_inputs *in)
+{
+  pp_eval *e = NULL;
+  pp_eval_summary s;
+  pp_status rc;
+  int32_t d, worst = -1, nd = pp_cluster_ndev(in->c);
+  double room = 0, gib = 1024.0 * 1024.0 * 1024.0;
+  char name[256] = "";
+
+  if ((rc = pp_evaluate(ctx, in->p, in->m, in->c, &o->cost, &e)) ||
+      (rc = pp_eval_get_summary(e, &s))) {
+    pp_eval_destroy(e);
+    return cli_fail(ctx, rc);
+  }
+  for (d = 0; d < nd; d++) {
+    pp_device_memory dm;
+    double r;
+    if (pp_eval_device(e, d, &dm) || !dm.used)
+      continue;
+    r = (double)dm.capacity_bytes - dm.total_bytes * (1 + 2 * dm.spread);
+    if (worst < 0 || r < room) {
+      worst = d;
+      room = r;
+    }
+  }
+  if (worst >= 0) {
+    pp_device_desc dd;
+    if (pp_cluster_device(in->c, worst, &dd) == PP_OK && dd.name)
+      snprintf(name, sizeof name, " ('%s')", dd.name);
+  }
+  fprintf(
+      stderr, "parplan: as priced (%s%s): iteration %.1f ms, %.1f to %.1f ms",
+      o->calibration ? "calibration " : "uncalibrated",
+      o->calibration ? o->calibration : "", s.iteration_ms,
+      s.iteration_ms * (1 - 2 * s.time_spread > 0 ? 1 - 2 * s.time_spread : 0),
+      s.iteration_ms * (1 + 2 * s.time_spread));
+  if (worst >= 0 && room >= 0)
+    fprintf(stderr,
+            "; device %d%s fits with %.1f GiB to spare at the upper end of "
+            "its memory interval\n",
+            (int)worst, name, room / gib);
+  else if (worst >= 0)
+    fprintf(stderr,
+            "\nparplan: warning: device %d%s needs %.1f GiB more at the "
+            "upper end of its memory interval: the run may fail out of "
+            "memory\n",
+            (int)worst, name, -room / gib);
+  else
+    fputc('\n', stderr);
+  pp_eval_destroy(e);
+  return 0;
+}
+
 /* The engine's files in DIR, or their text on stdout (several files:
 ** each after a "==> NAME <==" line); warnings on stderr for what the
 ** engine cannot express. */
@@ -113,6 +172,10 @@ static int run_export(pp_ctx *ctx, void *opts)
     return export_launch(ctx, &o->c);
   if ((ret = load_plan(ctx, "export", &o->c, &in)))
     return ret;
+  if ((ret = export_prediction(ctx, &o->c, &in))) {
+    free_plan(&in);
+    return ret;
+  }
   rc = pp_export_to(ctx, to_at(o->to), in.p, in.m, in.c, &x);
   for (i = 0; rc == PP_OK && !ret && i < pp_export_nfile(x); i++) {
     const char *name = pp_export_file_name(x, i);
@@ -137,7 +200,8 @@ static int run_export(pp_ctx *ctx, void *opts)
 }
 
 static const struct cli_opt *const export_tables[] = {
-    model_opts, cluster_opts, export_opts, run_opts, NULL};
+    model_opts,   cluster_opts, export_opts, run_opts,
+    reserve_opts, calib_opts,   NULL};
 
 const struct cli_cmd cmd_export = {
     "export",
@@ -148,7 +212,9 @@ const struct cli_cmd cmd_export = {
     "             DeepSpeed config and stage boundaries; torch pipelining\n"
     "             schedule CSV, split points and torchtitan TOML; PipeDream\n"
     "             stage-to-rank maps; launch: hostfile and per-host\n"
-    "             scripts; warnings for what the engine cannot express",
+    "             scripts; warnings for what the engine cannot express;\n"
+    "             on stderr the plan's predicted time and memory room\n"
+    "             (with --calibration, as calibrated)",
     export_tables,
     sizeof(struct export_opts),
     init_export,
