@@ -11,7 +11,8 @@
 **     live the estimate's live bytes on the run's fullest device (weights,
 **     state, activations, buffers, transients); priors slack ~ N(the
 **     engine's, 0.1^2), runtime ~ N(the engine's, (2 GiB)^2); noise
-**     relative to y, its spread estimated from the residuals;
+**     relative to y, its spread estimated from the residuals; runs
+**     without a measured peak are bounds (fit_memory);
 **   - time, non-linear (the iteration is a max over resources): the
 **     measured iteration time against the estimate with compute scaled by
 **     s, a fixed cost c per micro-batch and stage replica and the
@@ -101,10 +102,12 @@ static pp_engine run_engine(const pp_run_record *r)
 }
 
 /* Price run r with entry e as the only calibration: the iteration time
-** and, of the fullest device, its memory parts. */
+** and, of the fullest device, its memory parts; of the device with the
+** least room (capacity - total), into *tight. */
 static pp_status price(pp_ctx *ctx, const pp_run_record *r,
                        const pp_calibrate_params *p, const pp_calib_entry *e,
-                       double *ms, pp_device_memory *worst)
+                       double *ms, pp_device_memory *worst,
+                       pp_device_memory *tight)
 {
   pp_calibration *c = NULL;
   pp_cost_params cp = p->cost;
@@ -121,13 +124,18 @@ static pp_status price(pp_ctx *ctx, const pp_run_record *r,
   *ms = s.iteration_ms;
   if (worst) {
     int32_t d;
-    double best = -1;
+    double best = -1, room = INFINITY;
     for (d = 0; d < pp_cluster_ndev(r->cluster); d++) {
       pp_device_memory x;
-      if (pp_eval_device(ev, d, &x) == PP_OK && x.used &&
-          x.total_bytes > best) {
+      if (pp_eval_device(ev, d, &x) != PP_OK || !x.used)
+        continue;
+      if (x.total_bytes > best) {
         best = x.total_bytes;
         *worst = x;
+      }
+      if (tight && (double)x.capacity_bytes - x.total_bytes < room) {
+        room = (double)x.capacity_bytes - x.total_bytes;
+        *tight = x;
       }
     }
   }
@@ -168,65 +176,117 @@ static void solve(int n, const double *A, const double *b, double *x,
   }
 }
 
-/* Memory: y = live (1 + slack) + runtime, linear in (slack, runtime). */
-static pp_status fit_memory(pp_ctx *ctx, const pp_run_record *runs,
-                            const int32_t *idx, int32_t n,
-                            const pp_calibrate_params *p, pp_calib_entry *e)
+/* Memory: y = live (1 + slack) + runtime, linear in (slack, runtime).
+** The runs without a measured peak bound it: one that failed out of
+** memory needed at least its tightest device's capacity there, one that
+** finished at most every device's.  A bound the fit violates joins the
+** observations at the bound (an active set: once in, it stays), and the
+** fit is repeated until none is violated; each bound takes the device
+** with the least room under the defaults. */
+struct mobs {
+  double live, y; /* the run's live bytes, the peak or the bound */
+  int bound;      /* 0 measured; +1 at least y (OOM); -1 at most y */
+  int active;     /* in the fit */
+};
+
+static void fit_linear(const struct mobs *o, int32_t n, const double th0[2],
+                       double th[2], double inv[4], double *tau, double *ss,
+                       int32_t *m)
 {
-  double *live, *y, th0[2], psd[2] = {PRIOR_SLACK_SD, PRIOR_RUNTIME_SD};
-  double th[2] = {0, 0}, inv[4] = {0, 0, 0, 0}, tau = 0.02, ss = 0;
-  int32_t i, m = 0, it;
-  pp_status rc = PP_OK;
-  if (!PPI_NEW(ctx, live, n) || !PPI_NEW(ctx, y, n)) {
-    ppi_free(ctx, live, (size_t)(n > 0 ? n : 1) * sizeof *live);
-    return PP_ENOMEM;
-  }
-  th0[0] = th0[1] = NAN;
-  for (i = 0; i < n && !rc; i++) {
-    const pp_run_record *r = &runs[idx[i]];
-    pp_device_memory w;
-    double ms;
-    memset(&w, 0, sizeof w);
-    if (r->failed || !(r->peak_memory_bytes > 0))
-      continue;
-    if ((rc = price(ctx, r, p, NULL, &ms, &w)))
-      break;
-    live[m] = w.total_bytes - w.slack_bytes - w.runtime_bytes - w.reserve_bytes;
-    y[m] = r->peak_memory_bytes - w.reserve_bytes;
-    if (isnan(th0[0])) { /* the defaults the cost model applies */
-      th0[0] = live[m] > 0 ? w.slack_bytes / live[m] : 0;
-      th0[1] = w.runtime_bytes;
-    }
-    m++;
-  }
-  for (it = 0; it < 4 && m > 0 && !rc; it++) {
+  const double psd[2] = {PRIOR_SLACK_SD, PRIOR_RUNTIME_SD};
+  int32_t i, it;
+  for (i = 0, *m = 0; i < n; i++)
+    *m += o[i].active;
+  for (it = 0; it < 4 && *m > 0; it++) {
     double A[4], b[2];
     A[0] = 1 / (psd[0] * psd[0]);
     A[1] = A[2] = 0;
     A[3] = 1 / (psd[1] * psd[1]);
     b[0] = th0[0] * A[0];
     b[1] = th0[1] * A[3];
-    for (i = 0; i < m; i++) {
-      double w = 1 / (tau * y[i] * tau * y[i]);
-      A[0] += live[i] * live[i] * w;
-      A[1] += live[i] * w;
-      A[2] += live[i] * w;
+    for (i = 0; i < n; i++) {
+      double w = 1 / (*tau * o[i].y * *tau * o[i].y);
+      if (!o[i].active)
+        continue;
+      A[0] += o[i].live * o[i].live * w;
+      A[1] += o[i].live * w;
+      A[2] += o[i].live * w;
       A[3] += w;
-      b[0] += live[i] * (y[i] - live[i]) * w;
-      b[1] += (y[i] - live[i]) * w;
+      b[0] += o[i].live * (o[i].y - o[i].live) * w;
+      b[1] += (o[i].y - o[i].live) * w;
     }
     solve(2, A, b, th, inv);
-    for (i = 0, ss = 0; i < m; i++) {
-      double res = (live[i] * (1 + th[0]) + th[1] - y[i]) / y[i];
-      ss += res * res;
+    for (i = 0, *ss = 0; i < n; i++) {
+      double res = (o[i].live * (1 + th[0]) + th[1] - o[i].y) / o[i].y;
+      if (o[i].active)
+        *ss += res * res;
     }
     /* the spread of the residuals, floored at 0.5% (nvidia-smi's MiB
     ** granularity and run-to-run noise) */
-    tau = m > 2 ? sqrt(ss / (m - 2)) : tau;
-    if (tau < 0.005)
-      tau = 0.005;
+    *tau = *m > 2 ? sqrt(*ss / (*m - 2)) : *tau;
+    if (*tau < 0.005)
+      *tau = 0.005;
   }
-  if (m > 0) {
+}
+
+static pp_status fit_memory(pp_ctx *ctx, const pp_run_record *runs,
+                            const int32_t *idx, int32_t n,
+                            const pp_calibrate_params *p, pp_calib_entry *e)
+{
+  struct mobs *o;
+  double th0[2], th[2] = {0, 0}, inv[4] = {0, 0, 0, 0}, tau = 0.02, ss = 0;
+  int32_t i, m = 0, k = 0, measured = 0, again;
+  pp_status rc = PP_OK;
+  if (!PPI_NEW(ctx, o, n))
+    return PP_ENOMEM;
+  th0[0] = th0[1] = NAN;
+  for (i = 0; i < n && !rc; i++) {
+    const pp_run_record *r = &runs[idx[i]];
+    pp_device_memory w, t;
+    double ms, live;
+    int meas = !r->failed && r->peak_memory_bytes > 0;
+    memset(&w, 0, sizeof w);
+    memset(&t, 0, sizeof t);
+    if (!r->plan || r->failed == 2)
+      continue; /* a time-out says nothing of memory */
+    if ((rc = price(ctx, r, p, NULL, &ms, &w, &t)))
+      break;
+    if (isnan(th0[0])) { /* the defaults the cost model applies */
+      live = w.total_bytes - w.slack_bytes - w.runtime_bytes - w.reserve_bytes;
+      th0[0] = live > 0 ? w.slack_bytes / live : 0;
+      th0[1] = w.runtime_bytes;
+    }
+    if (meas) {
+      o[k].live =
+          w.total_bytes - w.slack_bytes - w.runtime_bytes - w.reserve_bytes;
+      o[k].y = r->peak_memory_bytes - w.reserve_bytes;
+      o[k].bound = 0;
+      o[k].active = 1;
+      measured++;
+    } else {
+      o[k].live =
+          t.total_bytes - t.slack_bytes - t.runtime_bytes - t.reserve_bytes;
+      o[k].y = (double)t.capacity_bytes - t.reserve_bytes;
+      o[k].bound = r->failed == 1 ? 1 : -1;
+      o[k].active = 0;
+      if (!(o[k].y > 0 && o[k].live > 0))
+        continue;
+    }
+    k++;
+  }
+  /* the bounds only refine what measured peaks fit */
+  for (again = measured > 0 && !rc; again;) {
+    fit_linear(o, k, th0, th, inv, &tau, &ss, &m);
+    again = 0;
+    for (i = 0; i < k; i++) {
+      double pred = o[i].live * (1 + th[0]) + th[1];
+      if (!o[i].active && o[i].bound * (pred - o[i].y) < 0) {
+        o[i].active = 1;
+        again = 1;
+      }
+    }
+  }
+  if (measured > 0) {
     e->slack = th[0] > 0 ? th[0] : 0;
     e->runtime_bytes = th[1] > 0 ? th[1] : 0;
     e->slack_sd = sqrt(inv[0]);
@@ -234,8 +294,7 @@ static pp_status fit_memory(pp_ctx *ctx, const pp_run_record *runs,
     e->memory_runs = m;
     e->memory_rel_sd = sqrt(ss / m);
   }
-  ppi_free(ctx, live, (size_t)(n > 0 ? n : 1) * sizeof *live);
-  ppi_free(ctx, y, (size_t)(n > 0 ? n : 1) * sizeof *y);
+  ppi_free(ctx, o, (size_t)(n > 0 ? n : 1) * sizeof *o);
   return rc;
 }
 
@@ -261,7 +320,7 @@ static pp_status time_residuals(pp_ctx *ctx, const pp_run_record *runs,
   for (i = 0; i < m; i++) {
     const pp_run_record *r = &runs[idx[i]];
     double ms;
-    if ((rc = price(ctx, r, p, &e, &ms, NULL)))
+    if ((rc = price(ctx, r, p, &e, &ms, NULL, NULL)))
       return rc;
     res[i] = (ms - r->iteration_ms) / r->iteration_ms;
   }
