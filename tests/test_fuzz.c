@@ -2,10 +2,10 @@
 /*
 ** Deterministic mutation fuzzing of every reader: the model and cluster
 ** JSON readers, the PipeDream reader, the model and cluster SPEC
-** parsers, the machine dumps and the training logs (a summary in range
-** instead of an object).  Seed inputs (examples/, a PipeDream profile,
-** normalized writes of built-ins, specs) are mutated with a seeded
-** xorshift RNG;
+** parsers, the machine dumps, the training logs (a summary in range
+** instead of an object) and RUNS.json.  Seed inputs (examples/, a
+** PipeDream profile, normalized writes of built-ins, specs) are mutated
+** with a seeded xorshift RNG;
 ** each mutant must give PP_OK with an object that passes sanity checks
 ** (and survives write -> read -> write byte for byte), or an error with
 ** a message naming the input.  Nothing may crash or leak.  Then a few
@@ -617,12 +617,13 @@ enum reader {
   RD_ROCM_SMI,
   RD_ONNX,
   RD_LOG,
+  RD_RUNS,
   RD_N
 };
 static const char *const reader_name[] = {
-    "model json",   "cluster json", "pipedream",   "model spec",
-    "cluster spec", "calibration",  "nvidia-smi",  "nccl xml",
-    "rocm-smi",     "onnx",         "training log"};
+    "model json",   "cluster json", "pipedream",    "model spec",
+    "cluster spec", "calibration",  "nvidia-smi",   "nccl xml",
+    "rocm-smi",     "onnx",         "training log", "runs"};
 static const char *const reader_src[] = {"fuzz.json",
                                          "fuzz.json",
                                          "fuzz.txt",
@@ -633,9 +634,11 @@ static const char *const reader_src[] = {"fuzz.json",
                                          "fuzz.xml",
                                          "fuzz-rocm.txt",
                                          "fuzz.onnx",
-                                         "fuzz.log"};
+                                         "fuzz.log",
+                                         "fuzz-runs.json"};
 /* Readers of formats that are not JSON (no tree mutations). */
-#define NOT_JSON(rd) ((rd) == RD_PIPEDREAM || (rd) >= RD_NVSMI)
+#define NOT_JSON(rd)                                                           \
+  ((rd) == RD_PIPEDREAM || ((rd) >= RD_NVSMI && (rd) != RD_RUNS))
 
 struct fz {
   struct tu_alloc a;
@@ -1056,6 +1059,23 @@ static void feed(struct fz *z, enum reader rd, const char *text, size_t len)
     pp_calibration_destroy(cal);
     break;
   }
+  case RD_RUNS: {
+    pp_runs *runs = NULL;
+    rc = pp_runs_read_json(z->ctx, text, len, src, &runs);
+    if (rc == PP_OK) {
+      const pp_run_record *r = pp_runs_records(runs);
+      int32_t k;
+      for (k = 0; k < pp_runs_count(runs); k++)
+        /* a run is priced (plan, model, cluster) or a link measurement */
+        if (!r[k].cluster || (!!r[k].plan != !!r[k].model) ||
+            (r[k].failed != 0 && r[k].failed != 1 && r[k].failed != 2) ||
+            isinf(r[k].iteration_ms) || isinf(r[k].peak_memory_bytes))
+          fz_fail("run %d out of range", (int)k);
+    } else if (runs)
+      fz_fail("status %d but runs", rc);
+    pp_runs_destroy(runs);
+    break;
+  }
   case RD_LOG: {
     pp_log_summary ls;
     rc = pp_log_read(z->ctx, text, len, src, &ls);
@@ -1080,7 +1100,7 @@ static void feed(struct fz *z, enum reader rd, const char *text, size_t len)
       check_model(z->m, true);
     else if (z->c)
       check_cluster(z->c);
-    else if (rd != RD_LOG && rd != RD_CALIB)
+    else if (rd != RD_LOG && rd != RD_CALIB && rd != RD_RUNS)
       fz_fail("PP_OK without an object");
   } else {
     z->err[rd]++;
@@ -1297,6 +1317,7 @@ static const struct {
     {"tests/data/logs/deepspeed-zero.log", RD_LOG},
     {"tests/data/logs/nvsmi-used-gpus.csv", RD_LOG},
     {"tests/golden/expected/79/files/cal.json", RD_CALIB},
+    {"tests/data/runs/runs-small.json", RD_RUNS},
 };
 
 static void test_fuzz_files(void **state)
