@@ -468,8 +468,13 @@ static void report_calibrated(pp_ctx *ctx, struct set *st, int verbose)
              e.compute_scale, e.compute_sd, e.step_ms, e.step_sd);
       if (!isnan(e.mbs_exponent))
         printf(", x (micro-batch)^%.3f +- %.3f", e.mbs_exponent, e.mbs_sd);
+      if (!isnan(e.tp_exponent))
+        printf(", x tp^%.3f +- %.3f", e.tp_exponent, e.tp_sd);
       if (!isnan(e.net_scale))
         printf(", inter-node bandwidth x%.3f +- %.3f", e.net_scale, e.net_sd);
+      if (!isnan(e.intra_scale))
+        printf(", intra-node bandwidth x%.3f +- %.3f", e.intra_scale,
+               e.intra_sd);
       printf(" (%d runs, residuals %.1f%%)", e.time_runs, 100 * e.time_rel_sd);
     }
     if (e.memory_runs)

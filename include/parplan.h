@@ -823,7 +823,13 @@ typedef struct pp_calib_entry {
                              reference micro-batch) ^ this: below 0, larger
                              micro-batches run more efficiently than the
                              profile says */
-  double runtime_sd, slack_sd, compute_sd, step_sd, net_sd, mbs_sd;
+  double tp_exponent;     /* compute further x tp ^ this: above 0, a
+                             tensor-parallel rank is slower than its
+                             profile or split says */
+  double intra_scale;     /* delivered share of the bandwidth between
+                             devices of one node */
+  double runtime_sd, slack_sd, compute_sd, step_sd, net_sd, mbs_sd, tp_sd,
+      intra_sd;
   int32_t memory_runs, time_runs; /* runs each part was fitted from */
   int32_t link_runs;              /* nccl-tests measurements in net_scale */
   double time_rel_sd;   /* relative spread of the fitted time residuals */

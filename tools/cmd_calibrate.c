@@ -22,11 +22,18 @@ static void print_entry(const pp_calib_entry *e)
     if (!isnan(e->mbs_exponent))
       printf("           compute x (micro-batch / reference)^%.3f +- %.3f\n",
              e->mbs_exponent, e->mbs_sd);
+    if (!isnan(e->tp_exponent))
+      printf("           compute x (tensor-parallel degree)^%.3f +- %.3f\n",
+             e->tp_exponent, e->tp_sd);
   } else
     printf("  time     no finished run measured it: the defaults apply\n");
   if (!isnan(e->net_scale))
     printf("  links    bandwidth across nodes x %.3f +- %.3f%s\n", e->net_scale,
            e->net_sd, e->link_runs ? " (with nccl-tests)" : "");
+  if (!isnan(e->intra_scale))
+    printf("  links    bandwidth inside a node x %.3f +- %.3f%s\n",
+           e->intra_scale, e->intra_sd,
+           e->link_runs ? " (with nccl-tests)" : "");
   if (e->memory_runs)
     printf("  memory   from %d runs: runtime %.2f +- %.2f GiB, allocator "
            "slack %.3f +- %.3f\n"

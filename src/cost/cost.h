@@ -170,7 +170,8 @@ PP_INTERNAL double ppi_cost_time_spread(const struct ppi_cost *k,
                                         double iter_ms, double comm_ms,
                                         int *calibrated);
 /* A calibration's delivered share of the bandwidth between devices i and
-** j (1 inside a node or without one), and the bandwidth in GB/s with it. */
+** j (its net_scale across nodes, intra_scale inside one; 1 without
+** them), and the bandwidth in GB/s with it. */
 PP_INTERNAL double ppi_cost_net_share(const struct ppi_cost *k, int32_t i,
                                       int32_t j);
 PP_INTERNAL double ppi_cost_bw(const struct ppi_cost *k, int32_t i, int32_t j);

@@ -499,7 +499,7 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
   ** (the search's bounds alike, search_space.c) */
   if (k->cp.kind != PP_COST_AMP)
     e->sum.lower_bound_ms *= ppi_calib_speedup(
-        k->cp.calibration, k->p->p.micro_batch, k->m->micro_batch);
+        k->cp.calibration, k->p->p.micro_batch, k->m->micro_batch, k->tp);
   return rc;
 }
 

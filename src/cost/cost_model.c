@@ -142,7 +142,14 @@ double ppi_cost_time_spread(const struct ppi_cost *k, double iter_ms,
                                fabs(log((double)k->p->p.micro_batch /
                                         k->m->micro_batch))
                          : 0;
-          x = sqrt(a * a + b * b + c * c + n * n + g * g);
+          double h = !isnan(ce->tp_exponent) && ce->tp_sd > 0
+                         ? comp * ce->tp_sd * log((double)k->tp)
+                         : 0;
+          /* the transfers' share, at most, for the links inside nodes */
+          double w = ce->intra_scale > 0 && ce->intra_sd > 0
+                         ? comm_ms * ce->intra_sd / ce->intra_scale
+                         : 0;
+          x = sqrt(a * a + b * b + c * c + n * n + g * g + h * h + w * w);
         } else {
           *calibrated = 0;
         }
@@ -157,10 +164,12 @@ double ppi_cost_time_spread(const struct ppi_cost *k, double iter_ms,
 double ppi_cost_net_share(const struct ppi_cost *k, int32_t i, int32_t j)
 {
   const pp_calib_entry *ce;
-  if (k->cp.calibration && k->c->dev_node[i] != k->c->dev_node[j] &&
-      (ce = ppi_cost_calib(k, k->c->dev_type[i])) && !isnan(ce->net_scale))
-    return ce->net_scale;
-  return 1;
+  if (!k->cp.calibration || i == j ||
+      !(ce = ppi_cost_calib(k, k->c->dev_type[i])))
+    return 1;
+  if (k->c->dev_node[i] != k->c->dev_node[j])
+    return isnan(ce->net_scale) ? 1 : ce->net_scale;
+  return isnan(ce->intra_scale) ? 1 : ce->intra_scale;
 }
 
 double ppi_cost_bw(const struct ppi_cost *k, int32_t i, int32_t j)
@@ -377,11 +386,14 @@ static pp_status replica_times(pp_ctx *ctx, struct ppi_cost *k)
           /* a calibration scales the compute measured on this type and
           ** adds its fixed cost per micro-batch (docs/COST_MODEL.md,
           ** "Calibration") */
-          if (ce && (!isnan(ce->compute_scale) || !isnan(ce->mbs_exponent))) {
+          if (ce && (!isnan(ce->compute_scale) || !isnan(ce->mbs_exponent) ||
+                     !isnan(ce->tp_exponent))) {
             double sc = isnan(ce->compute_scale) ? 1 : ce->compute_scale;
             if (!isnan(ce->mbs_exponent))
               sc *= pow((double)k->p->p.micro_batch / k->m->micro_batch,
                         ce->mbs_exponent);
+            if (!isnan(ce->tp_exponent))
+              sc *= pow((double)k->tp, ce->tp_exponent);
             x[0] *= sc;
             x[1] *= sc;
             x[2] *= sc;

@@ -32,6 +32,10 @@ static const struct {
      offsetof(pp_calib_entry, net_sd)},
     {"mbs_exponent", "mbs_sd", offsetof(pp_calib_entry, mbs_exponent),
      offsetof(pp_calib_entry, mbs_sd)},
+    {"tp_exponent", "tp_sd", offsetof(pp_calib_entry, tp_exponent),
+     offsetof(pp_calib_entry, tp_sd)},
+    {"intra_scale", "intra_sd", offsetof(pp_calib_entry, intra_scale),
+     offsetof(pp_calib_entry, intra_sd)},
 };
 
 #define FIELD(e, off) (*(double *)((char *)(e) + (off)))

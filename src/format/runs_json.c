@@ -232,7 +232,7 @@ static pp_status read_links(pp_runs *r, const char *src, const char *dir,
   const json_t *dv;
   pp_run_record rec;
   pp_nccl_tests nt;
-  int32_t k, n, ranks, cross = 0, *devs;
+  int32_t k, n, ranks, *devs;
   double best = 0;
   pp_status rc;
   memset(&rec, 0, sizeof rec);
@@ -292,7 +292,8 @@ static pp_status read_links(pp_runs *r, const char *src, const char *dir,
                      "%s: %s ran on %d ranks, but %d devices are given "
                      "(\"devices\", or the cluster's all)",
                      w, file, (int)ranks, (int)n);
-  /* one device type, and a hop that leaves a node: what it calibrates */
+  /* one device type: what it calibrates (the links across nodes where a
+  ** hop leaves one, else those inside the node) */
   for (k = 0; k < n && !rc; k++) {
     int32_t a = devs[k], b = devs[(k + 1) % n];
     if (pp_cluster_device_type(rec.cluster, a) !=
@@ -301,14 +302,7 @@ static pp_status read_links(pp_runs *r, const char *src, const char *dir,
                        "%s: its devices are of several types; a link "
                        "measurement calibrates one",
                        w);
-    cross |= pp_cluster_device_node(rec.cluster, a) !=
-             pp_cluster_device_node(rec.cluster, b);
   }
-  if (!rc && !cross)
-    rc = ppi_fail_at(ctx, PP_EINPUT, src, 0, 0,
-                     "%s: %s stays inside one node; calibrate fits the "
-                     "links between nodes only",
-                     w, file);
   if (!rc)
     rc = keep_name(r, name ? name : w, &rec.name);
   if (rc) {

@@ -29,7 +29,7 @@ void pp_calib_entry_init(pp_calib_entry *e)
 {
   memset(e, 0, sizeof *e);
   e->runtime_bytes = e->slack = e->compute_scale = e->step_ms = NAN;
-  e->net_scale = e->mbs_exponent = NAN;
+  e->net_scale = e->mbs_exponent = e->tp_exponent = e->intra_scale = NAN;
 }
 
 pp_status pp_calibration_create(pp_ctx *ctx, pp_calibration **out)
@@ -83,12 +83,13 @@ pp_status pp_calibration_add(pp_calibration *c, const pp_calib_entry *e)
                     e->type);
   if (bad_value(e->runtime_bytes, 0, 1e15) || bad_value(e->slack, 0, 10) ||
       bad_value(e->compute_scale, 1e-3, 1e3) || bad_value(e->step_ms, 0, 1e6) ||
-      bad_value(e->net_scale, 1e-3, 1e3) || bad_value(e->mbs_exponent, -1, 1))
+      bad_value(e->net_scale, 1e-3, 1e3) || bad_value(e->mbs_exponent, -1, 1) ||
+      bad_value(e->tp_exponent, -1, 1) || bad_value(e->intra_scale, 1e-3, 1e3))
     return ppi_fail(c->ctx, PP_EINPUT,
                     "calibration entry %s/%s/%s: a value out of range "
-                    "(runtime_bytes >= 0, slack in [0, 10], compute_scale "
-                    "and net_scale in [0.001, 1000], step_ms in [0, 1e6], "
-                    "mbs_exponent in [-1, 1])",
+                    "(runtime_bytes >= 0, slack in [0, 10], compute_scale, "
+                    "net_scale and intra_scale in [0.001, 1000], step_ms in "
+                    "[0, 1e6], mbs_exponent and tp_exponent in [-1, 1])",
                     e->type, pp_engine_name(e->engine),
                     pp_precision_name(e->precision));
   if (pp_calibration_find(c, e->type, e->engine, e->precision))
@@ -121,7 +122,8 @@ pp_status pp_calibration_get(const pp_calibration *c, int32_t i,
   return PP_OK;
 }
 
-double ppi_calib_speedup(const pp_calibration *c, int32_t mbs, int32_t ref_mbs)
+double ppi_calib_speedup(const pp_calibration *c, int32_t mbs, int32_t ref_mbs,
+                         int32_t tp)
 {
   double smin = 1;
   size_t i;
@@ -130,10 +132,14 @@ double ppi_calib_speedup(const pp_calibration *c, int32_t mbs, int32_t ref_mbs)
     double f = isnan(e->compute_scale) ? 1 : e->compute_scale;
     if (!isnan(e->mbs_exponent) && ref_mbs > 0)
       f *= pow((double)mbs / ref_mbs, e->mbs_exponent);
+    if (!isnan(e->tp_exponent) && tp > 1)
+      f *= pow((double)tp, e->tp_exponent);
     if (f < smin)
       smin = f;
     if (e->net_scale > 1 && 1 / e->net_scale < smin)
       smin = 1 / e->net_scale;
+    if (e->intra_scale > 1 && 1 / e->intra_scale < smin)
+      smin = 1 / e->intra_scale;
   }
   return smin;
 }

@@ -44,10 +44,11 @@ PP_INTERNAL pp_status ppi_plan_with_params(pp_ctx *ctx, const pp_plan *p,
                                            pp_plan **out);
 
 /* The smallest factor a calibration can make a term of a plan at
-** micro-batch mbs faster by (calib.c): its entries' compute factors
-** scale x (mbs / ref_mbs)^g and 1 / n of a network share above 1; 1
-** when none is below.  Lower bounds multiplied by it stay bounds. */
+** micro-batch mbs and tensor-parallel degree tp faster by (calib.c): its
+** entries' compute factors scale x (mbs / ref_mbs)^g x tp^h and 1 / n of
+** a network share (across or inside nodes) above 1; 1 when none is
+** below.  Lower bounds multiplied by it stay bounds. */
 PP_INTERNAL double ppi_calib_speedup(const pp_calibration *c, int32_t mbs,
-                                     int32_t ref_mbs);
+                                     int32_t ref_mbs, int32_t tp);
 
 #endif /* PP_PLAN_H */

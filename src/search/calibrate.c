@@ -15,10 +15,12 @@
 **     without a measured peak are bounds (fit_memory);
 **   - time, non-linear (the iteration is a max over resources): the
 **     measured iteration time against the estimate with compute scaled by
-**     s, a fixed cost c per micro-batch and stage replica and the
-**     bandwidth between nodes scaled by n, compute further by (micro-batch
-**     / reference)^g; priors s ~ N(1, 0.5^2), c ~ N(0, (5 ms)^2),
-**     n ~ N(1, 0.3^2), g ~ N(0, 0.2^2); relative residuals; solved by
+**     s, a fixed cost c per micro-batch and stage replica, the
+**     bandwidth between nodes scaled by n and inside them by i, compute
+**     further by (micro-batch / reference)^g and by tp^h; priors
+**     s ~ N(1, 0.5^2), c ~ N(0, (5 ms)^2), n and i ~ N(1, 0.3^2), g and
+**     h ~ N(0, 0.2^2); nccl-tests figures observe n or i directly;
+**     relative residuals; solved by
 **     Gauss-Newton on finite differences, the noise spread re-estimated
 **     from the residuals.
 ** The standard deviations reported are the posterior's, (J'J / t^2 +
@@ -46,13 +48,17 @@
 ** NVIDIA/nccl issues 209 and 450; over RDMA near all); the micro-batch
 ** exponent 0.2 (x 0.76 to x 1.3 between micro-batch 1 and 4, the range
 ** of Sailor's measured per-sample times, docs/FORMATS.md "Which time
-** applies"); Gauss-Newton steps 30. */
+** applies"); the tensor-parallel exponent 0.2 likewise (x 0.76 to x 1.3
+** from tp 1 to 4); the delivered share of the bandwidth inside a node
+** 0.3, as across nodes; Gauss-Newton steps 30. */
 #define PRIOR_SLACK_SD 0.1
 #define PRIOR_RUNTIME_SD (2.0 * 1073741824.0)
 #define PRIOR_SCALE_SD 0.5
 #define PRIOR_STEP_SD 5.0
 #define PRIOR_NET_SD 0.3
 #define PRIOR_MBS_SD 0.2
+#define PRIOR_TP_SD 0.2
+#define PRIOR_INTRA_SD 0.3
 /* TUNING: the relative spread of one nccl-tests figure of the bus
 ** bandwidth, 0.05 (repeated nccl-tests runs of one cluster differ by a
 ** few per cent; the largest of a sweep is taken). */
@@ -147,11 +153,11 @@ done:
 
 /* Solve A x = b for a small symmetric positive definite A (n x n, row
 ** major; the prior makes it so) by Gauss-Jordan elimination; inv
-** receives A^-1.  n <= 4. */
+** receives A^-1.  n <= 8. */
 static void solve(int n, const double *A, const double *b, double *x,
                   double *inv)
 {
-  double m[4][8];
+  double m[8][16];
   int i, j, k;
   for (i = 0; i < n; i++)
     for (j = 0; j < 2 * n; j++)
@@ -299,8 +305,10 @@ static pp_status fit_memory(pp_ctx *ctx, const pp_run_record *runs,
 }
 
 /* The time parameters: compute scale, fixed cost per micro-batch (ms),
-** delivered share of the bandwidth across nodes. */
-#define NT 4
+** delivered share of the bandwidth across nodes, micro-batch exponent,
+** tensor-parallel exponent, delivered share inside a node. */
+#define NT 6
+_Static_assert(NT <= 8, "solve() takes at most 8 parameters");
 
 /* Relative residuals of the timed runs at th[NT] into res[]. */
 static pp_status time_residuals(pp_ctx *ctx, const pp_run_record *runs,
@@ -316,6 +324,8 @@ static pp_status time_residuals(pp_ctx *ctx, const pp_run_record *runs,
   e.step_ms = th[1];
   e.net_scale = th[2];
   e.mbs_exponent = th[3];
+  e.tp_exponent = th[4];
+  e.intra_scale = th[5];
   e.runtime_bytes = e.slack = NAN; /* time does not depend on them */
   for (i = 0; i < m; i++) {
     const pp_run_record *r = &runs[idx[i]];
@@ -327,17 +337,19 @@ static pp_status time_residuals(pp_ctx *ctx, const pp_run_record *runs,
   return PP_OK;
 }
 
-/* A link measurement's delivered share of the nominal inter-node
-** bandwidth: the measured bus bandwidth over the nominal bottleneck
-** between nodes, the slowest hop that leaves a node on the ring in the
-** devices' order (all_reduce: NCCL's bus bandwidth of a ring is its
-** slowest hop's, and a ring over whole nodes crosses each NIC once each
-** way) or the pair's (sendrecv).  -1 with an error when no hop crosses
-** nodes or the devices are of several types. */
-static double link_share(pp_ctx *ctx, const pp_run_record *r, int32_t *type)
+/* A link measurement's delivered share of the nominal bandwidth: the
+** measured bus bandwidth over the nominal bottleneck between nodes, the
+** slowest hop that leaves a node on the ring in the devices' order
+** (all_reduce: NCCL's bus bandwidth of a ring is its slowest hop's, and
+** a ring over whole nodes crosses each NIC once each way) or the pair's
+** (sendrecv); *cls 0.  A measurement inside one node: over its slowest
+** hop, *cls 1.  -1 with an error when the devices are of several
+** types. */
+static double link_share(pp_ctx *ctx, const pp_run_record *r, int32_t *type,
+                         int32_t *cls)
 {
   const pp_cluster *c = r->cluster;
-  double bmin = INFINITY;
+  double bmin = INFINITY, bin = INFINITY;
   int32_t k, n = r->link == 1 ? 1 : r->ndevices;
   *type = c->dev_type[r->devices[0]];
   for (k = 0; k < r->ndevices; k++)
@@ -350,18 +362,21 @@ static double link_share(pp_ctx *ctx, const pp_run_record *r, int32_t *type)
     }
   for (k = 0; k < n; k++) {
     int32_t a = r->devices[k], b = r->devices[(k + 1) % r->ndevices];
-    if (c->dev_node[a] != c->dev_node[b] &&
-        c->bw[(size_t)a * c->ndev + b] < bmin)
-      bmin = c->bw[(size_t)a * c->ndev + b];
+    double bw = c->bw[(size_t)a * c->ndev + b];
+    if (a == b)
+      continue;
+    if (c->dev_node[a] != c->dev_node[b] && bw < bmin)
+      bmin = bw;
+    if (c->dev_node[a] == c->dev_node[b] && bw < bin)
+      bin = bw;
   }
-  if (!(bmin < INFINITY)) {
-    ppi_fail(ctx, PP_EINPUT,
-             "%s: no hop of it crosses nodes; calibrate fits the links "
-             "between nodes only",
+  *cls = !(bmin < INFINITY);
+  if (*cls && !(bin < INFINITY)) {
+    ppi_fail(ctx, PP_EINPUT, "%s: its devices are one device",
              r->name ? r->name : "nccl-tests run");
     return -1;
   }
-  return r->busbw_gbps / bmin;
+  return r->busbw_gbps / (*cls ? bin : bmin);
 }
 
 /* One MAP fit of the time parameters th[] (from th0) with those of
@@ -370,20 +385,21 @@ static double link_share(pp_ctx *ctx, const pp_run_record *r, int32_t *type)
 static pp_status gauss_newton(pp_ctx *ctx, const pp_run_record *runs,
                               const int32_t *t, int32_t m,
                               const pp_calibrate_params *p, const double *links,
-                              int32_t nlinks, const pp_calib_entry *e,
-                              const int *fixed, double *th, double *inv,
-                              double *tau, double *r0, double **rj)
+                              const int32_t *lcls, int32_t nlinks,
+                              const pp_calib_entry *e, const int *fixed,
+                              double *th, double *inv, double *tau, double *r0,
+                              double **rj)
 {
   /* priors (TUNING above) and the bounds a step may not leave, less the
   ** finite difference so that no priced point leaves them either */
-  static const double th0[NT] = {1, 0, 1, 0};
+  static const double th0[NT] = {1, 0, 1, 0, 0, 1};
   static const double psd[NT] = {PRIOR_SCALE_SD, PRIOR_STEP_SD, PRIOR_NET_SD,
-                                 PRIOR_MBS_SD};
+                                 PRIOR_MBS_SD,   PRIOR_TP_SD,   PRIOR_INTRA_SD};
   /* TUNING: finite-difference steps, small against the parameters'
   ** scales (1, milliseconds, 1) and large against rounding */
-  static const double h[NT] = {1e-4, 1e-3, 1e-4, 1e-4};
-  static const double lo[NT] = {0.01, 0, 0.02, -1};
-  static const double hi[NT] = {100, 1e5, 10, 1 - 1e-4};
+  static const double h[NT] = {1e-4, 1e-3, 1e-4, 1e-4, 1e-4, 1e-4};
+  static const double lo[NT] = {0.01, 0, 0.02, -1, -1, 0.02};
+  static const double hi[NT] = {100, 1e5, 10, 1 - 1e-4, 1 - 1e-4, 10};
   double ss = 0;
   int32_t it, a, b, j;
   pp_status rc;
@@ -407,11 +423,15 @@ static pp_status gauss_newton(pp_ctx *ctx, const pp_run_record *runs,
       for (b = 0; b < NT; b++)
         A[a * NT + b] = a != b ? 0 : fixed[a] ? 1 : 1 / (psd[a] * psd[a]);
     }
-    /* nccl-tests: direct observations of the inter-node share */
-    for (j = 0; j < nlinks && !fixed[2]; j++) {
+    /* nccl-tests: direct observations of the shares across nodes (2)
+    ** and inside them (5) */
+    for (j = 0; j < nlinks; j++) {
       double sl = LINK_REL_SD * links[j];
-      A[2 * NT + 2] += 1 / (sl * sl);
-      g[2] -= (th[2] - links[j]) / (sl * sl);
+      int q = lcls[j] ? 5 : 2;
+      if (fixed[q])
+        continue;
+      A[q * NT + q] += 1 / (sl * sl);
+      g[q] -= (th[q] - links[j]) / (sl * sl);
     }
     for (j = 0, ss = 0; j < m; j++) {
       double J[NT], w = 1 / (*tau * *tau);
@@ -444,11 +464,12 @@ static pp_status gauss_newton(pp_ctx *ctx, const pp_run_record *runs,
 static pp_status fit_time(pp_ctx *ctx, const pp_run_record *runs,
                           const int32_t *idx, int32_t n,
                           const pp_calibrate_params *p, const double *links,
-                          int32_t nlinks, pp_calib_entry *e)
+                          const int32_t *lcls, int32_t nlinks,
+                          pp_calib_entry *e)
 {
-  int32_t *t, i, m = 0, a, nmbs = 0, mbs0 = 0;
+  int32_t *t, i, m = 0, a, nmbs = 0, mbs0 = 0, ntp = 0, tp0 = 0, nl[2] = {0, 0};
   double *r0, *rj[NT], th[NT], inv[NT * NT], tau, ss = 0;
-  int fixed[NT] = {0, 0, 0, 0};
+  int fixed[NT] = {0, 0, 0, 0, 0, 0};
   pp_status rc = PP_OK;
   size_t cnt = (size_t)(n > 0 ? n : 1);
   t = ppi_calloc(ctx, cnt, sizeof *t);
@@ -456,39 +477,56 @@ static pp_status fit_time(pp_ctx *ctx, const pp_run_record *runs,
   for (a = 0; a < NT; a++)
     rj[a] = ppi_calloc(ctx, cnt, sizeof *rj[a]);
   memset(inv, 0, sizeof inv);
-  if (!t || !r0 || !rj[0] || !rj[1] || !rj[2] || !rj[3]) {
+  if (!t || !r0 || !rj[0] || !rj[1] || !rj[2] || !rj[3] || !rj[4] || !rj[5]) {
     rc = PP_ENOMEM;
     goto done;
   }
   for (i = 0; i < n; i++)
     if (!runs[idx[i]].failed && runs[idx[i]].iteration_ms > 0) {
       int32_t mb = runs[idx[i]].plan->p.micro_batch;
+      int32_t tp = runs[idx[i]].plan->p.tp;
       t[m++] = idx[i];
       if (nmbs == 0 || (nmbs == 1 && mb != mbs0))
         nmbs++;
       mbs0 = nmbs == 1 ? mb : mbs0;
+      if (ntp == 0 || (ntp == 1 && tp != tp0))
+        ntp++;
+      tp0 = ntp == 1 ? tp : tp0;
     }
-  /* the micro-batch exponent needs runs of two sizes at least (with one,
-  ** it and the compute scale are one parameter) */
+  for (i = 0; i < nlinks; i++)
+    nl[lcls[i] ? 1 : 0]++;
+  /* an exponent needs runs of two sizes (degrees) at least: with one,
+  ** it and the compute scale are one parameter */
   fixed[3] = nmbs < 2;
-  if ((rc = gauss_newton(ctx, runs, t, m, p, links, nlinks, e, fixed, th, inv,
-                         &tau, r0, rj)))
+  fixed[4] = ntp < 2;
+  if ((rc = gauss_newton(ctx, runs, t, m, p, links, lcls, nlinks, e, fixed, th,
+                         inv, &tau, r0, rj)))
     goto done;
-  /* the network and the exponent only where the runs determine them
+  /* the networks and the exponents only where the runs determine them
   ** (posterior spread below 0.9 of the prior's); else held at their
   ** defaults and the rest fitted again without them */
-  if (!fixed[2] && !(sqrt(inv[2 * NT + 2]) < 0.9 * PRIOR_NET_SD))
-    fixed[2] = 2;
-  if (!fixed[3] && !(sqrt(inv[3 * NT + 3]) < 0.9 * PRIOR_MBS_SD))
-    fixed[3] = 2;
-  if ((fixed[2] == 2 || fixed[3] == 2) &&
-      (rc = gauss_newton(ctx, runs, t, m, p, links, nlinks, e, fixed, th, inv,
-                         &tau, r0, rj)))
-    goto done;
-  if (!fixed[2] && (m > 0 || nlinks > 0)) {
+  {
+    static const double prior[NT] = {
+        0, 0, PRIOR_NET_SD, PRIOR_MBS_SD, PRIOR_TP_SD, PRIOR_INTRA_SD};
+    int again = 0;
+    for (a = 2; a < NT; a++)
+      if (!fixed[a] && !(sqrt(inv[a * NT + a]) < 0.9 * prior[a])) {
+        fixed[a] = 2;
+        again = 1;
+      }
+    if (again && (rc = gauss_newton(ctx, runs, t, m, p, links, lcls, nlinks, e,
+                                    fixed, th, inv, &tau, r0, rj)))
+      goto done;
+  }
+  if (!fixed[2] && (m > 0 || nl[0] > 0)) {
     e->net_scale = th[2];
     e->net_sd = sqrt(inv[2 * NT + 2]);
-    e->link_runs = nlinks;
+    e->link_runs += nl[0];
+  }
+  if (!fixed[5] && (m > 0 || nl[1] > 0)) {
+    e->intra_scale = th[5];
+    e->intra_sd = sqrt(inv[5 * NT + 5]);
+    e->link_runs += nl[1];
   }
   if (m > 0) {
     for (i = 0, ss = 0; i < m; i++)
@@ -500,6 +538,10 @@ static pp_status fit_time(pp_ctx *ctx, const pp_run_record *runs,
     if (!fixed[3]) {
       e->mbs_exponent = th[3];
       e->mbs_sd = sqrt(inv[3 * NT + 3]);
+    }
+    if (!fixed[4]) {
+      e->tp_exponent = th[4];
+      e->tp_sd = sqrt(inv[4 * NT + 4]);
     }
     e->time_runs = m;
     e->time_rel_sd = sqrt(ss / m);
@@ -517,7 +559,8 @@ pp_status pp_calibrate(pp_ctx *ctx, const pp_run_record *runs, int32_t n,
 {
   pp_calibrate_params def;
   pp_calibration *c = NULL;
-  int32_t *idx = NULL, *done = NULL, *ltype = NULL, i, j, m;
+  int32_t *idx = NULL, *done = NULL, *ltype = NULL, *lcls = NULL, *lselc = NULL,
+          i, j, m;
   double *lshare = NULL, *lsel = NULL;
   pp_status rc;
   if (!ctx || (!runs && n > 0) || n < 0 || !out)
@@ -552,13 +595,15 @@ pp_status pp_calibrate(pp_ctx *ctx, const pp_run_record *runs, int32_t n,
   ltype = ppi_calloc(ctx, (size_t)(n > 0 ? n : 1), sizeof *ltype);
   lshare = ppi_calloc(ctx, (size_t)(n > 0 ? n : 1), sizeof *lshare);
   lsel = ppi_calloc(ctx, (size_t)(n > 0 ? n : 1), sizeof *lsel);
-  if (!idx || !done || !ltype || !lshare || !lsel) {
+  lcls = ppi_calloc(ctx, (size_t)(n > 0 ? n : 1), sizeof *lcls);
+  lselc = ppi_calloc(ctx, (size_t)(n > 0 ? n : 1), sizeof *lselc);
+  if (!idx || !done || !ltype || !lshare || !lsel || !lcls || !lselc) {
     rc = PP_ENOMEM;
     goto fail;
   }
   for (i = 0; i < n; i++)
     if (!runs[i].plan &&
-        (lshare[i] = link_share(ctx, &runs[i], &ltype[i])) < 0) {
+        (lshare[i] = link_share(ctx, &runs[i], &ltype[i], &lcls[i])) < 0) {
       rc = PP_EINPUT;
       goto fail;
     }
@@ -585,11 +630,12 @@ pp_status pp_calibrate(pp_ctx *ctx, const pp_run_record *runs, int32_t n,
     for (j = 0; j < n; j++)
       if (!runs[j].plan &&
           strcmp(runs[j].cluster->type_name[ltype[j]], e.type) == 0) {
+        lselc[nl] = lcls[j];
         lsel[nl++] = lshare[j];
         done[j] |= 2;
       }
     if ((rc = fit_memory(ctx, runs, idx, m, p, &e)) ||
-        (rc = fit_time(ctx, runs, idx, m, p, lsel, nl, &e)))
+        (rc = fit_time(ctx, runs, idx, m, p, lsel, lselc, nl, &e)))
       break;
     if (e.memory_runs + e.time_runs > 0)
       rc = pp_calibration_add(c, &e);
@@ -617,6 +663,8 @@ fail:
   ppi_free(ctx, ltype, (size_t)(n > 0 ? n : 1) * sizeof *ltype);
   ppi_free(ctx, lshare, (size_t)(n > 0 ? n : 1) * sizeof *lshare);
   ppi_free(ctx, lsel, (size_t)(n > 0 ? n : 1) * sizeof *lsel);
+  ppi_free(ctx, lcls, (size_t)(n > 0 ? n : 1) * sizeof *lcls);
+  ppi_free(ctx, lselc, (size_t)(n > 0 ? n : 1) * sizeof *lselc);
   if (rc) {
     pp_calibration_destroy(c);
     return rc;

@@ -241,8 +241,8 @@ static pp_status lb_get(pp_ctx *ctx, struct lbtab *t, const struct space *sp,
     /* a calibration that makes compute or the network faster lowers the
     ** bound with it (fixed costs only add): the scaled bound stays a
     ** bound */
-    *out *=
-        ppi_calib_speedup(sp->p->calibration, mbs, pp_model_micro_batch(sp->m));
+    *out *= ppi_calib_speedup(sp->p->calibration, mbs,
+                              pp_model_micro_batch(sp->m), tp);
   }
   t->tp[t->n] = tp;
   t->mbs[t->n] = mbs;
