@@ -1551,10 +1551,14 @@ pp_status pp_report_write(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
 */
 typedef struct pp_export pp_export;
 
-/** \brief Megatron-LM arguments (megatron_args.txt): tensor and pipeline
-** sizes, micro and global batch, recomputation, and
+/** \brief Megatron-LM arguments (megatron_args.txt, for
+** $(cat megatron_args.txt)): tensor and pipeline sizes, micro and global
+** batch, layers, precision, distributed optimizer, recomputation, and
 ** --pipeline-model-parallel-layout with every stage's layers (operator
-** kinds: E embedding, t decoder layer, m MTP layer, L loss / head). */
+** kinds: E embedding, t decoder layer, m MTP layer, L loss / head),
+** interleaved where the plan's stages go round-robin over its devices;
+** and megatron_env.sh, the environment Megatron requires
+** (docs/EXPORT.md). */
 pp_status pp_export_megatron(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
                              const pp_cluster *c, pp_export **out);
 /** \brief DeepSpeed: ds_config.json (batch sizes, gradient accumulation,
@@ -1592,9 +1596,9 @@ const char *pp_export_warning(const pp_export *x, int32_t i);
 /** \brief Write file i to path atomically, or to f. */
 pp_status pp_export_write_file(pp_ctx *ctx, const pp_export *x, int32_t i,
                                const char *path, FILE *f);
-/** \brief Parse a Megatron pipeline layout ("E|(tt|)*3,m|L"): *nstage
-** stages, counts[4 s + k] the symbols E, t, m, L (k = 0..3) of stage s;
-** at most max_stages stages. */
+/** \brief Parse a Megatron pipeline layout ("E|(tt|)*3,m|L") as
+** Megatron's parse_str_to_list does: *nstage stages, counts[4 s + k] the
+** symbols E, t, m, L (k = 0..3) of stage s; at most max_stages stages. */
 pp_status pp_megatron_layout_parse(pp_ctx *ctx, const char *layout,
                                    int32_t max_stages, int32_t *nstage,
                                    int32_t *counts);

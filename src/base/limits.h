@@ -194,8 +194,8 @@
 #define PPI_EXPORT_MAX_WARN 64
 
 /* Megatron's --pipeline-model-parallel-layout as the exporter reads it
-** back: group nesting, repeat count of a group, and symbols in all. */
-#define PPI_LAYOUT_MAX_DEPTH 16
+** back: repeat count of a group or a symbol, and characters once
+** unrolled. */
 #define PPI_LAYOUT_MAX_REPEAT 1000000
 #define PPI_LAYOUT_MAX_SYMBOLS ((int64_t)1 << 24)
 
