@@ -482,12 +482,74 @@ static void t_launch(void **state)
   snprintf(cmd, sizeof cmd, "sh %s 2>/dev/null", tu_tmp("launch_alpha.sh"));
   assert_int_not_equal(system(cmd), 0);
   pp_launch_destroy(x);
-  /* in rank order: torchrun would do */
+  /* in rank order, but on GPUs 3 and 1 of alpha: torchrun and
+  ** DeepSpeed's launcher would start them on GPUs 0 and 1 */
   {
     int32_t ord[4] = {0, 1, 2, 3};
     pp_plan *q = chain_plan(ctx, first, 2, 2, ord, PP_SCHED_1F1B, 16);
+    pp_cluster *c2;
+    char gpus[sizeof cl_json];
+    char *h;
     assert_int_equal(pp_export_launch(ctx, q, m, c, &x), PP_OK);
+    assert_false(pp_launch_torchrun_ok(x));
+    pp_launch_destroy(x);
+    /* on each host's GPUs 0 and 1: torchrun would do */
+    snprintf(gpus, sizeof gpus, "%s", cl_json);
+    h = strstr(gpus, "\"local_gpu\": 3");
+    h[13] = '0';
+    h = strstr(gpus, "\"local_gpu\": 2");
+    h[13] = '1';
+    h = strstr(gpus, "\"name\": \"b0\"");
+    h = strstr(h, "\"local_gpu\": 0");
+    assert_non_null(h);
+    assert_int_equal(tu_cluster_json(ctx, gpus, &c2), PP_OK);
+    assert_int_equal(pp_export_launch(ctx, q, m, c2, &x), PP_OK);
     assert_true(pp_launch_torchrun_ok(x));
+    pp_launch_destroy(x);
+    pp_cluster_destroy(c2);
+    pp_plan_destroy(q);
+  }
+  /* two stages per device, round-robin (Megatron's interleaved
+  ** pipeline): one rank per device, never two on one GPU */
+  {
+    int f4[5] = {0, 8, 15, 22, 30};
+    int32_t rr[4] = {0, 2, 0, 2};
+    pp_plan *q = chain_plan(ctx, f4, 4, 1, rr, PP_SCHED_1F1B, 16);
+    assert_int_equal(pp_export_launch(ctx, q, m, c, &x), PP_OK);
+    snprintf(cmd, sizeof cmd, "%s", tu_tmp("launch_rr.sh"));
+    assert_int_equal(pp_launch_write_script(ctx, x, 0, cmd, NULL), PP_OK);
+    {
+      char *txt = run_sorted(cmd, "$RANK $LOCAL_RANK $WORLD_SIZE");
+      assert_string_equal(txt, "0 0 2\n");
+      free(txt);
+    }
+    pp_launch_destroy(x);
+    pp_plan_destroy(q);
+  }
+  /* tensor parallelism under Megatron before Blackwell: the scripts set
+  ** CUDA_DEVICE_MAX_CONNECTIONS=1 (Megatron's arguments.py:1452-1479),
+  ** unless the environment does */
+  {
+    struct gp g;
+    int f1[2] = {0, 30};
+    pp_plan *q;
+    memset(&g, 0, sizeof g);
+    g.first = f1;
+    g.S = 1;
+    g.R = 1;
+    g.tp = 2;
+    g.sched = PP_SCHED_1F1B;
+    g.opt = PP_OPT_ADAM_MIXED;
+    g.gbs = 8;
+    q = gen_plan(ctx, &g);
+    assert_int_equal(pp_export_launch(ctx, q, m, c, &x), PP_OK);
+    snprintf(cmd, sizeof cmd, "%s", tu_tmp("launch_tp.sh"));
+    assert_int_equal(pp_launch_write_script(ctx, x, 0, cmd, NULL), PP_OK);
+    {
+      char *txt = run_sorted(cmd, "$RANK $CUDA_DEVICE_MAX_CONNECTIONS");
+      assert_string_equal(txt, "0 1\n1 1\n");
+      free(txt);
+    }
     pp_launch_destroy(x);
     pp_plan_destroy(q);
   }

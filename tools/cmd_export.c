@@ -82,9 +82,10 @@ static int export_launch(pp_ctx *ctx, const struct cli_common *o)
            (int)pp_launch_nhost(x));
     if (!pp_launch_torchrun_ok(x))
       fprintf(stderr,
-              "parplan: warning: torchrun's rank numbering (host by host, "
-              "the same count on each) would not place these ranks; use "
-              "the scripts, which set every rank explicitly\n");
+              "parplan: warning: torchrun and DeepSpeed's launcher number "
+              "ranks host by host, the same count on each, on a host's GPUs "
+              "0, 1, ... in order: they would not place these ranks; use "
+              "the scripts, which set every rank and its GPU explicitly\n");
   }
   if (rc)
     ret = cli_fail(ctx, rc);

@@ -90,6 +90,10 @@ PP_INTERNAL size_t ppi_gpu_family_len(const char *name);
 /* The catalog names of the family of name ("A100" -> "A100-40, A100-80")
 ** into buf; returns how many there are (0: no such family). */
 PP_INTERNAL int32_t ppi_gpu_family(const char *name, char *buf, size_t n);
+/* Whether a device type is an NVIDIA GPU of compute capability 10 or
+** later (Blackwell: B100/B200/B300, GB200/GB300, RTX 50xx), by its
+** catalog name; false for anything else, unknown names included. */
+PP_INTERNAL bool ppi_gpu_blackwell(const char *name);
 PP_INTERNAL const struct ppi_gpu *ppi_gpu_find(const char *name);
 /* "V100, V100-16, ..." into buf, for "unknown GPU" messages. */
 PP_INTERNAL void ppi_gpu_names(char *buf, size_t n);

@@ -130,6 +130,13 @@ size_t ppi_gpu_family_len(const char *s)
   return d ? (size_t)(d - s) : strlen(s);
 }
 
+bool ppi_gpu_blackwell(const char *s)
+{
+  return s && (!strncmp(s, "B1", 2) || !strncmp(s, "B2", 2) ||
+               !strncmp(s, "B3", 2) || !strncmp(s, "GB2", 3) ||
+               !strncmp(s, "GB3", 3) || !strncmp(s, "RTX-50", 6));
+}
+
 int32_t ppi_gpu_family(const char *name, char *buf, size_t n)
 {
   size_t off = 0, lf;

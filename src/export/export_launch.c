@@ -16,7 +16,20 @@
 ** Ranks follow Megatron's order: rank (s R + r) tp + t is rank t of the
 ** tensor-parallel group of replica r of stage s (every stage with R
 ** replicas; a plan with different counts numbers its replicas in stage
-** order).  A device's host is its "host" field, else "node<N>"; its GPU
+** order).  One rank per device: a device that holds several stages
+** (Megatron's interleaved pipeline, torch's multi-stage schedules) is the
+** rank of its first, which runs them all; two ranks on one GPU would be
+** refused by NCCL.
+** With tp > 1 under Megatron (or "generic") on GPUs before Blackwell,
+** the scripts also set CUDA_DEVICE_MAX_CONNECTIONS=1, which Megatron
+** asserts (megatron/training/arguments.py:1452-1479 @ d98e8a64), unless
+** the environment sets it.
+** torchrun and DeepSpeed's launcher give a host's ranks local ranks 0,
+** 1, ... in order, and the training script then takes GPU LOCAL_RANK; so
+** they place a plan only when ranks go host by host, the same count on
+** each, and each host's k-th rank is on its GPU k (pp_launch_torchrun_ok;
+** GPUs 2 and 3 of a node would otherwise run on 0 and 1).  A device's host is
+*its "host" field, else "node<N>"; its GPU
 ** index the "local_gpu" field, else its position among its node's devices
 ** in cluster order.  MASTER_ADDR is rank 0's host, MASTER_PORT 29500 unless
 ** the environment sets them.
@@ -35,6 +48,7 @@ struct pp_launch {
   char **host; /* [nhost], in order of first rank */
   int32_t *rank_host, *rank_gpu, *rank_dev; /* [nrank] */
   bool torchrun_ok;
+  bool max_conn; /* export CUDA_DEVICE_MAX_CONNECTIONS=1 */
 };
 
 static bool host_ok(const char *s)
@@ -70,14 +84,14 @@ pp_status pp_export_launch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
     return PP_ENOMEM;
   ar = &x->arena;
   ppi_arena_init(ar, ppi_ctx_alloc(ctx));
-  x->nrank = nrep * tp;
+  x->nrank = 0;
   if (!(x->host = ppi_arena_alloc(ar, ctx, (size_t)D, sizeof *x->host)) ||
-      !(x->rank_host =
-            ppi_arena_alloc(ar, ctx, (size_t)x->nrank, sizeof *x->rank_host)) ||
+      !(x->rank_host = ppi_arena_alloc(ar, ctx, (size_t)nrep * tp,
+                                       sizeof *x->rank_host)) ||
       !(x->rank_gpu =
-            ppi_arena_alloc(ar, ctx, (size_t)x->nrank, sizeof *x->rank_gpu)) ||
+            ppi_arena_alloc(ar, ctx, (size_t)nrep * tp, sizeof *x->rank_gpu)) ||
       !(x->rank_dev =
-            ppi_arena_alloc(ar, ctx, (size_t)x->nrank, sizeof *x->rank_dev)) ||
+            ppi_arena_alloc(ar, ctx, (size_t)nrep * tp, sizeof *x->rank_dev)) ||
       !(local = ppi_calloc(ctx, (size_t)D, sizeof *local)) ||
       !(count = ppi_calloc(ctx, (size_t)D + 1, sizeof *count))) {
     rc = PP_ENOMEM;
@@ -92,9 +106,18 @@ pp_status pp_export_launch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   }
   for (q = 0; q < nrep; q++)
     for (k = 0; k < tp; k++) {
-      int32_t r = q * tp + k, dev = p->dev[(size_t)q * tp + k], h;
+      int32_t r = x->nrank, dev = p->dev[(size_t)q * tp + k], h, e;
       char name[64];
       const char *hn = c->dev_host[dev];
+      for (e = 0; e < x->nrank && x->rank_dev[e] != dev; e++)
+        ;
+      if (e < x->nrank)
+        continue; /* the device's rank runs this stage too */
+      x->nrank++;
+      if (tp > 1 && !ppi_gpu_blackwell(c->type_name[c->dev_type[dev]]) &&
+          (p->p.engine == PP_ENGINE_MEGATRON ||
+           p->p.engine == PP_ENGINE_GENERIC))
+        x->max_conn = true;
       if (!hn) {
         snprintf(name, sizeof name, "node%d", (int)c->dev_node[dev]);
         hn = name;
@@ -119,12 +142,15 @@ pp_status pp_export_launch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
       x->rank_dev[r] = dev;
       count[h]++;
     }
-  /* torchrun's numbering: the same count per host, ranks host by host */
+  /* torchrun's numbering: the same count per host, ranks host by host,
+  ** a host's k-th rank on its GPU k */
   x->torchrun_ok = true;
   for (k = 1; k < x->nhost; k++)
     x->torchrun_ok = x->torchrun_ok && count[k] == count[0];
   for (k = 1; k < x->nrank; k++)
     x->torchrun_ok = x->torchrun_ok && x->rank_host[k] >= x->rank_host[k - 1];
+  for (k = 0; k < x->nrank; k++)
+    x->torchrun_ok = x->torchrun_ok && x->rank_gpu[k] == k % count[0];
   rc = PP_OK;
 done:
   ppi_free(ctx, local, (size_t)D * sizeof *local);
@@ -202,9 +228,15 @@ static void emit_script(FILE *f, const void *obj)
           "set -eu\n"
           "[ \"$#\" -gt 0 ] || { echo \"usage: $0 COMMAND [ARGS...]\" >&2; "
           "exit 2; }\n"
+          "%s"
           "export CUDA_DEVICE_ORDER=PCI_BUS_ID\n"
           "export CUDA_VISIBLE_DEVICES=",
-          x->host[sc->h], x->host[sc->h]);
+          x->host[sc->h], x->host[sc->h],
+          x->max_conn ? "# tensor parallelism before Blackwell: Megatron "
+                        "asserts it\n"
+                        "export CUDA_DEVICE_MAX_CONNECTIONS="
+                        "\"${CUDA_DEVICE_MAX_CONNECTIONS:-1}\"\n"
+                      : "");
   for (q = 0; q < nv; q++)
     fprintf(f, "%s%d", q ? "," : "", (int)vis[q]);
   /* MASTER_PORT 29500: torchrun's default port ([PyTorch]). */

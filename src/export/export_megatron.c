@@ -82,16 +82,6 @@ static char symbol_of(const char *kind)
   return 0;
 }
 
-/* Whether the device type is Blackwell or later (compute capability
-** 10+), where Megatron no longer needs CUDA_DEVICE_MAX_CONNECTIONS=1
-** (arguments.py:1452-1455): B100/B200/B300, GB200/GB300, RTX 50xx. */
-static bool blackwell(const char *type)
-{
-  return type && (!strncmp(type, "B1", 2) || !strncmp(type, "B2", 2) ||
-                  !strncmp(type, "B3", 2) || !strncmp(type, "GB", 2) ||
-                  !strncmp(type, "RTX-50", 6) || !strncmp(type, "RTX50", 5));
-}
-
 /* P when stage s holds exactly stage s mod P's replicas (the same device
 ** lists) for every s, the first P stages' devices are disjoint, and P
 ** divides S: Megatron's interleaved pipeline of P ranks; S when no device
@@ -291,8 +281,10 @@ pp_status pp_export_megatron(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
               "# Targets Megatron-Core v0.13.0 and later (the "
               "--pipeline-model-parallel-layout\n"
               "# argument); checked against NVIDIA/Megatron-LM d98e8a64.\n");
-  for (s = 0; s < c->ndev && p->p.tp > 1 && !needs_env; s++)
-    needs_env = !blackwell(c->type_name[c->dev_type[s]]);
+  /* Megatron asserts it before compute capability 10 (arguments.py:
+  ** 1452-1479: get_device_arch_version() < 10) */
+  for (i = 0; p->p.tp > 1 && i < p->rep_off[S] * p->p.tp && !needs_env; i++)
+    needs_env = !ppi_gpu_blackwell(c->type_name[c->dev_type[p->dev[i]]]);
   if (needs_env)
     ppi_sb_puts(&env, "# tensor parallelism before Blackwell: Megatron asserts "
                       "it (megatron/training/arguments.py:1452-1479)\n"
