@@ -226,6 +226,17 @@ pp_status pp_export_deepspeed(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
                             "the pipeline every step: the plan's "
                             "PipeDream-2BW optimizer is not expressible")))
     goto done;
+  /* PipelineEngine refuses ZeRO 2 and 3 whatever the stage count
+  ** (runtime/pipe/engine.py:77-78 @ 38327e07); with one stage the plain
+  ** engine runs them */
+  if (p->p.zero >= 2 &&
+      (rc = ppi_export_warn(
+           ctx, x,
+           "DeepSpeed's PipelineEngine refuses ZeRO stage %d even with one "
+           "stage (runtime/pipe/engine.py:77-78): pass the model itself, "
+           "not PlannedPipelineModule, to deepspeed.initialize",
+           (int)p->p.zero)))
+    goto done;
   config(&b, p, m);
   if ((rc = ppi_export_add(ctx, x, "ds_config.json", &b)))
     goto done;

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** DeepSpeed's own rules, applied to what `parplan export --to deepspeed`
+** writes for random plans (uniform and uneven stages, tp 1-8, pp 1-16,
+** data parallelism, every precision, ZeRO 0-3, recomputation).  Every
+** check is written from DeepSpeed's code (microsoft/DeepSpeed 38327e07;
+** file and line at each), not from the exporter's:
+**   - ds_config.json is JSON that DeepSpeedConfig reads: train_batch_size
+**     = micro-batch x gradient_accumulation_steps x world_size, all > 0
+**     (deepspeed/runtime/config.py:919-934), world_size the pipeline
+**     grid's data-parallel size (config.py:726);
+**   - not fp16 and bf16 together (config.py:834-835);
+**     communication_data_type one of fp16, bf16, fp32 (config.py:252-266);
+**   - ZeRO 2 and 3 refused by the pipeline engine (runtime/pipe/engine.py:
+**     77-78): the export must warn where the plan asks for them;
+**   - ds_pipeline.py's parts as PipelineModule uses them (runtime/pipe/
+**     module.py:393-444: stage s owns layers parts[s] .. parts[s+1]-1,
+**     parts[0] = 0 and parts[-1] = the layer count), NUM_STAGES parts;
+**   - the topology class by tp (runtime/pipe/topology.py:232-249:
+**     PipeModelDataParallelTopology(num_pp, num_mp, num_dp) has axes
+**     pipe, data, model, row-major), so rank = t + tp (r + dp s): the
+**     plan's devices in that order raise no placement warning.
+** And the plan itself: each stage's layers are the plan's stage's
+** operators, in order.
+*/
+#include "testutil.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool warned(const pp_export *x, const char *needle)
+{
+  int32_t i;
+  for (i = 0; i < pp_export_nwarning(x); i++)
+    if (strstr(pp_export_warning(x, i), needle))
+      return true;
+  return false;
+}
+
+static const char *file_text(const pp_export *x, const char *name)
+{
+  int32_t i;
+  for (i = 0; i < pp_export_nfile(x); i++)
+    if (!strcmp(pp_export_file_name(x, i), name))
+      return pp_export_file_text(x, i);
+  fail_msg("no file %s", name);
+  return NULL;
+}
+
+/* The integer after "NAME = " in the Python file. */
+static long py_int(const char *py, const char *name)
+{
+  char key[64];
+  const char *at;
+  snprintf(key, sizeof key, "\n%s = ", name);
+  at = strstr(py, key);
+  if (!at)
+    fail_msg("ds_pipeline.py: no %s", name);
+  return strtol(at + strlen(key), NULL, 10);
+}
+
+static long jint(const json_t *o, const char *key)
+{
+  const json_t *v = json_object_get(o, key);
+  if (!json_is_integer(v))
+    fail_msg("ds_config.json: %s is not an integer", key);
+  return (long)json_integer_value(v);
+}
+
+static bool enabled(const json_t *o, const char *key)
+{
+  const json_t *v = json_object_get(o, key);
+  return v && json_is_true(json_object_get(v, "enabled"));
+}
+
+static void t_random(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  static const pp_precision precs[3] = {PP_PREC_FP32, PP_PREC_FP16,
+                                        PP_PREC_BF16};
+  pp_model *m = NULL;
+  pp_cluster *c = NULL;
+  uint64_t rng = 3030;
+  int iter, zwarn = 0;
+  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "hier:16x8,gpu=A100-80", &c), PP_OK);
+  for (iter = 0; iter < 200; iter++) {
+    int nop = pp_model_nop(m), tp = 1 << tu_rand(&rng, 4), S, R, s, r, t, i;
+    int cut[17];
+    int64_t gas;
+    pp_plan_params pa;
+    pp_plan_builder *b;
+    pp_plan *p;
+    pp_export *x;
+    json_t *cfg;
+    json_error_t jerr;
+    const char *py, *at;
+    S = 1 + (int)tu_rand(&rng, 16);
+    R = 1 + (int)tu_rand(&rng, 4);
+    if (S * R * tp > 128)
+      continue;
+    cut[0] = 0;
+    for (s = 1; s < S; s++) {
+      int lo = cut[s - 1] + 1, hi = nop - (S - s);
+      cut[s] = lo + (int)tu_rand(&rng, (uint32_t)(hi - lo + 1));
+    }
+    cut[S] = nop;
+    pp_plan_params_init(&pa);
+    pa.tp = tp;
+    pa.micro_batch = 1 + (int)tu_rand(&rng, 4);
+    gas = 1 + tu_rand(&rng, 8);
+    pa.global_batch = gas * pa.micro_batch * R;
+    pa.precision = precs[tu_rand(&rng, 3)];
+    pa.engine = PP_ENGINE_DEEPSPEED;
+    pa.zero = S == 1 ? (int)tu_rand(&rng, 4) : (int)tu_rand(&rng, 2);
+    pa.recompute = tu_rand(&rng, 2) == 0;
+    assert_int_equal(pp_plan_builder_create(ctx, &pa, "r", &b), PP_OK);
+    for (s = 0; s < S; s++) {
+      int32_t ops[64], id, devs[8];
+      for (i = cut[s]; i < cut[s + 1]; i++)
+        ops[i - cut[s]] = i;
+      assert_int_equal(
+          pp_plan_builder_add_stage(b, ops, cut[s + 1] - cut[s], &id), PP_OK);
+      for (r = 0; r < R; r++) { /* topology.py's row-major rank order */
+        for (t = 0; t < tp; t++)
+          devs[t] = (s * R + r) * tp + t;
+        assert_int_equal(pp_plan_builder_add_replica(b, id, devs), PP_OK);
+      }
+    }
+    if (pp_plan_builder_finish(b, &p) != PP_OK) {
+      /* the plan layer refuses some settings (ZeRO with pipelining under
+      ** an engine that cannot): not an export's business */
+      pp_ctx_clear_error(ctx);
+      continue;
+    }
+    assert_int_equal(pp_export_deepspeed(ctx, p, m, c, &x), PP_OK);
+    /* ds_config.json */
+    cfg = json_loads(file_text(x, "ds_config.json"), 0, &jerr);
+    if (!cfg)
+      fail_msg("ds_config.json: %s", jerr.text);
+    {
+      long tb = jint(cfg, "train_batch_size"),
+           mb = jint(cfg, "train_micro_batch_size_per_gpu"),
+           ga = jint(cfg, "gradient_accumulation_steps");
+      const json_t *ct = json_object_get(cfg, "communication_data_type");
+      const json_t *z = json_object_get(cfg, "zero_optimization");
+      assert_true(tb > 0 && mb > 0 && ga > 0);
+      assert_int_equal(tb, mb * ga * R); /* config.py:931 */
+      assert_int_equal(mb, pa.micro_batch);
+      assert_int_equal(tb, pa.global_batch);
+      assert_false(enabled(cfg, "fp16") && enabled(cfg, "bf16"));
+      assert_int_equal(enabled(cfg, "fp16"), pa.precision == PP_PREC_FP16);
+      assert_int_equal(enabled(cfg, "bf16"), pa.precision == PP_PREC_BF16);
+      if (ct) {
+        const char *v = json_string_value(ct);
+        assert_non_null(v);
+        assert_true(!strcmp(v, "fp16") || !strcmp(v, "bf16") ||
+                    !strcmp(v, "fp32"));
+      }
+      assert_non_null(z);
+      assert_int_equal(jint(z, "stage"), pa.zero);
+      /* pipe/engine.py:77-78: the engine refuses ZeRO 2 and 3 */
+      if (pa.zero >= 2) {
+        assert_true(warned(x, "ZeRO"));
+        zwarn++;
+      }
+    }
+    json_decref(cfg);
+    /* ds_pipeline.py */
+    py = file_text(x, "ds_pipeline.py");
+    assert_int_equal(py_int(py, "NUM_STAGES"), S);
+    assert_int_equal(py_int(py, "DATA_PARALLEL"), R);
+    assert_int_equal(py_int(py, "TENSOR_PARALLEL"), tp);
+    at = strstr(py, "\nPARTS = [");
+    assert_non_null(at);
+    at += 10;
+    for (s = 0; s <= S; s++) {
+      char *end;
+      long v = strtol(at, &end, 10);
+      assert_int_equal(v, cut[s]); /* module.py:444: parts[s] .. parts[s+1] */
+      at = end + (*end == ',' ? 2 : 0);
+    }
+    assert_int_equal(*at, ']');
+    /* the layers, in order: LAYER_NAMES[i] is operator i */
+    for (i = 0; i < nop; i++) {
+      pp_op_desc od;
+      char want[256];
+      pp_model_op(m, i, &od);
+      snprintf(want, sizeof want, "    \"%s\",  # %d, stage ", od.name, i);
+      assert_non_null(strstr(py, want));
+    }
+    /* topology.py:232-249 */
+    if (tp > 1)
+      assert_non_null(strstr(py, "PipeModelDataParallelTopology("));
+    else
+      assert_non_null(strstr(py, "PipeDataParallelTopology(num_pp="));
+    assert_false(warned(x, "rank order"));
+    pp_export_destroy(x);
+    pp_plan_destroy(p);
+  }
+  print_message("%d plans asked for ZeRO 2/3: warned\n", zwarn);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {TU_CTX_TEST(t_random)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
