@@ -895,12 +895,32 @@ static void t_pipedream(void **state)
   assert_int_equal(pp_plan_builder_add_replica(b, id, &d), PP_OK);
   assert_int_equal(pp_plan_builder_finish(b, &p), PP_OK);
   assert_int_equal(pp_export_pipedream(ctx, p, m, c, &x), PP_OK);
-  assert_int_equal(pp_export_nfile(x), 1);
+  assert_int_equal(pp_export_nfile(x), 2);
   assert_string_equal(pp_export_file_name(x, 0), "pipedream_conf.json");
+  /* one module per stage and the criterion (PipeDream's runtime.py:131);
+  ** ranks 0 .. 3 (runtime.py:145); the warm-up forwards of each stage,
+  ** its in-flight count less one (runtime.py:166-168), here what
+  ** PipeDream's own default gives (runtime.py:170-174: (4 - 1) / 3 = 1
+  ** and 0) */
   assert_non_null(strstr(pp_export_text(x),
                          "{\n  \"module_to_stage_map\": [0, 1, 1],\n"
                          "  \"stage_to_rank_map\": {\"0\": [0, 1, 2], "
-                         "\"1\": [3]},\n"));
+                         "\"1\": [3]},\n"
+                         "  \"stage_to_depth_map\": {\"0\": 1, \"1\": 0},\n"));
+  /* the wrapper gives PipeDream the flags it reads (main_with_runtime.py:
+  ** 62-71) from the launch scripts' environment */
+  assert_string_equal(pp_export_file_name(x, 1), "pipedream_run.sh");
+  {
+    char path[600], cmd[1024], *out, *err;
+    snprintf(path, sizeof path, "%s", tu_tmp("pipedream_run.sh"));
+    assert_int_equal(pp_export_write_file(ctx, x, 1, path, NULL), PP_OK);
+    snprintf(cmd, sizeof cmd,
+             "RANK=3 LOCAL_RANK=1 MASTER_ADDR=hostA sh '%s' echo main.py",
+             path);
+    assert_int_equal(tu_sh(cmd, &out, &err), 0);
+    assert_string_equal(out, "main.py --rank 3 --local_rank 1 --master_addr "
+                             "hostA\n");
+  }
   assert_non_null(strstr(pp_export_text(x), "\"layer20\": 1,"));
   assert_non_null(strstr(pp_export_text(x),
                          "{\"rank\": 3, \"device\": 2, \"name\": \"n0g2\"}"));
@@ -965,6 +985,17 @@ static void t_engine_warnings(void **state)
   pp_export_destroy(x);
   assert_int_equal(pp_export_pipedream(ctx, p, m, c, &x), PP_OK);
   assert_true(has_warning(x, "no tensor parallelism"));
+  { /* tp 2: launch rank 2 is PipeDream rank 1, launch rank 3 idles */
+    char path[600], cmd[1024], *out, *err;
+    snprintf(path, sizeof path, "%s", tu_tmp("pipedream_run_tp.sh"));
+    assert_int_equal(pp_export_write_file(ctx, x, 1, path, NULL), PP_OK);
+    snprintf(cmd, sizeof cmd,
+             "for r in 2 3; do RANK=$r LOCAL_RANK=0 MASTER_ADDR=h sh '%s' "
+             "echo run; done",
+             path);
+    assert_int_equal(tu_sh(cmd, &out, &err), 0);
+    assert_string_equal(out, "run --rank 1 --local_rank 0 --master_addr h\n");
+  }
   pp_export_destroy(x);
   assert_int_equal(pp_export_torch(ctx, p, m, c, &x), PP_OK);
   assert_true(has_warning(x, "torch runs tensor parallelism"));

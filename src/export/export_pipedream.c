@@ -17,10 +17,28 @@
 ** stage_id annotations its graph converter reads) and every rank's
 ** device, which PipeDream ignores and users check against.
 **
+** "stage_to_depth_map" carries the plan's in-flight counts: PipeDream
+** runs num_warmup_minibatches = stage_to_depth_map[str(stage)] forwards
+** before its first backward (runtime/runtime.py:166-168 @ 7db6a1c), so
+** a stage keeping k micro-batches in flight gets k - 1 (1F1B and 1F1B*
+** alike; PipeDream's own default, 168-174, is 1F1B's).
+**
+** pipedream_run.sh: PipeDream's main_with_runtime.py takes its rank, GPU
+** and master as flags (--rank, --local_rank, --master_addr:
+** runtime/image_classification/main_with_runtime.py:62-71) and reads no
+** environment, while the launch scripts (export --to launch) set RANK,
+** LOCAL_RANK and MASTER_ADDR; the wrapper turns one into the other.
+** With tp > 1 the launch scripts start tp ranks per replica and PipeDream
+** has no tensor parallelism: the wrapper runs PipeDream rank RANK / tp on
+** the group's first device and lets the others exit.  PipeDream checks
+** that its rank is below the map's rank count (runtime.py:145) and that
+** module_to_stage_map has one entry per module (runtime.py:131).
+**
 ** Warnings: tensor parallelism (PipeDream has none: each replica's first
-** device stands for its group), a device holding two stages (two ranks
-** then share it), a schedule other than 1F1B, and, always, PipeDream's
-** asynchronous weight stashing against the plan's synchronous step.
+** device stands for its group), a device holding two stages (PipeDream
+** runs one stage per rank, and the launch files one rank per device), a
+** GPipe schedule, and, always, PipeDream's asynchronous weight stashing
+** against the plan's synchronous step.
 **
 ** Complexity: O(operators + replicas x tp).
 */
@@ -29,7 +47,8 @@
 #include <string.h>
 
 static void conf(struct ppi_sbuf *b, const pp_plan *p, const pp_model *m,
-                 const pp_cluster *c, const struct ppi_stage_ops *o)
+                 const pp_cluster *c, const struct ppi_stage_ops *o,
+                 const int32_t *inflight)
 {
   int32_t S = p->nstage, s, q, i;
   ppi_sb_puts(b, "{\n  \"module_to_stage_map\": [");
@@ -42,6 +61,10 @@ static void conf(struct ppi_sbuf *b, const pp_plan *p, const pp_model *m,
       ppi_sb_printf(b, "%s%d", q > p->rep_off[s] ? ", " : "", (int)q);
     ppi_sb_puts(b, "]");
   }
+  ppi_sb_puts(b, "},\n  \"stage_to_depth_map\": {");
+  for (s = 0; s < S; s++)
+    ppi_sb_printf(b, "%s\"%d\": %d", s ? ", " : "", (int)s,
+                  (int)(inflight[s] > 0 ? inflight[s] - 1 : 0));
   ppi_sb_puts(b, "},\n  \"stage_of_operator\": {");
   for (s = 0; s < S; s++)
     for (i = p->op_off[s]; i < p->op_off[s + 1]; i++) {
@@ -81,8 +104,12 @@ pp_status pp_export_pipedream(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
                             "plan has tp %d)",
                             (int)p->p.tp)))
     goto done;
-  if ((rc = ppi_export_check_shared(ctx, x, p, engine,
-                                    ": two ranks would share the device")) ||
+  if ((rc = ppi_export_check_shared(
+           ctx, x, p, engine,
+           ", and the launch files one rank per device: not launchable as "
+           "planned")))
+    goto done;
+  if (p->p.schedule == PP_SCHED_GPIPE &&
       (rc = ppi_export_check_1f1b(ctx, x, p, engine)))
     goto done;
   if ((rc = ppi_export_warn(
@@ -93,8 +120,48 @@ pp_status pp_export_pipedream(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
            "step (%s)",
            pp_optimizer_name(p->p.optimizer))))
     goto done;
-  conf(&b, p, m, c, &o);
-  rc = ppi_export_add(ctx, x, "pipedream_conf.json", &b);
+  {
+    pp_eval *e = NULL;
+    int32_t s, *inflight = ppi_calloc(ctx, (size_t)p->nstage, sizeof *inflight);
+    if (!inflight)
+      rc = PP_ENOMEM;
+    if (!rc)
+      rc = pp_evaluate(ctx, p, m, c, NULL, &e);
+    for (s = 0; !rc && s < p->nstage; s++) {
+      pp_stage_cost sc;
+      if (!(rc = pp_eval_stage(e, s, &sc)))
+        inflight[s] = sc.in_flight;
+    }
+    pp_eval_destroy(e);
+    if (!rc)
+      conf(&b, p, m, c, &o, inflight);
+    ppi_free(ctx, inflight, (size_t)p->nstage * sizeof *inflight);
+  }
+  if (!rc)
+    rc = ppi_export_add(ctx, x, "pipedream_conf.json", &b);
+  if (!rc) {
+    ppi_sb_clear(&b);
+    ppi_sb_printf(
+        &b,
+        "#!/bin/sh\n"
+        "# parplan: run PipeDream's main_with_runtime.py under parplan's "
+        "launch scripts\n"
+        "# (export --to launch), which set RANK, LOCAL_RANK and MASTER_ADDR; "
+        "PipeDream\n"
+        "# takes them as flags (main_with_runtime.py:62-71 @ msr-fiddle/"
+        "pipedream 7db6a1c).\n"
+        "#   sh launch_HOST.sh sh pipedream_run.sh python "
+        "main_with_runtime.py \\\n"
+        "#       --config_path pipedream_conf.json <model and data flags>\n"
+        "set -eu\n"
+        "TP=%d  # PipeDream has no tensor parallelism: rank t > 0 of a group "
+        "idles\n"
+        "[ $((RANK %% TP)) -eq 0 ] || exit 0\n"
+        "exec \"$@\" --rank $((RANK / TP)) --local_rank \"$LOCAL_RANK\" "
+        "--master_addr \"$MASTER_ADDR\"\n",
+        (int)p->p.tp);
+    rc = ppi_export_add(ctx, x, "pipedream_run.sh", &b);
+  }
 done:
   return ppi_export_end(ctx, x, &b, &o, rc, out);
 }
