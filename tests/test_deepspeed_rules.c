@@ -30,15 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool warned(const pp_export *x, const char *needle)
-{
-  int32_t i;
-  for (i = 0; i < pp_export_nwarning(x); i++)
-    if (strstr(pp_export_warning(x, i), needle))
-      return true;
-  return false;
-}
-
 static const char *file_text(const pp_export *x, const char *name)
 {
   int32_t i;
@@ -163,7 +154,7 @@ static void t_random(void **state)
       assert_int_equal(jint(z, "stage"), pa.zero);
       /* pipe/engine.py:77-78: the engine refuses ZeRO 2 and 3 */
       if (pa.zero >= 2) {
-        assert_true(warned(x, "ZeRO"));
+        assert_true(tu_export_warned(x, "ZeRO"));
         zwarn++;
       }
     }
@@ -196,7 +187,7 @@ static void t_random(void **state)
       assert_non_null(strstr(py, "PipeModelDataParallelTopology("));
     else
       assert_non_null(strstr(py, "PipeDataParallelTopology(num_pp="));
-    assert_false(warned(x, "rank order"));
+    assert_false(tu_export_warned(x, "rank order"));
     pp_export_destroy(x);
     pp_plan_destroy(p);
   }

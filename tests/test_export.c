@@ -74,15 +74,6 @@ static pp_plan *chain_plan(pp_ctx *ctx, const int *first, int S, int R,
   return gen_plan(ctx, &g);
 }
 
-static bool has_warning(const pp_export *x, const char *needle)
-{
-  int32_t i;
-  for (i = 0; i < pp_export_nwarning(x); i++)
-    if (strstr(pp_export_warning(x, i), needle))
-      return true;
-  return false;
-}
-
 /* AMP's plan for GPT-2 (examples/plan-gpt2-amp.json): the exact line. */
 static void t_exact(void **state)
 {
@@ -104,7 +95,7 @@ static void t_exact(void **state)
       "Ettttt|ttttttt|tttttt|ttttttL\n");
   /* GPT-2's four no-op entries have no symbol; nothing else to say */
   assert_int_equal(pp_export_nwarning(x), 1);
-  assert_true(has_warning(x, "4 operators have no Megatron symbol"));
+  assert_true(tu_export_warned(x, "4 operators have no Megatron symbol"));
   pp_export_destroy(x);
   pp_plan_destroy(p);
 }
@@ -177,8 +168,8 @@ static void t_warnings(void **state)
     int32_t devs[4] = {1, 0, 2, 3};
     p = chain_plan(ctx, first, 2, 2, devs, PP_SCHED_1F1B_STAR, 16);
     assert_int_equal(pp_export_megatron(ctx, p, m, c, &x), PP_OK);
-    assert_true(has_warning(x, "not Megatron's rank order"));
-    assert_true(has_warning(x, "not 1F1B*"));
+    assert_true(tu_export_warned(x, "not Megatron's rank order"));
+    assert_true(tu_export_warned(x, "not 1F1B*"));
     pp_export_destroy(x);
     pp_plan_destroy(p);
   }
@@ -201,7 +192,7 @@ static void t_warnings(void **state)
     assert_int_equal(pp_plan_builder_add_replica(b, id, &d), PP_OK);
     assert_int_equal(pp_plan_builder_finish(b, &p), PP_OK);
     assert_int_equal(pp_export_megatron(ctx, p, m, c, &x), PP_OK);
-    assert_true(has_warning(x, "replicas"));
+    assert_true(tu_export_warned(x, "replicas"));
     pp_export_destroy(x);
     pp_plan_destroy(p);
   }
@@ -210,7 +201,7 @@ static void t_warnings(void **state)
     int f3[4] = {0, 10, 20, 30};
     p = chain_plan(ctx, f3, 3, 1, devs, PP_SCHED_1F1B, 16);
     assert_int_equal(pp_export_megatron(ctx, p, m, c, &x), PP_OK);
-    assert_true(has_warning(x, "holds stages 0 and 2"));
+    assert_true(tu_export_warned(x, "holds stages 0 and 2"));
     pp_export_destroy(x);
     pp_plan_destroy(p);
   }
@@ -861,8 +852,8 @@ static void t_torch(void **state)
       for (i = 0; i < nc; i++)
         last += atoi(cells[i]) == g.S - 1;
       assert_int_equal(last, (int)(2 * (g.gbs / g.R)));
-      assert_true(has_warning(x, "multiple of the pipeline ranks") ||
-                  has_warning(x, "\"loop\" style"));
+      assert_true(tu_export_warned(x, "multiple of the pipeline ranks") ||
+                  tu_export_warned(x, "\"loop\" style"));
     }
     pp_export_destroy(x);
     pp_plan_destroy(p);
@@ -925,7 +916,7 @@ static void t_pipedream(void **state)
   assert_non_null(strstr(pp_export_text(x),
                          "{\"rank\": 3, \"device\": 2, \"name\": \"n0g2\"}"));
   assert_int_equal(pp_export_nwarning(x), 1);
-  assert_true(has_warning(x, "asynchronous"));
+  assert_true(tu_export_warned(x, "asynchronous"));
   {
     char *txt = check_py("pipedream", write_all(ctx, x, "pd"), 0);
     assert_non_null(strstr(txt, "stage 0 ranks 0 1 2\nstage 1 ranks 3\n"));
@@ -935,10 +926,10 @@ static void t_pipedream(void **state)
   /* the others warn about the replica counts */
   pp_export_destroy(x);
   assert_int_equal(pp_export_deepspeed(ctx, p, m, c, &x), PP_OK);
-  assert_true(has_warning(x, "stage 1 has 1 replicas and stage 0 has 3"));
+  assert_true(tu_export_warned(x, "stage 1 has 1 replicas and stage 0 has 3"));
   pp_export_destroy(x);
   assert_int_equal(pp_export_torch(ctx, p, m, c, &x), PP_OK);
-  assert_true(has_warning(x, "torch's data parallelism"));
+  assert_true(tu_export_warned(x, "torch's data parallelism"));
   pp_export_destroy(x);
   pp_plan_destroy(p);
 }
@@ -970,21 +961,23 @@ static void t_engine_warnings(void **state)
     p = gen_plan(ctx, &g);
   }
   assert_int_equal(pp_export_megatron(ctx, p, m, c, &x), PP_OK);
-  assert_true(has_warning(x, "2 tensor-parallel groups span nodes (the first: "
-                             "devices 3 and 4 on nodes 0 and 1)"));
-  assert_true(has_warning(x, "1 tensor-parallel group mixes device types "
-                             "(the first: V100 and T4)"));
-  assert_true(has_warning(x, "not GPipe"));
+  assert_true(
+      tu_export_warned(x, "2 tensor-parallel groups span nodes (the first: "
+                          "devices 3 and 4 on nodes 0 and 1)"));
+  assert_true(tu_export_warned(x, "1 tensor-parallel group mixes device types "
+                                  "(the first: V100 and T4)"));
+  assert_true(tu_export_warned(x, "not GPipe"));
   pp_export_destroy(x);
   assert_int_equal(pp_export_deepspeed(ctx, p, m, c, &x), PP_OK);
-  assert_true(has_warning(x, "DeepSpeed runs tensor parallelism over the "
-                             "inter-node network"));
-  assert_true(has_warning(x, "PipeDream-2BW optimizer is not expressible"));
+  assert_true(tu_export_warned(x, "DeepSpeed runs tensor parallelism over the "
+                                  "inter-node network"));
+  assert_true(
+      tu_export_warned(x, "PipeDream-2BW optimizer is not expressible"));
   assert_non_null(
       strstr(pp_export_file_text(x, 1), "PipeModelDataParallelTopology(\n"));
   pp_export_destroy(x);
   assert_int_equal(pp_export_pipedream(ctx, p, m, c, &x), PP_OK);
-  assert_true(has_warning(x, "no tensor parallelism"));
+  assert_true(tu_export_warned(x, "no tensor parallelism"));
   { /* tp 2: launch rank 2 is PipeDream rank 1, launch rank 3 idles */
     char path[600], cmd[1024], *out, *err;
     snprintf(path, sizeof path, "%s", tu_tmp("pipedream_run_tp.sh"));
@@ -998,8 +991,8 @@ static void t_engine_warnings(void **state)
   }
   pp_export_destroy(x);
   assert_int_equal(pp_export_torch(ctx, p, m, c, &x), PP_OK);
-  assert_true(has_warning(x, "torch runs tensor parallelism"));
-  assert_false(has_warning(x, "GPipe")); /* the CSV is the plan's order */
+  assert_true(tu_export_warned(x, "torch runs tensor parallelism"));
+  assert_false(tu_export_warned(x, "GPipe")); /* the CSV is the plan's order */
   pp_export_destroy(x);
   pp_plan_destroy(p);
   /* a DAG in DeepSpeed, with a stage that is not a run of the model's
@@ -1021,14 +1014,14 @@ static void t_engine_warnings(void **state)
     assert_int_equal(pp_plan_builder_add_replica(b, id, &d), PP_OK);
     assert_int_equal(pp_plan_builder_finish(b, &p), PP_OK);
     assert_int_equal(pp_export_deepspeed(ctx, p, dag, c, &x), PP_OK);
-    assert_true(has_warning(x, "the model is a DAG"));
-    assert_true(has_warning(x, "stage 0 is not one run of the model's "
-                               "operators: DeepSpeed stages"));
+    assert_true(tu_export_warned(x, "the model is a DAG"));
+    assert_true(tu_export_warned(x, "stage 0 is not one run of the model's "
+                                    "operators: DeepSpeed stages"));
     /* the parts keep each stage's operator count */
     assert_non_null(strstr(pp_export_file_text(x, 1), "\nPARTS = [0, 3, 8]"));
     pp_export_destroy(x);
     assert_int_equal(pp_export_torch(ctx, p, dag, c, &x), PP_OK);
-    assert_true(has_warning(x, "torchtitan stages are consecutive"));
+    assert_true(tu_export_warned(x, "torchtitan stages are consecutive"));
     assert_non_null(strstr(pp_export_file_text(x, 1),
                            "[\"input\", \"conv1\", \"branch_b\"],\n"));
     pp_export_destroy(x);

@@ -186,15 +186,6 @@ static char kind_sym(const char *k)
   return 0;
 }
 
-static bool warned(const pp_export *x, const char *needle)
-{
-  int32_t i;
-  for (i = 0; i < pp_export_nwarning(x); i++)
-    if (strstr(pp_export_warning(x, i), needle))
-      return true;
-  return false;
-}
-
 static void t_random(void **state)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
@@ -302,13 +293,13 @@ static void t_random(void **state)
     if (nst / P > 1) {
       bool bad = P < 2 || M < P || M % P;
       interleaved++;
-      if (bad != warned(x, "interleaved schedule"))
+      if (bad != tu_export_warned(x, "interleaved schedule"))
         fail_msg("plan %d (pp %d, M %lld): the interleaved warning is %s", iter,
                  P, (long long)M, bad ? "missing" : "wrong");
       flagged += bad;
     }
-    assert_false(warned(x, "holds stages"));
-    assert_false(warned(x, "rank order"));
+    assert_false(tu_export_warned(x, "holds stages"));
+    assert_false(tu_export_warned(x, "rank order"));
     /* each stage holds the plan's stage's layers */
     {
       int nE = 0, nL = 0, nt = 0;
@@ -341,7 +332,8 @@ static void t_random(void **state)
           strcat(flat, st[s]);
         fl = strlen(flat);
         ok = nE == 1 && nL == 1 && fl && flat[0] == 'E' && flat[fl - 1] == 'L';
-        if (ok == (warned(x, "start with") || warned(x, "end with")))
+        if (ok == (tu_export_warned(x, "start with") ||
+                   tu_export_warned(x, "end with")))
           fail_msg("plan %d: layout %s, the E/L warning is %s", iter, flat,
                    ok ? "wrong" : "missing");
         broken += !ok;

@@ -494,3 +494,12 @@ int tu_order_inflight(const pp_sched_op *o, int64_t n, int64_t gas)
   free(st);
   return most;
 }
+
+bool tu_export_warned(const pp_export *x, const char *needle)
+{
+  int32_t i;
+  for (i = 0; i < pp_export_nwarning(x); i++)
+    if (strstr(pp_export_warning(x, i), needle))
+      return true;
+  return false;
+}

@@ -56,6 +56,9 @@ int tu_run(const char *args, char **out, char **err);
 /* The same for any shell command line. */
 int tu_sh(const char *command, char **out, char **err);
 
+/* Whether one of x's warnings contains needle. */
+bool tu_export_warned(const pp_export *x, const char *needle);
+
 /* Assert that an error happened, with code rc and a message containing
 ** every string of the NULL-terminated list. */
 void tu_expect_error(pp_ctx *ctx, pp_status got, pp_status rc, ...);

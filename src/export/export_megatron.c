@@ -316,13 +316,9 @@ done:
 **   4. split on '|', every character one of E L t m (lines 308-339):
 **      spaces, quotes and anything else are refused.
 ** The unrolled text is bounded by PPI_LAYOUT_MAX_SYMBOLS. */
-struct lp {
-  pp_ctx *ctx;
-  char *s;
-  size_t n, cap;
-};
-
-static pp_status lp_put(struct lp *o, const char *s, size_t n, int64_t times)
+/* Append s[0, n) times times to o, within PPI_LAYOUT_MAX_SYMBOLS. */
+static pp_status lp_put(struct ppi_sbuf *o, const char *s, size_t n,
+                        int64_t times)
 {
   int64_t r;
   if (times > 0 && n > 0 &&
@@ -331,25 +327,9 @@ static pp_status lp_put(struct lp *o, const char *s, size_t n, int64_t times)
                     "megatron layout: more than %lld characters once "
                     "unrolled",
                     (long long)PPI_LAYOUT_MAX_SYMBOLS);
-  for (r = 0; r < times; r++) {
-    if (o->n + n + 1 > o->cap) {
-      size_t c = o->cap ? o->cap : 64;
-      char *t;
-      while (c < o->n + n + 1)
-        c *= 2;
-      if (!(t = ppi_alloc(o->ctx, c)))
-        return PP_ENOMEM;
-      if (o->s) {
-        memcpy(t, o->s, o->n);
-        ppi_free(o->ctx, o->s, o->cap);
-      }
-      o->s = t;
-      o->cap = c;
-    }
-    memcpy(o->s + o->n, s, n);
-    o->n += n;
-  }
-  return PP_OK;
+  for (r = 0; r < times && !o->rc; r++)
+    ppi_sb_put(o, s, n);
+  return o->rc;
 }
 
 /* The count of digits at s (at most max), into *k: 0 digits, or -1 when
@@ -375,7 +355,7 @@ static pp_status lp_too_many(pp_ctx *ctx)
 }
 
 /* Step 2 on in[0, n) into o. */
-static pp_status lp_groups(const char *in, size_t n, struct lp *o)
+static pp_status lp_groups(const char *in, size_t n, struct ppi_sbuf *o)
 {
   size_t i = 0;
   pp_status rc;
@@ -403,7 +383,7 @@ static pp_status lp_groups(const char *in, size_t n, struct lp *o)
 }
 
 /* Step 3 on in[0, n) into o. */
-static pp_status lp_chars(const char *in, size_t n, struct lp *o)
+static pp_status lp_chars(const char *in, size_t n, struct ppi_sbuf *o)
 {
   size_t i = 0, d;
   int64_t cnt;
@@ -429,7 +409,7 @@ pp_status pp_megatron_layout_parse(pp_ctx *ctx, const char *layout,
                                    int32_t max_stages, int32_t *nstage,
                                    int32_t *counts)
 {
-  struct lp a, b2, c3;
+  struct ppi_sbuf a, b2, c3;
   size_t i;
   int32_t st = 0;
   pp_status rc;
@@ -440,10 +420,9 @@ pp_status pp_megatron_layout_parse(pp_ctx *ctx, const char *layout,
   memset(counts, 0, (size_t)max_stages * 4 * sizeof *counts);
   if (!*layout)
     return ppi_fail(ctx, PP_EINPUT, "megatron layout: empty");
-  memset(&a, 0, sizeof a);
-  memset(&b2, 0, sizeof b2);
-  memset(&c3, 0, sizeof c3);
-  a.ctx = b2.ctx = c3.ctx = ctx;
+  ppi_sb_init(&a, ctx);
+  ppi_sb_init(&b2, ctx);
+  ppi_sb_init(&c3, ctx);
   rc = PP_OK;
   for (i = 0; layout[i] && !rc; i++) /* 1. */
     if (layout[i] != ',')
@@ -471,12 +450,9 @@ pp_status pp_megatron_layout_parse(pp_ctx *ctx, const char *layout,
                     (unsigned)(unsigned char)ch);
     }
   }
-  if (a.s)
-    ppi_free(ctx, a.s, a.cap);
-  if (b2.s)
-    ppi_free(ctx, b2.s, b2.cap);
-  if (c3.s)
-    ppi_free(ctx, c3.s, c3.cap);
+  ppi_sb_free(&a);
+  ppi_sb_free(&b2);
+  ppi_sb_free(&c3);
   if (rc)
     return rc;
   *nstage = st + 1;
