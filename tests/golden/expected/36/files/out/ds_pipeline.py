@@ -8,8 +8,9 @@
 # DeepSpeed has no public argument for explicit stage boundaries
 # (deepspeedai/DeepSpeed#2974): PlannedPipelineModule sets them by
 # overriding PipelineModule._partition_layers, an internal method
-# (written against DeepSpeed's deepspeed/runtime/pipe/module.py;
-# pin the DeepSpeed version).  Use it as
+# (checked against DeepSpeed 0.16.5, commit 38327e07; the methods
+# it uses date from the first PipelineModule, 2020; pin the
+# DeepSpeed version).  Use it as
 #
 #   from ds_pipeline import PlannedPipelineModule
 #   net = PlannedPipelineModule(layers=specs, loss_fn=loss)
