@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Export a plan to torch.distributed.pipelining (PyTorch >= 2.4) and
-** torchtitan (docs/ECOSYSTEM.md 3.3; docs/EXPORT.md, "torch.distributed.
-** pipelining and torchtitan"):
+** torchtitan (docs/ECOSYSTEM.md 3.3; docs/EXPORT.md):
 **
 **   pp_schedule.csv      the schedule in "compute_only" format: one row per
 **                        pipeline rank, its compute actions in order,
