@@ -752,7 +752,10 @@ static void t_torch(void **state)
       pp_plan_load(ctx, tu_path("examples/plan-gpt2-amp.json"), m, c, &p),
       PP_OK);
   assert_int_equal(pp_export_torch(ctx, p, m, c, &x), PP_OK);
-  assert_int_equal(pp_export_nwarning(x), 0);
+  /* fp16: bf16 in torchtitan, and mixed precision without sharding */
+  assert_int_equal(pp_export_nwarning(x), 2);
+  assert_true(tu_export_warned(x, "torchtitan has no fp16"));
+  assert_true(tu_export_warned(x, "no sharding (ZeRO 0)"));
   assert_int_equal(pp_export_nfile(x), 3);
   assert_string_equal(pp_export_file_name(x, 0), "pp_schedule.csv");
   for (s = 0; s < 4; s++) { /* 1F1B: S = 4, 8 micro-batches */
@@ -781,50 +784,68 @@ static void t_torch(void **state)
   }
   assert_non_null(strstr(pp_export_file_text(x, 1),
                          "    \"layer6\": SplitPoint.BEGINNING,\n"));
-  assert_non_null(
-      strstr(pp_export_file_text(x, 2), "pipeline_parallel_degree = 4\n"));
+  assert_non_null(strstr(pp_export_file_text(x, 1),
+                         "sched = _PipelineScheduleRuntime(stages, "));
+  assert_string_equal(pp_export_file_name(x, 2), "torchtitan_config.py");
+  assert_non_null(strstr(pp_export_file_text(x, 2),
+                         "    [\"layers.18\", \"layers.19\", \"layers.20\", "
+                         "\"layers.21\", \"layers.22\", \"layers.23\", "
+                         "\"norm\", \"lm_head\"],\n"));
   {
     char *txt = check_py("torch", write_all(ctx, x, "torch_gpt2"), 0);
     assert_non_null(strstr(txt, "data_parallel_replicate_degree 4\n"));
-    assert_non_null(strstr(txt, "local_batch_size 8\n"));
+    assert_non_null(strstr(txt, "num_pp_microbatches 8\n"));
+    assert_non_null(strstr(txt, "torchtitan modules\n"));
     free(txt);
   }
   pp_export_destroy(x);
   pp_plan_destroy(p);
-  for (iter = 0; iter < 24; iter++) {
+  /* random plans: P pipeline ranks (1 to 16), k stages per rank (round
+  ** robin, stage s on rank s mod P's devices), uniform or uneven cuts, R
+  ** data-parallel replicas */
+  for (iter = 0; iter < 48; iter++) {
     struct gp g;
-    int first[9], L = 30, shared = iter % 3 == 2;
-    int32_t devs[16];
+    int first[17], L = 30, P, k, uniform = iter % 4 == 0;
+    int32_t devs[64];
     char *txt;
     memset(&g, 0, sizeof g);
-    g.S = 1 + (int)tu_rand(&rng, 6);
-    g.R = 1 + (int)tu_rand(&rng, (uint32_t)(12 / g.S));
-    g.mbs = 1;
+    P = 1 + (int)tu_rand(&rng, 16);
+    k = iter % 3 == 2 && P <= 8 ? 2 + (int)tu_rand(&rng, (uint32_t)(16 / P - 1))
+                                : 1;
+    g.S = P * k;
+    g.R = 1 + (int)tu_rand(&rng, (uint32_t)(16 / P));
+    g.mbs = 1 + (int)tu_rand(&rng, 2);
     g.recompute = (int)tu_rand(&rng, 2);
-    g.sched = (pp_schedule)tu_rand(&rng, 3);
+    g.sched = k > 1 ? PP_SCHED_1F1B_STAR : (pp_schedule)tu_rand(&rng, 3);
     g.opt = PP_OPT_ADAM_MIXED;
-    g.gbs = (int64_t)g.R * (1 + (int)tu_rand(&rng, 10));
+    g.gbs = (int64_t)g.R * g.mbs * (1 + (int)tu_rand(&rng, 12));
     first[0] = 0;
     for (s = 1; s < g.S; s++) {
       int lo = first[s - 1] + 1, hi = L - (g.S - s);
-      first[s] = lo + (int)tu_rand(&rng, (uint32_t)(hi - lo + 1));
+      first[s] = uniform ? s * L / g.S
+                         : lo + (int)tu_rand(&rng, (uint32_t)(hi - lo + 1));
     }
     first[g.S] = L;
     g.first = first;
-    { /* shared: the last stage goes back onto the first stage's devices */
-      int k, r;
-      for (k = 0, s = 0; s < g.S; s++)
-        for (r = 0; r < g.R; r++, k++)
-          devs[k] = shared && g.S > 2 && s == g.S - 1 ? r : k;
+    {
+      int i, r;
+      for (i = 0, s = 0; s < g.S; s++)
+        for (r = 0; r < g.R; r++, i++)
+          devs[i] = (s % P) * g.R + r;
       g.devs = devs;
     }
-    if (shared && g.S > 2)
-      g.sched = PP_SCHED_1F1B_STAR; /* what a shared device runs */
     p = gen_plan(ctx, &g);
     assert_int_equal(pp_export_torch(ctx, p, m, c, &x), PP_OK);
+    assert_false(tu_export_warned(x, "\"loop\" style"));
+    assert_false(tu_export_warned(x, "multiple of the pipeline ranks"));
     txt = check_py("torch", write_all(ctx, x, "torch_rand"), 0);
+    if (!strstr(txt, "torchtitan modules\n"))
+      fail_msg("iter %d: not torchtitan's module names:\n%s", iter, txt);
+    /* a stage of casts and no-ops only: warned, and empty in the file */
+    assert_int_equal(tu_export_warned(x, "hold no torchtitan module"),
+                     strstr(txt, "empty stage ") != NULL);
     free(txt);
-    if (!(shared && g.S > 2)) { /* rank s = stage s: its order */
+    if (k == 1) { /* rank s = stage s: its order */
       pp_eval *e;
       pp_cost_params cp;
       pp_cost_params_init(&cp);
@@ -846,14 +867,11 @@ static void t_torch(void **state)
         }
       }
       pp_eval_destroy(e);
-    } else { /* rank 0 holds stages 0 and S-1 */
-      int nc = csv_row(pp_export_file_text(x, 0), 0, cells, 512), i, last = 0;
-      assert_int_equal(nc, (int)(4 * (g.gbs / g.R)));
-      for (i = 0; i < nc; i++)
-        last += atoi(cells[i]) == g.S - 1;
-      assert_int_equal(last, (int)(2 * (g.gbs / g.R)));
-      assert_true(tu_export_warned(x, "multiple of the pipeline ranks") ||
-                  tu_export_warned(x, "\"loop\" style"));
+    } else { /* every rank runs its k stages, F and B of each micro-batch */
+      int r;
+      for (r = 0; r < P; r++)
+        assert_int_equal(csv_row(pp_export_file_text(x, 0), r, cells, 512),
+                         (int)(2 * k * (g.gbs / (g.R * g.mbs))));
     }
     pp_export_destroy(x);
     pp_plan_destroy(p);
@@ -1046,9 +1064,9 @@ static void t_engine_cli(void **state)
   char *out, *err, cmd[2048], path[512];
   const char *dir = NULL;
   static const char *const files[] = {
-      "deepspeed", "ds_config.json",  "deepspeed", "ds_pipeline.py",
-      "torch",     "pp_schedule.csv", "torch",     "pp_stages.py",
-      "torch",     "torchtitan.toml", "pipedream", "pipedream_conf.json"};
+      "deepspeed", "ds_config.json",       "deepspeed", "ds_pipeline.py",
+      "torch",     "pp_schedule.csv",      "torch",     "pp_stages.py",
+      "torch",     "torchtitan_config.py", "pipedream", "pipedream_conf.json"};
   size_t i;
   (void)state;
   for (i = 0; i < sizeof files / sizeof *files; i += 2) {
@@ -1073,7 +1091,7 @@ static void t_engine_cli(void **state)
            tu_path("examples/plan-gpt2-amp.json"));
   assert_int_equal(tu_run(cmd, &out, &err), 0);
   assert_true(!strncmp(out, "==> pp_schedule.csv <==\n0F0,0F1,", 32));
-  assert_non_null(strstr(out, "\n\n==> torchtitan.toml <==\n"));
+  assert_non_null(strstr(out, "\n\n==> torchtitan_config.py <==\n"));
   snprintf(cmd, sizeof cmd,
            "export %s --model gpt2-amp --cluster amp-het-cluster --to nemo",
            tu_path("examples/plan-gpt2-amp.json"));

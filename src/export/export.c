@@ -11,6 +11,8 @@
 */
 #include "export/export.h"
 
+#include <ctype.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -390,4 +392,34 @@ pp_status ppi_export_check_engine(pp_ctx *ctx, pp_export *x, const pp_plan *p,
                          "ask for it as the plan says",
                          engine, (int)p->p.zero, (int)p->nstage);
   return rc;
+}
+
+/* The role of an operator by its kind, as Megatron's layout symbols
+** (export_megatron.c) and torchtitan's module names (export_torch.c)
+** need it: E embedding, t decoder layer, m MTP layer, L loss / output
+** head, 0 none.  A norm is never a
+** decoder layer, whatever else its kind says ("layernorm",
+** "final_layernorm", ONNX's "LayerNormalization"). */
+char ppi_export_symbol(const char *kind)
+{
+  char k[64];
+  size_t i;
+  if (!kind)
+    return 0;
+  for (i = 0; kind[i] && i + 1 < sizeof k; i++)
+    k[i] = (char)tolower((unsigned char)kind[i]);
+  k[i] = 0;
+  if (strstr(k, "loss") || strstr(k, "head") || strstr(k, "logits") ||
+      !strcmp(k, "embed2v"))
+    return 'L';
+  if (strstr(k, "mtp"))
+    return 'm';
+  if (strstr(k, "embed"))
+    return 'E';
+  if (strstr(k, "norm"))
+    return 0;
+  if (strstr(k, "layer") || strstr(k, "block") || !strcmp(k, "transformer") ||
+      !strcmp(k, "decoder"))
+    return 't';
+  return 0;
 }

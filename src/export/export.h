@@ -97,4 +97,8 @@ PP_INTERNAL pp_status ppi_export_check_1f1b(pp_ctx *ctx, pp_export *x,
                                             const pp_plan *p,
                                             const char *engine);
 
+/* An operator's role by its kind: 'E' embedding, 't' decoder layer, 'm'
+** MTP layer, 'L' loss or output head, 0 none (a norm is never a layer). */
+PP_INTERNAL char ppi_export_symbol(const char *kind);
+
 #endif

@@ -55,33 +55,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The Megatron symbol of an operator kind; 0: none.  A norm is never a
-** decoder layer, whatever else its kind says ("layernorm",
-** "final_layernorm", ONNX's "LayerNormalization"). */
-static char symbol_of(const char *kind)
-{
-  char k[64];
-  size_t i;
-  if (!kind)
-    return 0;
-  for (i = 0; kind[i] && i + 1 < sizeof k; i++)
-    k[i] = (char)tolower((unsigned char)kind[i]);
-  k[i] = 0;
-  if (strstr(k, "loss") || strstr(k, "head") || strstr(k, "logits") ||
-      !strcmp(k, "embed2v"))
-    return 'L';
-  if (strstr(k, "mtp"))
-    return 'm';
-  if (strstr(k, "embed"))
-    return 'E';
-  if (strstr(k, "norm"))
-    return 0;
-  if (strstr(k, "layer") || strstr(k, "block") || !strcmp(k, "transformer") ||
-      !strcmp(k, "decoder"))
-    return 't';
-  return 0;
-}
-
 /* P when stage s holds exactly stage s mod P's replicas (the same device
 ** lists) for every s, the first P stages' devices are disjoint, and P
 ** divides S: Megatron's interleaved pipeline of P ranks; S when no device
@@ -183,7 +156,7 @@ pp_status pp_export_megatron(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
       pp_op_desc od;
       char sym;
       pp_model_op(m, o.ord[i], &od);
-      sym = symbol_of(od.kind);
+      sym = ppi_export_symbol(od.kind);
       if (!sym)
         unnamed++;
       else
@@ -220,7 +193,7 @@ pp_status pp_export_megatron(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
       pp_op_desc od;
       char sym;
       pp_model_op(m, o.ord[i], &od);
-      if (!(sym = symbol_of(od.kind)))
+      if (!(sym = ppi_export_symbol(od.kind)))
         continue;
       ppi_sb_put(&b, &sym, 1);
       /* Megatron flattens the layout in this order (stage v P + p is

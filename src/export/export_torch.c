@@ -1,27 +1,50 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** Export a plan to torch.distributed.pipelining (PyTorch >= 2.4) and
-** torchtitan (docs/ECOSYSTEM.md 3.3):
+** torchtitan (docs/ECOSYSTEM.md 3.3; docs/EXPORT.md):
 **
-**   pp_schedule.csv  the schedule in PipelineScheduleMulti's
-**                    "compute_only" format: one row per pipeline rank,
-**                    its actions in order, "<stage>F<mb>" / "<stage>B<mb>"
-**                    (torch/distributed/pipelining/schedules.py, _Action
-**                    and _load_csv; the stage -> rank map is inferred from
-**                    the rows).  The order is the one our simulator ran,
-**                    so GPipe, 1F1B, 1F1B* and a rank holding several
-**                    stages (MadPipe's special processor) are all what the
-**                    plan predicted;
-**   pp_stages.py     the module FQNs of every stage (the operators'
-**                    names), the split_spec for pipeline(), the stage ->
-**                    rank map and the micro-batch counts; in comments,
-**                    the data parallelism and precision of the plan's
-**                    ZeRO stage (DDP, or FSDP2 with its reshard and
-**                    MixedPrecisionPolicy);
-**   torchtitan.toml  the [parallelism] and [training] settings:
-**                    pipeline degree, module_fqns_per_model_part, the CSV,
-**                    micro-batch size, tensor and data-parallel degrees,
-**                    batch sizes, activation checkpointing.
+**   pp_schedule.csv      the schedule in "compute_only" format: one row per
+**                        pipeline rank, its compute actions in order,
+**                        "<stage>F<mb>" / "<stage>B<mb>" (the action regex,
+**                        pytorch/pytorch@00722e64 torch/distributed/
+**                        pipelining/schedules.py:88-90).  The rows are
+**                        compact: they are for _PipelineScheduleRuntime
+**                        (schedules.py:1855), whose _load_csv
+**                        (schedules.py:1971-1979) validates them
+**                        (_validate_schedule, schedules.py:1324) and lowers
+**                        them with _add_send_recv (schedules.py:1205), which
+**                        inserts every send and receive, so each action
+**                        waits for its input (schedules.py:2144-2148).
+**                        PipelineScheduleMulti's own runner is lock-step
+**                        (schedules.py:1681, 1759: a rank posts the receive
+**                        for what its neighbour runs at the same index) and
+**                        would need rows padded with idle steps; it is not
+**                        what we tell the user to run.  The order is the one
+**                        our simulator ran, so GPipe, 1F1B, 1F1B* and a rank
+**                        holding several stages are what the plan
+**                        predicted;
+**   pp_stages.py         the module FQNs of every stage (the operators'
+**                        names), the split_spec for pipeline(), the stage ->
+**                        rank map and the micro-batch counts; in comments,
+**                        how to run the CSV and the data parallelism and
+**                        precision of the plan's ZeRO stage (DDP, or FSDP2
+**                        with its reshard and MixedPrecisionPolicy);
+**   torchtitan_config.py apply_plan(config), which sets a torchtitan
+**                        Trainer.Config (Python configuration: torchtitan
+**                        reads no TOML since pytorch/torchtitan@9810191b)
+**                        to the plan: pipeline degree, the CSV,
+**                        num_pp_microbatches, module_fqns_per_model_part in
+**                        torchtitan's module names, token budgets, degrees,
+**                        precision, activation checkpointing.
+**
+** torchtitan's module names (torchtitan/models/common/decoder.py:248-255
+** @b5bcd76c: tok_embeddings, layers.<i>, norm, lm_head) are given to the
+** operators by kind and order (ppi_export_symbol): the embedding, the
+** i-th decoder layer, a norm after the last decoder layer, the head;
+** other operators (casts, no-ops) travel with their stage.  A stage left
+** without a module is a warning naming it (torchtitan would build an
+** empty stage); a model without decoder layers keeps its operator names,
+** with a warning.
 **
 ** The CSV describes one pipeline (replica 0 of every stage): data-
 ** parallel replicas run the same order.  Local micro-batch i of replica r
@@ -33,12 +56,15 @@
 ** order), a stage -> rank map other than torchtitan's "loop" placement
 ** (stage s on rank s mod P), tensor-parallel groups across nodes or
 ** device types, a placement other than the mesh order (tp fastest, then
-** data, then pipeline).
+** data, then pipeline), fp16 (torchtitan has bf16 and fp32 only), mixed
+** precision with pipeline or tensor parallelism but no FSDP sharding.
 **
 ** Complexity: one simulation with events recorded, then O(events).
 */
 #include "export/export.h"
 
+#include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 /* The pipeline rank of every stage: the devices of replica 0's tp rank 0,
@@ -170,10 +196,17 @@ static void stages_py(struct ppi_sbuf *b, const pp_plan *p, const pp_model *m,
       "#   stage = pipe.build_stage(STAGE_INDEX, device, pp_group)\n"
       "# or build PipelineStage(submodule, s, NUM_STAGES, device) for every "
       "s\n"
-      "# with STAGE_TO_RANK[s] == pp_rank; then run the plan's order:\n"
-      "#   sched = PipelineScheduleMulti(stages, N_MICROBATCHES, "
+      "# with STAGE_TO_RANK[s] == pp_rank; then run the plan's order with\n"
+      "# the runtime that inserts the sends and receives itself (the rows\n"
+      "# are compact: PipelineScheduleMulti would need them padded):\n"
+      "#   from torch.distributed.pipelining.schedules import "
+      "_PipelineScheduleRuntime\n"
+      "#   sched = _PipelineScheduleRuntime(stages, N_MICROBATCHES, "
       "loss_fn=...)\n"
-      "#   sched._load_csv(SCHEDULE_CSV)   # internal API: pin PyTorch\n",
+      "#   sched._load_csv(SCHEDULE_CSV, format=\"compute_only\")\n"
+      "# (internal API, pytorch/pytorch@00722e64 "
+      "torch/distributed/pipelining/\n"
+      "# schedules.py:1855 and 1971: pin PyTorch)\n",
       src ? src : "(unnamed)", pp_model_name(m), (int)S, (int)P, (int)R,
       (int)p->p.tp, (int)p->p.micro_batch, (long long)gas);
   data_parallel_note(b, p, ppi_export_precision(p, m));
@@ -212,41 +245,182 @@ static void stages_py(struct ppi_sbuf *b, const pp_plan *p, const pp_model *m,
                 (long long)gas, p->p.recompute ? "True" : "False");
 }
 
-static void titan_toml(struct ppi_sbuf *b, const pp_plan *p, const pp_model *m,
-                       const struct ppi_stage_ops *o, int32_t P)
+/* s names a norm ("final_layernorm", "RMSNorm"): case-insensitive. */
+static bool is_norm(const char *s)
 {
-  int32_t S = p->nstage, R = p->rep_off[1] - p->rep_off[0], s;
+  size_t i;
+  for (i = 0; s && s[i]; i++)
+    if (tolower((unsigned char)s[i]) == 'n' &&
+        tolower((unsigned char)s[i + 1]) == 'o' && s[i + 1] &&
+        tolower((unsigned char)s[i + 2]) == 'r' && s[i + 2] &&
+        tolower((unsigned char)s[i + 3]) == 'm')
+      return true;
+  return false;
+}
+
+/* torchtitan's module name of every operator (NULL: none), by kind and
+** order: the embedding, the i-th decoder layer, a norm after the last
+** decoder layer, the head (torchtitan/models/common/decoder.py:248-255
+** @b5bcd76c).  Returns the number of decoder layers; names[k] point into
+** buf (16 bytes per operator). */
+static int32_t titan_names(const pp_model *m, const struct ppi_stage_ops *o,
+                           const char **names, char *buf)
+{
+  int32_t k, n = o->nop, last = -1, layers = 0;
+  for (k = 0; k < n; k++) {
+    pp_op_desc d;
+    pp_model_op(m, k, &d);
+    if (ppi_export_symbol(d.kind) == 't' && o->pos[k] > last)
+      last = o->pos[k];
+  }
+  for (k = 0; k < n; k++) {
+    pp_op_desc d;
+    int32_t j, before = 0;
+    char sym;
+    pp_model_op(m, k, &d);
+    sym = ppi_export_symbol(d.kind);
+    names[k] = NULL;
+    if (sym == 'E') {
+      names[k] = "tok_embeddings";
+    } else if (sym == 'L') {
+      names[k] = "lm_head";
+    } else if (sym == 't') {
+      for (j = 0; j < n; j++) {
+        pp_op_desc e;
+        pp_model_op(m, j, &e);
+        before += ppi_export_symbol(e.kind) == 't' && o->pos[j] < o->pos[k];
+      }
+      snprintf(buf + (size_t)k * 16, 16, "layers.%d", (int)before);
+      names[k] = buf + (size_t)k * 16;
+      layers++;
+    } else if (last >= 0 && o->pos[k] > last &&
+               (is_norm(d.kind) || is_norm(d.name))) {
+      names[k] = "norm";
+    }
+  }
+  return layers;
+}
+
+/* One stage's torchtitan modules as a list literal; returns how many. */
+static int32_t titan_list(struct ppi_sbuf *b, const pp_plan *p,
+                          const struct ppi_stage_ops *o, const char **names,
+                          int32_t s)
+{
+  int32_t i, n = 0;
+  ppi_sb_puts(b, "[");
+  for (i = p->op_off[s]; i < p->op_off[s + 1]; i++) {
+    const char *nm = names[o->ord[i]];
+    int32_t j;
+    if (!nm)
+      continue;
+    for (j = p->op_off[s]; j < i && names[o->ord[j]] != nm; j++)
+      ; /* "norm" twice in one stage is one module */
+    if (j < i)
+      continue;
+    ppi_sb_puts(b, n++ ? ", " : "");
+    ppi_sb_quote(b, nm);
+  }
+  ppi_sb_puts(b, "]");
+  return n;
+}
+
+/* torchtitan_config.py: apply_plan(config) sets a Trainer.Config
+** (torchtitan/trainer.py:100-115 @b5bcd76c) to the plan.  The fields are
+** those of torchtitan/config/configs.py @b5bcd76c: ParallelismConfig
+** (:121-236), TrainingConfig (:36-105); the CSV makes torchtitan build
+** _PipelineScheduleRuntime and call its _load_csv
+** (torchtitan/distributed/pipeline_parallel.py:290-352);
+** pipeline_parallel_schedule is still looked up (get_schedule_class) and
+** picks the "loop" placement (pipeline_parallel.py:532-569).  Token
+** budgets since pytorch/torchtitan@73aed7f6 (#4121): a micro-batch of mbs
+** sequences is mbs x max_context_length tokens.  Returns the number of
+** stages left without a module (-1 when names is NULL: operator names). */
+static int32_t titan_py(struct ppi_sbuf *b, const pp_plan *p, const pp_model *m,
+                        const struct ppi_stage_ops *o, const char **names,
+                        int32_t P, pp_precision prec, int32_t *first_empty)
+{
+  int32_t S = p->nstage, R = p->rep_off[1] - p->rep_off[0], s, empty = 0;
+  int64_t gas = p->p.global_batch / ((int64_t)p->p.micro_batch * R);
   const char *src = pp_plan_source(p);
-  ppi_sb_printf(b,
-                "# parplan: torchtitan settings of the plan %s (model %s)\n"
-                "# merge into your job's TOML; run from the directory of "
-                "pp_schedule.csv\n\n"
-                "[parallelism]\n"
-                "pipeline_parallel_degree = %d\n"
-                "pipeline_parallel_schedule = \"PipelineScheduleMulti\"\n"
-                "pipeline_parallel_schedule_csv = \"pp_schedule.csv\"\n"
-                "pipeline_parallel_microbatch_size = %d\n"
-                "module_fqns_per_model_part = [\n",
-                src ? src : "(unnamed)", pp_model_name(m), (int)P,
-                (int)p->p.micro_batch);
+  *first_empty = -1;
+  ppi_sb_printf(
+      b,
+      "# parplan: torchtitan settings of the plan %s (model %s)\n"
+      "#\n"
+      "# For torchtitan's Python configuration (pytorch/torchtitan from\n"
+      "# 73aed7f6, 2026-08-20, token budgets and num_pp_microbatches, to at\n"
+      "# least b5bcd76c, 2026-08-21; it reads no TOML since 9810191b).  In\n"
+      "# your configuration module:\n"
+      "#   from torchtitan_config import apply_plan\n"
+      "#   def my_run() -> Trainer.Config:\n"
+      "#       return apply_plan(llama3_debugmodel())  # your full "
+      "configuration\n"
+      "# and run it with --module <that module> --config my_run, with\n"
+      "# %d ranks (PIPELINE x DATA x TENSOR).  The CSV is read through\n"
+      "# _PipelineScheduleRuntime._load_csv (pytorch/pytorch@00722e64\n"
+      "# torch/distributed/pipelining/schedules.py:1971).\n\n"
+      "import os\n\n"
+      "PIPELINE_PARALLEL = %d\n"
+      "DATA_PARALLEL = %d\n"
+      "TENSOR_PARALLEL = %d\n"
+      "MICROBATCH_SIZE = %d  # sequences per micro-batch\n"
+      "NUM_PP_MICROBATCHES = %lld  # per data-parallel rank and step\n"
+      "SCHEDULE_CSV = os.path.join(os.path.dirname(os.path.abspath("
+      "__file__)),\n"
+      "                            \"pp_schedule.csv\")\n"
+      "# torchtitan's modules of every stage (%s)\n"
+      "MODULE_FQNS_PER_MODEL_PART = [\n",
+      src ? src : "(unnamed)", pp_model_name(m), (int)(P * R * p->p.tp), (int)P,
+      (int)R, (int)p->p.tp, (int)p->p.micro_batch, (long long)gas,
+      names ? "by operator kind: tok_embeddings, layers.<i>, norm, lm_head"
+            : "the model's operator names: it has no decoder layer");
   for (s = 0; s < S; s++) {
-    ppi_sb_puts(b, "  ");
-    stage_list(b, p, m, o, s);
+    ppi_sb_puts(b, "    ");
+    if (!names)
+      stage_list(b, p, m, o, s);
+    else if (!titan_list(b, p, o, names, s) && !empty++)
+      *first_empty = s;
     ppi_sb_puts(b, ",\n");
   }
-  ppi_sb_printf(b,
-                "]\n"
-                "tensor_parallel_degree = %d\n"
-                "data_parallel_replicate_degree = %d\n"
-                "data_parallel_shard_degree = 1\n\n"
-                "[training]\n"
-                "global_batch_size = %lld\n"
-                "local_batch_size = %lld\n\n"
-                "[activation_checkpoint]\n"
-                "mode = \"%s\"\n",
-                (int)p->p.tp, (int)R, (long long)p->p.global_batch,
-                (long long)(p->p.global_batch / R),
-                p->p.recompute ? "full" : "none");
+  ppi_sb_printf(
+      b,
+      "]\n\n\n"
+      "def apply_plan(config):\n"
+      "    \"\"\"Set the plan's parallelism on a torchtitan Trainer.Config; "
+      "returns it.\"\"\"\n"
+      "    par, tr = config.parallelism, config.training\n"
+      "    par.pipeline_parallel_degree = PIPELINE_PARALLEL\n"
+      "    par.pipeline_parallel_schedule = \"PipelineScheduleMulti\"\n"
+      "    par.pipeline_parallel_schedule_csv = SCHEDULE_CSV\n"
+      "    par.num_pp_microbatches = NUM_PP_MICROBATCHES\n"
+      "    par.module_fqns_per_model_part = MODULE_FQNS_PER_MODEL_PART\n"
+      "    par.tensor_parallel_degree = TENSOR_PARALLEL\n"
+      "    par.data_parallel_replicate_degree = %d\n"
+      "    par.data_parallel_shard_degree = %d\n"
+      "%s"
+      "    par.context_parallel_degree = 1\n"
+      "    tr.num_tokens_per_microbatch_per_dp_rank = (\n"
+      "        MICROBATCH_SIZE * tr.max_context_length)\n"
+      "    tr.num_tokens_per_train_step = (\n"
+      "        tr.num_tokens_per_microbatch_per_dp_rank * NUM_PP_MICROBATCHES\n"
+      "        * DATA_PARALLEL)\n"
+      "    tr.mixed_precision_param = \"%s\"\n"
+      "    tr.disable_cuda_graphs = %s  # no CUDA graphs with pipelining\n",
+      p->p.zero >= 2 ? 1 : (int)R, p->p.zero >= 2 ? (int)R : 1,
+      p->p.zero >= 2
+          ? (p->p.zero == 3
+                 ? "    par.fsdp_reshard_after_forward = \"always\"\n"
+                 : "    par.fsdp_reshard_after_forward = \"never\"\n")
+          : "",
+      prec == PP_PREC_FP32 ? "float32" : "bfloat16", P > 1 ? "True" : "False");
+  if (p->p.recompute)
+    ppi_sb_puts(b, "    from torchtitan.distributed.activation_checkpoint "
+                   "import FullAC\n"
+                   "    config.activation_checkpoint = FullAC.Config()\n");
+  else
+    ppi_sb_puts(b, "    config.activation_checkpoint = None\n");
+  ppi_sb_puts(b, "    return config\n");
+  return empty;
 }
 
 pp_status pp_export_torch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
@@ -258,18 +432,27 @@ pp_status pp_export_torch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   struct ppi_stage_ops o;
   pp_cost_params cp;
   pp_sim *sim = NULL;
-  int32_t S, s, P, *rank_of = NULL, *dev_of = NULL;
+  int32_t S, s, P, layers, empty, first_empty, *rank_of = NULL;
+  int32_t *dev_of = NULL;
+  const char **names = NULL;
+  char *buf = NULL;
+  size_t nop = 0;
+  pp_precision prec;
   pp_status rc;
 
   if ((rc = ppi_export_begin(ctx, "pp_export_torch", p, m, c, out, &x, &b, &o)))
     return rc;
   S = p->nstage;
+  nop = (size_t)o.nop;
   if (!(rank_of = ppi_alloc(ctx, (size_t)S * sizeof *rank_of)) ||
-      !(dev_of = ppi_alloc(ctx, (size_t)S * sizeof *dev_of))) {
+      !(dev_of = ppi_alloc(ctx, (size_t)S * sizeof *dev_of)) ||
+      !(names = ppi_alloc(ctx, nop * sizeof *names)) ||
+      !(buf = ppi_alloc(ctx, nop * 16))) {
     rc = PP_ENOMEM;
     goto done;
   }
   P = stage_ranks(p, rank_of, dev_of);
+  prec = ppi_export_precision(p, m);
   if ((rc = ppi_export_check_uniform(ctx, x, p, "torch")) ||
       (rc = ppi_export_check_runs(ctx, x, p, &o, engine)) ||
       (rc = ppi_export_check_tp(ctx, x, p, c, "torch")) ||
@@ -293,6 +476,36 @@ pp_status pp_export_torch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
                             "yourself with STAGE_TO_RANK (pp_stages.py)",
                             (int)S, (int)P)))
     goto done;
+  /* torchtitan's mixed_precision_param is bfloat16 or float32 only
+  ** (torchtitan/config/configs.py:94 @b5bcd76c) */
+  if (prec == PP_PREC_FP16 &&
+      (rc = ppi_export_warn(ctx, x,
+                            "torchtitan has no fp16 mixed precision "
+                            "(mixed_precision_param is bfloat16 or float32): "
+                            "torchtitan_config.py sets bfloat16")))
+    goto done;
+  /* it applies through fully_shard (dp_shard > 1) or, with no other
+  ** parallelism, autocast (configs.py:94-100 @b5bcd76c) */
+  if (prec != PP_PREC_FP32 && p->p.zero < 2 && (P > 1 || p->p.tp > 1) &&
+      (rc = ppi_export_warn(
+           ctx, x,
+           "torchtitan applies mixed precision through FSDP sharding or, "
+           "without pipeline or tensor parallelism, autocast: with pp %d, "
+           "tp %d and no sharding (ZeRO %d) only models whose parallelize "
+           "installs FSDP's MixedPrecisionPolicy at shard degree 1 (llama3 "
+           "since pytorch/torchtitan@d64eabcc) train in %s; others run in "
+           "fp32",
+           (int)P, (int)p->p.tp, (int)p->p.zero,
+           pp_precision_name(prec == PP_PREC_FP16 ? PP_PREC_BF16 : prec))))
+    goto done;
+  layers = titan_names(m, &o, names, buf);
+  if (!layers &&
+      (rc = ppi_export_warn(ctx, x,
+                            "the model has no decoder layer (no operator of a "
+                            "layer or block kind): torchtitan_config.py "
+                            "lists the operators' names, which name no "
+                            "module of torchtitan's models")))
+    goto done;
   pp_cost_params_init(&cp);
   cp.record = 1;
   if ((rc = pp_simulate(ctx, p, m, c, &cp, &sim)) ||
@@ -304,11 +517,24 @@ pp_status pp_export_torch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   if ((rc = ppi_export_add(ctx, x, "pp_stages.py", &b)))
     goto done;
   ppi_sb_clear(&b);
-  titan_toml(&b, p, m, &o, P);
-  rc = ppi_export_add(ctx, x, "torchtitan.toml", &b);
+  empty = titan_py(&b, p, m, &o, layers ? names : NULL, P, prec, &first_empty);
+  if ((rc = ppi_export_add(ctx, x, "torchtitan_config.py", &b)))
+    goto done;
+  /* torchtitan would build an empty stage: _split_module keeps nothing */
+  if (empty > 0)
+    rc = ppi_export_warn(ctx, x,
+                         "%d stages hold no torchtitan module (the first: "
+                         "stage %d, operators %d to %d, none an embedding, "
+                         "decoder layer, final norm or head): torchtitan "
+                         "would build them empty",
+                         (int)empty, (int)first_empty,
+                         (int)p->op_off[first_empty],
+                         (int)p->op_off[first_empty + 1] - 1);
 done:
   pp_sim_destroy(sim);
   ppi_free(ctx, rank_of, (size_t)S * sizeof *rank_of);
   ppi_free(ctx, dev_of, (size_t)S * sizeof *dev_of);
+  ppi_free(ctx, names, nop * sizeof *names);
+  ppi_free(ctx, buf, nop * 16);
   return ppi_export_end(ctx, x, &b, &o, rc, out);
 }

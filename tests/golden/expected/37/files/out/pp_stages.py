@@ -6,9 +6,14 @@
 #   pipe = pipeline(model, mb_args=(x,), split_spec=SPLIT_SPEC)
 #   stage = pipe.build_stage(STAGE_INDEX, device, pp_group)
 # or build PipelineStage(submodule, s, NUM_STAGES, device) for every s
-# with STAGE_TO_RANK[s] == pp_rank; then run the plan's order:
-#   sched = PipelineScheduleMulti(stages, N_MICROBATCHES, loss_fn=...)
-#   sched._load_csv(SCHEDULE_CSV)   # internal API: pin PyTorch
+# with STAGE_TO_RANK[s] == pp_rank; then run the plan's order with
+# the runtime that inserts the sends and receives itself (the rows
+# are compact: PipelineScheduleMulti would need them padded):
+#   from torch.distributed.pipelining.schedules import _PipelineScheduleRuntime
+#   sched = _PipelineScheduleRuntime(stages, N_MICROBATCHES, loss_fn=...)
+#   sched._load_csv(SCHEDULE_CSV, format="compute_only")
+# (internal API, pytorch/pytorch@00722e64 torch/distributed/pipelining/
+# schedules.py:1855 and 1971: pin PyTorch)
 #
 # Precision fp16, ZeRO stage 0: wrap every stage's module in
 # DistributedDataParallel over the data-parallel mesh and run it under
