@@ -92,12 +92,7 @@ static void t_random(void **state)
     R = 1 + (int)tu_rand(&rng, 4);
     if (S * R * tp > 128)
       continue;
-    cut[0] = 0;
-    for (s = 1; s < S; s++) {
-      int lo = cut[s - 1] + 1, hi = nop - (S - s);
-      cut[s] = lo + (int)tu_rand(&rng, (uint32_t)(hi - lo + 1));
-    }
-    cut[S] = nop;
+    tu_random_cuts(&rng, nop, S, cut);
     pp_plan_params_init(&pa);
     pa.tp = tp;
     pa.micro_batch = 1 + (int)tu_rand(&rng, 4);

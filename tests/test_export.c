@@ -117,12 +117,7 @@ static void t_roundtrip(void **state)
     pp_plan *p;
     pp_export *x;
     /* S - 1 distinct cuts in 1..L-1 */
-    first[0] = 0;
-    for (s = 1; s < S; s++) {
-      int lo = first[s - 1] + 1, hi = L - (S - s);
-      first[s] = lo + (int)tu_rand(&rng, (uint32_t)(hi - lo + 1));
-    }
-    first[S] = L;
+    tu_random_cuts(&rng, L, S, first);
     p = chain_plan(ctx, first, S, 1, NULL, PP_SCHED_1F1B, 16);
     assert_int_equal(pp_export_megatron(ctx, p, m, c, &x), PP_OK);
     q = strstr(pp_export_text(x), "layout ");
@@ -681,12 +676,7 @@ static void t_deepspeed(void **state)
     g.sched = PP_SCHED_1F1B;
     g.opt = (pp_optimizer)tu_rand(&rng, 3);
     g.gbs = (int64_t)g.R * g.mbs * (1 + (int)tu_rand(&rng, 8));
-    first[0] = 0;
-    for (s = 1; s < g.S; s++) {
-      int lo = first[s - 1] + 1, hi = L - (g.S - s);
-      first[s] = lo + (int)tu_rand(&rng, (uint32_t)(hi - lo + 1));
-    }
-    first[g.S] = L;
+    tu_random_cuts(&rng, L, g.S, first);
     g.first = first;
     p = gen_plan(ctx, &g);
     assert_int_equal(pp_export_deepspeed(ctx, p, m, c, &x), PP_OK);

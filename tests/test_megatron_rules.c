@@ -238,12 +238,7 @@ static void t_random(void **state)
     if (P * R * tp > 128)
       continue;
     /* uneven cuts: S - 1 distinct in 1..nop-1 */
-    cut[0] = 0;
-    for (s = 1; s < S; s++) {
-      int lo = cut[s - 1] + 1, hi = nop - (S - s);
-      cut[s] = lo + (int)tu_rand(&rng, (uint32_t)(hi - lo + 1));
-    }
-    cut[S] = nop;
+    tu_random_cuts(&rng, nop, S, cut);
     pp_plan_params_init(&pa);
     pa.tp = tp;
     pa.micro_batch = 1 + (int)tu_rand(&rng, 2);

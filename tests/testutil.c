@@ -503,3 +503,14 @@ bool tu_export_warned(const pp_export *x, const char *needle)
       return true;
   return false;
 }
+
+void tu_random_cuts(uint64_t *rng, int n, int S, int *cut)
+{
+  int s;
+  cut[0] = 0;
+  for (s = 1; s < S; s++) {
+    int lo = cut[s - 1] + 1, hi = n - (S - s);
+    cut[s] = lo + (int)tu_rand(rng, (uint32_t)(hi - lo + 1));
+  }
+  cut[S] = n;
+}

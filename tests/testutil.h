@@ -56,6 +56,10 @@ int tu_run(const char *args, char **out, char **err);
 /* The same for any shell command line. */
 int tu_sh(const char *command, char **out, char **err);
 
+/* Random cuts of n operators into S non-empty runs: cut[0] = 0 <
+** cut[1] < ... < cut[S] = n. */
+void tu_random_cuts(uint64_t *rng, int n, int S, int *cut);
+
 /* Whether one of x's warnings contains needle. */
 bool tu_export_warned(const pp_export *x, const char *needle);
 

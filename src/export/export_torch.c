@@ -262,42 +262,46 @@ static bool is_norm(const char *s)
 ** order: the embedding, the i-th decoder layer, a norm after the last
 ** decoder layer, the head (torchtitan/models/common/decoder.py:248-255
 ** @b5bcd76c).  Returns the number of decoder layers; names[k] point into
-** buf (16 bytes per operator). */
-static int32_t titan_names(const pp_model *m, const struct ppi_stage_ops *o,
-                           const char **names, char *buf)
+** buf (TITAN_NAME bytes per operator).  O(operators): the layers are
+** numbered in one pass over the model's order (o->pos). */
+#define TITAN_NAME 24 /* "layers." and any int32, with its NUL */
+static int32_t titan_names(pp_ctx *ctx, const pp_model *m,
+                           const struct ppi_stage_ops *o, const char **names,
+                           char *buf, pp_status *rc)
 {
-  int32_t k, n = o->nop, last = -1, layers = 0;
+  int32_t k, n = o->nop, last = -1, layers = 0, *at;
+  *rc = PP_OK;
+  if (!(at = ppi_alloc(ctx, (size_t)(n > 0 ? n : 1) * sizeof *at))) {
+    *rc = PP_ENOMEM;
+    return 0;
+  }
   for (k = 0; k < n; k++) {
     pp_op_desc d;
+    at[o->pos[k]] = k;
     pp_model_op(m, k, &d);
     if (ppi_export_symbol(d.kind) == 't' && o->pos[k] > last)
       last = o->pos[k];
   }
   for (k = 0; k < n; k++) {
+    int32_t v = at[k];
     pp_op_desc d;
-    int32_t j, before = 0;
     char sym;
-    pp_model_op(m, k, &d);
+    pp_model_op(m, v, &d);
     sym = ppi_export_symbol(d.kind);
-    names[k] = NULL;
+    names[v] = NULL;
     if (sym == 'E') {
-      names[k] = "tok_embeddings";
+      names[v] = "tok_embeddings";
     } else if (sym == 'L') {
-      names[k] = "lm_head";
+      names[v] = "lm_head";
     } else if (sym == 't') {
-      for (j = 0; j < n; j++) {
-        pp_op_desc e;
-        pp_model_op(m, j, &e);
-        before += ppi_export_symbol(e.kind) == 't' && o->pos[j] < o->pos[k];
-      }
-      snprintf(buf + (size_t)k * 16, 16, "layers.%d", (int)before);
-      names[k] = buf + (size_t)k * 16;
-      layers++;
-    } else if (last >= 0 && o->pos[k] > last &&
-               (is_norm(d.kind) || is_norm(d.name))) {
-      names[k] = "norm";
+      snprintf(buf + (size_t)v * TITAN_NAME, TITAN_NAME, "layers.%d",
+               (int)layers++);
+      names[v] = buf + (size_t)v * TITAN_NAME;
+    } else if (last >= 0 && k > last && (is_norm(d.kind) || is_norm(d.name))) {
+      names[v] = "norm";
     }
   }
+  ppi_free(ctx, at, (size_t)(n > 0 ? n : 1) * sizeof *at);
   return layers;
 }
 
@@ -307,16 +311,17 @@ static int32_t titan_list(struct ppi_sbuf *b, const pp_plan *p,
                           int32_t s)
 {
   int32_t i, n = 0;
+  bool norm = false;
   ppi_sb_puts(b, "[");
   for (i = p->op_off[s]; i < p->op_off[s + 1]; i++) {
     const char *nm = names[o->ord[i]];
-    int32_t j;
     if (!nm)
       continue;
-    for (j = p->op_off[s]; j < i && names[o->ord[j]] != nm; j++)
-      ; /* "norm" twice in one stage is one module */
-    if (j < i)
-      continue;
+    if (!strcmp(nm, "norm")) { /* "norm" twice in one stage is one module */
+      if (norm)
+        continue;
+      norm = true;
+    }
     ppi_sb_puts(b, n++ ? ", " : "");
     ppi_sb_quote(b, nm);
   }
@@ -447,7 +452,7 @@ pp_status pp_export_torch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   if (!(rank_of = ppi_alloc(ctx, (size_t)S * sizeof *rank_of)) ||
       !(dev_of = ppi_alloc(ctx, (size_t)S * sizeof *dev_of)) ||
       !(names = ppi_alloc(ctx, nop * sizeof *names)) ||
-      !(buf = ppi_alloc(ctx, nop * 16))) {
+      !(buf = ppi_alloc(ctx, nop * TITAN_NAME))) {
     rc = PP_ENOMEM;
     goto done;
   }
@@ -498,7 +503,9 @@ pp_status pp_export_torch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
            (int)P, (int)p->p.tp, (int)p->p.zero,
            pp_precision_name(prec == PP_PREC_FP16 ? PP_PREC_BF16 : prec))))
     goto done;
-  layers = titan_names(m, &o, names, buf);
+  layers = titan_names(ctx, m, &o, names, buf, &rc);
+  if (rc)
+    goto done;
   if (!layers &&
       (rc = ppi_export_warn(ctx, x,
                             "the model has no decoder layer (no operator of a "
@@ -535,6 +542,6 @@ done:
   ppi_free(ctx, rank_of, (size_t)S * sizeof *rank_of);
   ppi_free(ctx, dev_of, (size_t)S * sizeof *dev_of);
   ppi_free(ctx, names, nop * sizeof *names);
-  ppi_free(ctx, buf, nop * 16);
+  ppi_free(ctx, buf, nop * TITAN_NAME);
   return ppi_export_end(ctx, x, &b, &o, rc, out);
 }
