@@ -917,8 +917,9 @@ static void t_pipedream(void **state)
              "RANK=3 LOCAL_RANK=1 MASTER_ADDR=hostA sh '%s' echo main.py",
              path);
     assert_int_equal(tu_sh(cmd, &out, &err), 0);
+    /* the plan's fp16 (gpt2-amp's dtype, mixed Adam) as --fp16 (line 58) */
     assert_string_equal(out, "main.py --rank 3 --local_rank 1 --master_addr "
-                             "hostA\n");
+                             "hostA --fp16\n");
   }
   assert_non_null(strstr(pp_export_text(x), "\"layer20\": 1,"));
   assert_non_null(strstr(pp_export_text(x),

@@ -27,7 +27,8 @@
 ** and master as flags (--rank, --local_rank, --master_addr:
 ** runtime/image_classification/main_with_runtime.py:62-71) and reads no
 ** environment, while the launch scripts (export --to launch) set RANK,
-** LOCAL_RANK and MASTER_ADDR; the wrapper turns one into the other.
+** LOCAL_RANK and MASTER_ADDR; the wrapper turns one into the other, and
+** adds the plan's --fp16 and --recompute (main_with_runtime.py:58, 89).
 ** With tp > 1 the launch scripts start tp ranks per replica and PipeDream
 ** has no tensor parallelism: the wrapper runs PipeDream rank RANK / tp on
 ** the group's first device and lets the others exit.  PipeDream checks
@@ -89,6 +90,7 @@ pp_status pp_export_pipedream(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
                               const pp_cluster *c, pp_export **out)
 {
   static const char *engine = "PipeDream";
+  pp_precision prec;
   pp_export *x;
   struct ppi_sbuf b;
   struct ppi_stage_ops o;
@@ -103,6 +105,14 @@ pp_status pp_export_pipedream(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
                             "replica runs on its group's first device (the "
                             "plan has tp %d)",
                             (int)p->p.tp)))
+    goto done;
+  /* the run's settings as PipeDream's flags: --fp16 and --recompute
+  ** (main_with_runtime.py:58, 89); it has no bf16 */
+  prec = ppi_export_precision(p, m);
+  if (prec == PP_PREC_BF16 &&
+      (rc = ppi_export_warn(ctx, x,
+                            "PipeDream has no bf16 (only --fp16, "
+                            "main_with_runtime.py:58): it runs in fp32")))
     goto done;
   if ((rc = ppi_export_check_shared(
            ctx, x, p, engine,
@@ -158,8 +168,9 @@ pp_status pp_export_pipedream(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
         "idles\n"
         "[ $((RANK %% TP)) -eq 0 ] || exit 0\n"
         "exec \"$@\" --rank $((RANK / TP)) --local_rank \"$LOCAL_RANK\" "
-        "--master_addr \"$MASTER_ADDR\"\n",
-        (int)p->p.tp);
+        "--master_addr \"$MASTER_ADDR\"%s%s\n",
+        (int)p->p.tp, prec == PP_PREC_FP16 ? " --fp16" : "",
+        p->p.recompute ? " --recompute" : "");
     rc = ppi_export_add(ctx, x, "pipedream_run.sh", &b);
   }
 done:

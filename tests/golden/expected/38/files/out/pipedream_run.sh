@@ -7,4 +7,4 @@
 set -eu
 TP=1  # PipeDream has no tensor parallelism: rank t > 0 of a group idles
 [ $((RANK % TP)) -eq 0 ] || exit 0
-exec "$@" --rank $((RANK / TP)) --local_rank "$LOCAL_RANK" --master_addr "$MASTER_ADDR"
+exec "$@" --rank $((RANK / TP)) --local_rank "$LOCAL_RANK" --master_addr "$MASTER_ADDR" --fp16
