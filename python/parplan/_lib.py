@@ -54,6 +54,9 @@ def _load():
         try:
             return ctypes.CDLL(path), path
         except OSError as e:
+            if why is None:  # a build folder's (build-asan's needs ASan
+                tried.append(f"{path} ({e})")  # loaded first): the next
+                continue
             raise LibraryNotFound(
                 f"parplan: cannot load {path}: {e}; {_HOW}") from None
     raise LibraryNotFound(
