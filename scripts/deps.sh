@@ -4,13 +4,15 @@
 # missing.  As root it runs apt-get itself; otherwise it prints the exact
 # command to run and fails.  With --test it also installs what only the
 # tests need (python3 for the export checks, python3-onnx to check the
-# ONNX reader against the onnx library, chromium for the report).
+# ONNX reader against the onnx library, chromium for the report,
+# python3-torch and python3-torchvision for the profiler's tests).
 set -eu
 PKGS="gcc make libc6-dev cmake pkg-config libjansson-dev libcmocka-dev
 coinor-libcbc-dev libscotch-dev libprotobuf-c-dev protobuf-c-compiler
 libonnx-dev libcairo2-dev libexpat1-dev"
 if [ "${1:-}" = --test ]; then
-  PKGS="$PKGS python3 python3-onnx chromium fonts-dejavu-core"
+  PKGS="$PKGS python3 python3-onnx chromium fonts-dejavu-core python3-torch
+python3-torchvision"
 fi
 missing=""
 for p in $PKGS; do

@@ -319,11 +319,12 @@ def _call_tree(model, inputs, names):
 
 
 def _repeated(mod):
-    """Has a container below it holding two or more modules of one class
-    (the repeated blocks of a network)?"""
+    """Has a container below it holding two or more blocks (modules with
+    submodules) of one class: the repeated blocks of a network?  (Two
+    Dropouts of an MLP are not blocks.)"""
     for m in mod.modules():
         if isinstance(m, _CONTAINERS):
-            kids = list(m.children())
+            kids = [x for x in m.children() if next(x.children(), None)]
             if len(kids) >= 2 and len({type(x) for x in kids}) < len(kids):
                 return True
     return False
