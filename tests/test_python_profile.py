@@ -242,6 +242,34 @@ class Profile(unittest.TestCase):
         self.check_doc(doc, model, (x,), (1, 2))
         self.plan(doc, "res-op")
 
+    def test_catalog_names(self):
+        from parplan.profile import catalog_type
+        gib = 2**30
+        for name, mem, want in [
+                ("NVIDIA A100-SXM4-80GB", 80 * gib, "A100-80"),
+                ("NVIDIA A100-PCIE-40GB", 40 * gib, "A100-40"),
+                ("NVIDIA A100-SXM4", 79 * gib, "A100-80"),
+                ("NVIDIA H100 80GB HBM3", 80 * gib, "H100"),
+                ("NVIDIA H200", 141 * gib, "H200"),
+                ("NVIDIA GH200 480GB", 95 * gib, "GH-96"),
+                ("Tesla V100-SXM2-16GB", 16 * gib, "V100-16"),
+                ("Tesla V100-SXM2-32GB", 32 * gib, "V100-32"),
+                ("Tesla T4", 15 * gib, "T4"),
+                ("NVIDIA A10", 24 * gib, "A10"),
+                ("NVIDIA L4", 24 * gib, "L4"),
+                ("NVIDIA L40S", 48 * gib, "L40S"),
+                ("NVIDIA GeForce RTX 3090", 24 * gib, "RTX-3090"),
+                ("NVIDIA TITAN RTX", 24 * gib, "Titan-RTX"),
+                ("AMD Instinct MI300X", 192 * gib, "MI300X"),
+                ("Some Future GPU", 8 * gib, None)]:
+            self.assertEqual(catalog_type(name, mem), want, name)
+            if want:            # a name of the tool's catalog
+                r = subprocess.run([BIN, "topo", "hier:1x1,gpu=" + want],
+                                   stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE,
+                                   universal_newlines=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+
     def test_cli(self):
         path = os.path.join(self.tmp, "factory.py")
         with open(path, "w") as f:

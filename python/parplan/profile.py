@@ -136,7 +136,7 @@ def catalog_type(name, total_memory=None):
         return "A100-40"
     if "V100" in n:
         return "V100-32" if ("32GB" in n or gib > 20) else "V100-16"
-    if "L40S" in n:
+    if "L40" in n:                      # L40S, L40: the catalog's L40S
         return "L40S"
     if n.startswith("T4") or " T4" in n:
         return "T4"
