@@ -5,14 +5,15 @@
 # command to run and fails.  With --test it also installs what only the
 # tests need (python3 for the export checks, python3-onnx to check the
 # ONNX reader against the onnx library, python3-pip and python3-setuptools
-# to install the Python package, chromium for the report).
+# to install the Python package, chromium for the report, python3-torch and
+# python3-torchvision for the profiler's tests).
 set -eu
 PKGS="gcc make libc6-dev cmake pkg-config libjansson-dev libcmocka-dev
 coinor-libcbc-dev libscotch-dev libprotobuf-c-dev protobuf-c-compiler
 libonnx-dev libcairo2-dev libexpat1-dev"
 if [ "${1:-}" = --test ]; then
   PKGS="$PKGS python3 python3-onnx python3-pip python3-setuptools chromium
-fonts-dejavu-core"
+fonts-dejavu-core python3-torch python3-torchvision"
 fi
 missing=""
 for p in $PKGS; do
