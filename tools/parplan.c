@@ -61,7 +61,10 @@ static const struct cli_tool tool = {
     "exit status: 0 success, 1 bad input or usage, 2 internal error,\n"
     "3 the plan does not fit in memory (evaluate, simulate, partition), or\n"
     "no plan fits (plan).\n"
-    "Formats and generators: docs/FORMATS.md.\n",
+    "Formats and generators: docs/FORMATS.md.\n"
+    "Your own PyTorch model: python -m parplan profile FILE.py:FACTORY\n"
+    "--input-shape ... -o model.json measures it (docs/PROFILE.md); the\n"
+    "Python package calls the planner (docs/PYTHON.md).\n",
     commands,
     &cmd_default,
     common,
