@@ -159,6 +159,10 @@ class Profile(unittest.TestCase):
         self.assertEqual(names, ["wte", "wpe"] +
                          ["blocks.%d" % i for i in range(12)] +
                          ["ln_f", "head"])
+        # the kinds the planner's tp model and the exports read
+        self.assertEqual([o["kind"] for o in doc["ops"]],
+                         ["embedding", "embedding"] +
+                         ["transformer_layer"] * 12 + ["layernorm", "logits"])
         head = doc["ops"][-1]
         self.assertEqual(head["tied_to"], "wte")
         self.assertEqual(head["param_bytes"], 0)
@@ -289,8 +293,9 @@ class Profile(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out) as f:
             doc = json.load(f)
+        # the last Linear is the logits (profile._layer_kind)
         self.assertEqual([o["kind"] for o in doc["ops"]],
-                         ["Conv2d", "ReLU", "Flatten", "Linear"])
+                         ["Conv2d", "ReLU", "Flatten", "logits"])
         self.plan(doc, "cli")
         r = subprocess.run([sys.executable, "-m", "parplan", "profile",
                             path + ":make_model", "-o", out], env=env,

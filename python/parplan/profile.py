@@ -345,17 +345,46 @@ def _select(call):
     return out
 
 
+def _layer_kind(module, name, last):
+    """parplan's kind of a layer, so that the planner and the exports know
+    it (docs/COST_MODEL.md "Tensor parallelism": a transformer_layer pays
+    Megatron's two all-reduces each way when its time at a tp is
+    estimated; docs/EXPORT.md: E, t, L of the Megatron layout and
+    torchtitan's names): a module holding an attention (nn.
+    MultiheadAttention or a class named *Attention*) and two or more
+    Linear layers is a transformer_layer; an Embedding an embedding; a
+    *Norm* module a layernorm; the last operator, a Linear, or a module
+    named *head* / *lm_head* / *logits*, the logits; else its class name."""
+    cls = type(module).__name__
+    subs = list(module.modules())
+    attention = any(isinstance(m, nn.MultiheadAttention) or
+                    "attention" in type(m).__name__.lower() for m in subs)
+    linears = sum(isinstance(m, nn.Linear) for m in subs)
+    short = (name or "").split(".")[-1].lower()
+    if attention and linears >= 2:
+        return "transformer_layer"
+    if isinstance(module, nn.Embedding):
+        return "embedding"
+    if "norm" in cls.lower():
+        return "layernorm"
+    if short in ("head", "lm_head", "logits") or (
+            last and isinstance(module, nn.Linear)):
+        return "logits"
+    return cls
+
+
 def _layer_units(model, probe_inputs):
     tree = _call_tree(model, probe_inputs, None)
     calls = _select(tree)
     if not calls:
         calls = [_Call(model, type(model).__name__, None)]
     units, count = [], {}
-    for c in calls:
+    for i, c in enumerate(calls):
         base = c.name or type(c.module).__name__
         count[base] = count.get(base, 0) + 1
         name = base if count[base] == 1 else "%s#%d" % (base, count[base])
-        u = _Unit(name, type(c.module).__name__, c.module)
+        u = _Unit(name, _layer_kind(c.module, c.name, i == len(calls) - 1),
+                  c.module)
         u.module = c.module
         units.append(u)
     # Parameters: each storage once, to the first unit (in execution order)
