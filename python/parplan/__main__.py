@@ -55,28 +55,23 @@ def _load(spec, what):
     return getattr(mod, name)
 
 
-def _shape(text):
-    try:
-        dims = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        dims = []
-    if not dims or any(d < 1 for d in dims):
-        raise argparse.ArgumentTypeError(
-            "a shape is positive integers separated by commas (1,3,224,224), "
-            "not %r" % text)
-    return dims
+def _positive_ints(what):
+    """An argparse type: positive integers separated by commas."""
+    def parse(text):
+        try:
+            xs = [int(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            xs = []
+        if not xs or any(x < 1 for x in xs):
+            raise argparse.ArgumentTypeError(
+                "%s is positive integers separated by commas, not %r"
+                % (what, text))
+        return xs
+    return parse
 
 
-def _ints(text):
-    try:
-        xs = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        xs = []
-    if not xs or any(x < 1 for x in xs):
-        raise argparse.ArgumentTypeError(
-            "micro-batch sizes are positive integers separated by commas, "
-            "not %r" % text)
-    return xs
+_shape = _positive_ints("a shape (1,3,224,224)")
+_ints = _positive_ints("a list of micro-batch sizes")
 
 
 def _profile_cmd(argv):

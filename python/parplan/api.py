@@ -177,22 +177,23 @@ def _spec(what: str, x) -> bytes:
     return x.encode()
 
 
-def _load_model(c: _Ctx, model) -> ctypes.c_void_p:
-    text = _json_text(model)
+def _load(c: _Ctx, what: str, x) -> ctypes.c_void_p:
+    """A model or a cluster ("model", "cluster") from JSON text or a dict,
+    else a built-in name, a spec or a path."""
+    destroy, read, load = (getattr(lib, "pp_%s_%s" % (what, f))
+                           for f in ("destroy", "read_json", "load"))
+    text = _json_text(x)
     if text is not None:
-        return c.make(lib.pp_model_destroy, lib.pp_model_read_json, text,
-                      len(text), b"<model>")
-    return c.make(lib.pp_model_destroy, lib.pp_model_load,
-                  _spec("model", model))
+        return c.make(destroy, read, text, len(text), b"<%s>" % what.encode())
+    return c.make(destroy, load, _spec(what, x))
+
+
+def _load_model(c: _Ctx, model) -> ctypes.c_void_p:
+    return _load(c, "model", model)
 
 
 def _load_cluster(c: _Ctx, cluster) -> ctypes.c_void_p:
-    text = _json_text(cluster)
-    if text is not None:
-        return c.make(lib.pp_cluster_destroy, lib.pp_cluster_read_json, text,
-                      len(text), b"<cluster>")
-    return c.make(lib.pp_cluster_destroy, lib.pp_cluster_load,
-                  _spec("cluster", cluster))
+    return _load(c, "cluster", cluster)
 
 
 def _load_calibration(c: _Ctx, calibration) -> Optional[ctypes.c_void_p]:

@@ -284,6 +284,15 @@ class _Call:
         self.args = self.kwargs = self.out = None
 
 
+def _unpatch(patched):
+    """Undo the forward wrappers: (module, had its own forward, it)."""
+    for mod, had, old in patched:
+        if had:
+            mod.forward = old
+        else:
+            del mod.forward
+
+
 def _call_tree(model, inputs, names):
     """Run the model once with every module's forward wrapped: the tree of
     module calls in execution order (module, name, children)."""
@@ -312,11 +321,7 @@ def _call_tree(model, inputs, names):
         with torch.no_grad():
             model(*inputs)
     finally:
-        for mod, had, old in patched:
-            if had:
-                mod.forward = old
-            else:
-                del mod.forward
+        _unpatch(patched)
     return root
 
 
@@ -458,11 +463,7 @@ def _run_layers(model, units, inputs, counter):
                                                       lambda t: t):
             out = model(*inputs)
     finally:
-        for mod, had, old in patched:
-            if had:
-                mod.forward = old
-            else:
-                del mod.forward
+        _unpatch(patched)
     counter.flush(len(units) - 1)
     return captured, out
 
