@@ -79,6 +79,49 @@ int32_t pp_stage_graph_nstage(const pp_stage_graph *g)
   return g ? g->S : 0;
 }
 
+struct epair {
+  int64_t key; /* min(from, to) x S + max(from, to) */
+  int32_t e;
+};
+
+static int cmp_epair(const void *x, const void *y)
+{
+  const struct epair *a = x, *b = y;
+  if (a->key != b->key)
+    return a->key < b->key ? -1 : 1;
+  return a->e < b->e ? -1 : a->e > b->e;
+}
+
+/* Two edges between the same two stages (either way: a cycle of two)
+** would be one link twice in the mappers' undirected graph, which Scotch
+** refuses as inconsistent: an input error naming both.  O(E log E). */
+static pp_status check_pairs(pp_ctx *ctx, const struct pp_stage_graph *g)
+{
+  struct epair *p;
+  int32_t e;
+  pp_status rc = PP_OK;
+  if (g->ne < 2)
+    return PP_OK;
+  if (!(p = ppi_alloc(ctx, (size_t)g->ne * sizeof *p)))
+    return PP_ENOMEM;
+  for (e = 0; e < g->ne; e++) {
+    int32_t a = g->from[e] < g->to[e] ? g->from[e] : g->to[e];
+    int32_t b = g->from[e] < g->to[e] ? g->to[e] : g->from[e];
+    p[e].key = (int64_t)a * g->S + b;
+    p[e].e = e;
+  }
+  qsort(p, (size_t)g->ne, sizeof *p, cmp_epair);
+  for (e = 1; e < g->ne && !rc; e++)
+    if (p[e].key == p[e - 1].key)
+      rc = ppi_fail_at(ctx, PP_EINPUT, g->source, 0, 0,
+                       "edges %d and %d both join stages %d and %d: give "
+                       "one edge per pair of stages, with the bytes of both",
+                       (int)p[e - 1].e, (int)p[e].e, (int)g->from[p[e - 1].e],
+                       (int)g->to[p[e - 1].e]);
+  ppi_free(ctx, p, (size_t)g->ne * sizeof *p);
+  return rc;
+}
+
 pp_status ppi_stage_graph_check(pp_ctx *ctx, const struct pp_stage_graph *g)
 {
   int32_t s, t, e;
@@ -108,7 +151,7 @@ pp_status ppi_stage_graph_check(pp_ctx *ctx, const struct pp_stage_graph *g)
       return ppi_fail_at(ctx, PP_EINPUT, g->source, 0, 0,
                          "edge %d: bytes must be finite and >= 0", (int)e);
   }
-  return PP_OK;
+  return check_pairs(ctx, g);
 }
 
 /* ---- the result --------------------------------------------------------- */

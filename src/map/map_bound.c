@@ -255,8 +255,7 @@ double ppi_map_group_bound(const pp_ctx *ctx, const struct ppi_map *q,
   }
   /* M[s][code]: the least T(s, X) over the X consistent with the code */
   for (s = 0; s < S; s++) {
-    int32_t a = q->adj_off[s], deg = q->adj_off[s + 1] - a, mask, c;
-    int32_t nm = 1 << deg;
+    int32_t a = q->adj_off[s], deg = q->adj_off[s + 1] - a, mask, c, nm;
     double *Ms = M + (size_t)s * NCODE;
     if (deg > MAXDEG) { /* Eq. 8 with every bandwidth: a constant */
       double low = INFINITY;
@@ -272,6 +271,7 @@ double ppi_map_group_bound(const pp_ctx *ctx, const struct ppi_map *q,
       vals[nv++] = low;
       continue;
     }
+    nm = 1 << deg; /* deg <= MAXDEG here: no shift past the int */
     for (mask = 0; mask < nm; mask++) {
       double low = INFINITY;
       for (d = 0; d < D; d++) {
