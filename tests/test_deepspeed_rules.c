@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** DeepSpeed's own rules, applied to what `parplan export --to deepspeed`
-** writes for random plans (uniform and uneven stages, tp 1-8, pp 1-16,
+** DeepSpeed's and PipeDream's own rules (PipeDream's: t_pipedream, with
+** its sources there), applied to what `parplan export --to deepspeed`
+** (and --to pipedream) writes for random plans (uniform and uneven stages, tp
+*1-8, pp 1-16,
 ** data parallelism, every precision, ZeRO 0-3, recomputation).  Every
 ** check is written from DeepSpeed's code (microsoft/DeepSpeed 38327e07;
 ** file and line at each), not from the exporter's:
@@ -191,8 +193,127 @@ static void t_random(void **state)
   pp_model_destroy(m);
 }
 
+/* PipeDream's runtime (msr-fiddle/pipedream 7db6a1c, runtime/runtime.py)
+** on random plans with per-stage replica counts (which only PipeDream
+** expresses) and tp 1-4: module_to_stage_map has one entry per module,
+** the stages and the criterion (line 131); the ranks of
+** stage_to_rank_map are 0 .. N-1, each once (137-145); stage_to_depth_map
+** has every str(stage) (166-168), each the plan's in-flight count less
+** one; the wrapper gives launch rank r PipeDream rank r / tp on a group's
+** first device and lets the others idle. */
+static void t_pipedream(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  pp_model *m = NULL;
+  pp_cluster *c = NULL;
+  uint64_t rng = 4040;
+  int iter;
+  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "hier:16x8,gpu=A100-80", &c), PP_OK);
+  for (iter = 0; iter < 60; iter++) {
+    int nop = pp_model_nop(m), tp = 1 << tu_rand(&rng, 3), S, s, r, t, i, k;
+    int cut[17], R[16], N = 0, dev = 0;
+    pp_plan_params pa;
+    pp_plan_builder *b;
+    pp_plan *p;
+    pp_export *x;
+    pp_eval *e = NULL;
+    json_t *cfg, *v;
+    json_error_t jerr;
+    char seen[128];
+    S = 1 + (int)tu_rand(&rng, 8);
+    for (s = 0; s < S; s++)
+      N += R[s] = 1 + (int)tu_rand(&rng, 3);
+    if (N * tp > 128)
+      continue;
+    tu_random_cuts(&rng, nop, S, cut);
+    pp_plan_params_init(&pa);
+    pa.tp = tp;
+    pa.global_batch = 12 * (1 + tu_rand(&rng, 2)); /* R in 1..3 divides */
+    assert_int_equal(pp_plan_builder_create(ctx, &pa, "pd", &b), PP_OK);
+    for (s = 0; s < S; s++) {
+      int32_t ops[64], id, devs[8];
+      for (i = cut[s]; i < cut[s + 1]; i++)
+        ops[i - cut[s]] = i;
+      assert_int_equal(
+          pp_plan_builder_add_stage(b, ops, cut[s + 1] - cut[s], &id), PP_OK);
+      for (r = 0; r < R[s]; r++) {
+        for (t = 0; t < tp; t++)
+          devs[t] = dev++;
+        assert_int_equal(pp_plan_builder_add_replica(b, id, devs), PP_OK);
+      }
+    }
+    if (pp_plan_builder_finish(b, &p) != PP_OK)
+      fail_msg("plan %d: %s", iter, pp_ctx_errmsg(ctx));
+    assert_int_equal(pp_export_pipedream(ctx, p, m, c, &x), PP_OK);
+    assert_int_equal(pp_evaluate(ctx, p, m, c, NULL, &e), PP_OK);
+    cfg = json_loads(pp_export_file_text(x, 0), 0, &jerr);
+    if (!cfg)
+      fail_msg("pipedream_conf.json: %s", jerr.text);
+    /* runtime.py:131 */
+    v = json_object_get(cfg, "module_to_stage_map");
+    assert_true(json_is_array(v));
+    assert_int_equal((int)json_array_size(v), S + 1);
+    for (k = 0; k <= S; k++)
+      assert_int_equal(json_integer_value(json_array_get(v, (size_t)k)),
+                       k < S ? k : S - 1);
+    /* runtime.py:137-145 */
+    memset(seen, 0, sizeof seen);
+    v = json_object_get(cfg, "stage_to_rank_map");
+    assert_int_equal((int)json_object_size(v), S);
+    for (s = 0; s < S; s++) {
+      char key[16];
+      json_t *ranks;
+      snprintf(key, sizeof key, "%d", s);
+      ranks = json_object_get(v, key);
+      assert_int_equal((int)json_array_size(ranks), R[s]);
+      for (r = 0; r < R[s]; r++) {
+        json_int_t q = json_integer_value(json_array_get(ranks, (size_t)r));
+        assert_true(q >= 0 && q < N && !seen[q]);
+        seen[q] = 1;
+      }
+    }
+    /* runtime.py:166-168 */
+    v = json_object_get(cfg, "stage_to_depth_map");
+    for (s = 0; s < S; s++) {
+      char key[16];
+      pp_stage_cost sc;
+      snprintf(key, sizeof key, "%d", s);
+      assert_int_equal(pp_eval_stage(e, s, &sc), PP_OK);
+      assert_true(json_is_integer(json_object_get(v, key)));
+      assert_int_equal(json_integer_value(json_object_get(v, key)),
+                       sc.in_flight - 1);
+    }
+    json_decref(cfg);
+    if (iter < 6) { /* the wrapper, through /bin/sh */
+      char path[600], cmd[1200], *out, *err;
+      snprintf(path, sizeof path, "%s", tu_tmp("pd_run.sh"));
+      assert_int_equal(pp_export_write_file(ctx, x, 1, path, NULL), PP_OK);
+      for (r = 0; r < tp + 1 && r < N * tp; r++) {
+        snprintf(cmd, sizeof cmd,
+                 "RANK=%d LOCAL_RANK=0 MASTER_ADDR=h sh '%s' echo run", r,
+                 path);
+        assert_int_equal(tu_sh(cmd, &out, &err), 0);
+        if (r % tp) {
+          assert_string_equal(out, "");
+        } else {
+          char want[128];
+          snprintf(want, sizeof want, "run --rank %d --local_rank 0", r / tp);
+          assert_true(!strncmp(out, want, strlen(want)));
+        }
+      }
+    }
+    pp_eval_destroy(e);
+    pp_export_destroy(x);
+    pp_plan_destroy(p);
+  }
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+}
+
 int main(void)
 {
-  const struct CMUnitTest tests[] = {TU_CTX_TEST(t_random)};
+  const struct CMUnitTest tests[] = {TU_CTX_TEST(t_random),
+                                     TU_CTX_TEST(t_pipedream)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
