@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** DeepSpeed's and PipeDream's own rules (PipeDream's: t_pipedream, with
-** its sources there), applied to what `parplan export --to deepspeed`
-** (and --to pipedream) writes for random plans (uniform and uneven stages, tp
-*1-8, pp 1-16,
-** data parallelism, every precision, ZeRO 0-3, recomputation).  Every
+** DeepSpeed's own rules, applied to what `parplan export --to deepspeed`
+** writes for random plans (uniform and uneven stages, tp 1-8, pp 1-16,
+** data parallelism, every precision, ZeRO 0-3, recomputation); and
+** PipeDream's (t_pipedream, its sources there) to `--to pipedream`.  Every
 ** check is written from DeepSpeed's code (microsoft/DeepSpeed 38327e07;
 ** file and line at each), not from the exporter's:
 **   - ds_config.json is JSON that DeepSpeedConfig reads: train_batch_size

@@ -28,10 +28,10 @@
 ** 1, ... in order, and the training script then takes GPU LOCAL_RANK; so
 ** they place a plan only when ranks go host by host, the same count on
 ** each, and each host's k-th rank is on its GPU k (pp_launch_torchrun_ok;
-** GPUs 2 and 3 of a node would otherwise run on 0 and 1).  A device's host is
-*its "host" field, else "node<N>"; its GPU
-** index the "local_gpu" field, else its position among its node's devices
-** in cluster order.  MASTER_ADDR is rank 0's host, MASTER_PORT 29500 unless
+** GPUs 2 and 3 of a node would otherwise run on 0 and 1).
+** A device's host is its "host" field, else "node<N>"; its GPU index the
+** "local_gpu" field, else its position among its node's devices in
+** cluster order.  MASTER_ADDR is rank 0's host, MASTER_PORT 29500 unless
 ** the environment sets them.
 **
 ** Complexity: O(devices + replicas x tp).
