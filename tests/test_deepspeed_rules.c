@@ -79,11 +79,10 @@ static void t_random(void **state)
   assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
   assert_int_equal(pp_cluster_load(ctx, "hier:16x8,gpu=A100-80", &c), PP_OK);
   for (iter = 0; iter < 200; iter++) {
-    int nop = pp_model_nop(m), tp = 1 << tu_rand(&rng, 4), S, R, s, r, t, i;
-    int cut[17];
+    int nop = pp_model_nop(m), tp = 1 << tu_rand(&rng, 4), S, R, s, i;
+    int cut[17], Rs[16];
     int64_t gas;
     pp_plan_params pa;
-    pp_plan_builder *b;
     pp_plan *p;
     pp_export *x;
     json_t *cfg;
@@ -103,20 +102,10 @@ static void t_random(void **state)
     pa.engine = PP_ENGINE_DEEPSPEED;
     pa.zero = S == 1 ? (int)tu_rand(&rng, 4) : (int)tu_rand(&rng, 2);
     pa.recompute = tu_rand(&rng, 2) == 0;
-    assert_int_equal(pp_plan_builder_create(ctx, &pa, "r", &b), PP_OK);
-    for (s = 0; s < S; s++) {
-      int32_t ops[64], id, devs[8];
-      for (i = cut[s]; i < cut[s + 1]; i++)
-        ops[i - cut[s]] = i;
-      assert_int_equal(
-          pp_plan_builder_add_stage(b, ops, cut[s + 1] - cut[s], &id), PP_OK);
-      for (r = 0; r < R; r++) { /* topology.py's row-major rank order */
-        for (t = 0; t < tp; t++)
-          devs[t] = (s * R + r) * tp + t;
-        assert_int_equal(pp_plan_builder_add_replica(b, id, devs), PP_OK);
-      }
-    }
-    if (pp_plan_builder_finish(b, &p) != PP_OK) {
+    for (s = 0; s < S; s++)
+      Rs[s] = R;
+    /* topology.py's row-major rank order */
+    if (tu_cut_plan(ctx, &pa, S, cut, Rs, S, &p) != PP_OK) {
       /* the plan layer refuses some settings (ZeRO with pipelining under
       ** an engine that cannot): not an export's business */
       pp_ctx_clear_error(ctx);
@@ -210,10 +199,9 @@ static void t_pipedream(void **state)
   assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
   assert_int_equal(pp_cluster_load(ctx, "hier:16x8,gpu=A100-80", &c), PP_OK);
   for (iter = 0; iter < 60; iter++) {
-    int nop = pp_model_nop(m), tp = 1 << tu_rand(&rng, 3), S, s, r, t, i, k;
-    int cut[17], R[16], N = 0, dev = 0;
+    int nop = pp_model_nop(m), tp = 1 << tu_rand(&rng, 3), S, s, r, k;
+    int cut[17], R[16], N = 0;
     pp_plan_params pa;
-    pp_plan_builder *b;
     pp_plan *p;
     pp_export *x;
     pp_eval *e = NULL;
@@ -229,20 +217,7 @@ static void t_pipedream(void **state)
     pp_plan_params_init(&pa);
     pa.tp = tp;
     pa.global_batch = 12 * (1 + tu_rand(&rng, 2)); /* R in 1..3 divides */
-    assert_int_equal(pp_plan_builder_create(ctx, &pa, "pd", &b), PP_OK);
-    for (s = 0; s < S; s++) {
-      int32_t ops[64], id, devs[8];
-      for (i = cut[s]; i < cut[s + 1]; i++)
-        ops[i - cut[s]] = i;
-      assert_int_equal(
-          pp_plan_builder_add_stage(b, ops, cut[s + 1] - cut[s], &id), PP_OK);
-      for (r = 0; r < R[s]; r++) {
-        for (t = 0; t < tp; t++)
-          devs[t] = dev++;
-        assert_int_equal(pp_plan_builder_add_replica(b, id, devs), PP_OK);
-      }
-    }
-    if (pp_plan_builder_finish(b, &p) != PP_OK)
+    if (tu_cut_plan(ctx, &pa, S, cut, R, S, &p) != PP_OK)
       fail_msg("plan %d: %s", iter, pp_ctx_errmsg(ctx));
     assert_int_equal(pp_export_pipedream(ctx, p, m, c, &x), PP_OK);
     assert_int_equal(pp_evaluate(ctx, p, m, c, NULL, &e), PP_OK);

@@ -216,11 +216,10 @@ static void t_random(void **state)
     const pp_model *m = mm[tu_rand(&rng, 2)];
     int ci = (int)tu_rand(&rng, 2);
     const pp_cluster *c = cc[ci];
-    int nop = pp_model_nop(m), tp = 1 << tu_rand(&rng, 4), P, V, S, R, s, r, t,
-        i, cut[MAXSTAGE + 1], nst;
+    int nop = pp_model_nop(m), tp = 1 << tu_rand(&rng, 4), P, V, S, R, s, i,
+        cut[MAXSTAGE + 1], Rs[MAXSTAGE], nst;
     int64_t M;
     pp_plan_params pa;
-    pp_plan_builder *b;
     pp_plan *p;
     pp_export *x;
     struct argv_s v;
@@ -249,20 +248,10 @@ static void t_random(void **state)
     pa.engine = PP_ENGINE_MEGATRON;
     pa.zero = (int)tu_rand(&rng, 2);
     pa.recompute = tu_rand(&rng, 2) == 0;
-    assert_int_equal(pp_plan_builder_create(ctx, &pa, "r", &b), PP_OK);
-    for (s = 0; s < S; s++) {
-      int32_t ops[64], id, devs[8];
-      for (i = cut[s]; i < cut[s + 1]; i++)
-        ops[i - cut[s]] = i;
-      assert_int_equal(
-          pp_plan_builder_add_stage(b, ops, cut[s + 1] - cut[s], &id), PP_OK);
-      for (r = 0; r < R; r++) { /* Megatron's rank order */
-        for (t = 0; t < tp; t++)
-          devs[t] = ((s % P) * R + r) * tp + t;
-        assert_int_equal(pp_plan_builder_add_replica(b, id, devs), PP_OK);
-      }
-    }
-    if (pp_plan_builder_finish(b, &p) != PP_OK)
+    for (s = 0; s < S; s++)
+      Rs[s] = R;
+    /* Megatron's rank order */
+    if (tu_cut_plan(ctx, &pa, S, cut, Rs, P, &p) != PP_OK)
       fail_msg("plan %d: %s", iter, pp_ctx_errmsg(ctx));
     assert_int_equal(pp_export_megatron(ctx, p, m, c, &x), PP_OK);
     for (i = 0; i < pp_export_nfile(x); i++) {
@@ -338,7 +327,19 @@ static void t_random(void **state)
     }
     /* sizes and batches */
     assert_int_equal(iarg(&v, "--tensor-model-parallel-size"), tp);
-    assert_int_equal((P * R * tp) % (tp * P), 0);
+    { /* the plan's devices are the world: tp x pp x dp (arguments.py:432,
+      ** 448), with dp the plan's replicas */
+      char used[128] = {0};
+      int world = 0, q;
+      for (s = 0; s < S; s++)
+        for (q = 0; q < pp_plan_nreplica(p, s); q++)
+          for (i = 0; i < tp; i++)
+            world += !used[pp_plan_replica(p, s, q)[i]]++;
+      assert_int_equal(world % (iarg(&v, "--tensor-model-parallel-size") *
+                                iarg(&v, "--pipeline-model-parallel-size")),
+                       0);
+      assert_int_equal(world / (tp * P), R);
+    }
     assert_int_equal(iarg(&v, "--micro-batch-size"), pa.micro_batch);
     assert_int_equal(iarg(&v, "--global-batch-size") %
                          (iarg(&v, "--micro-batch-size") * R),

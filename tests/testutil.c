@@ -514,3 +514,28 @@ void tu_random_cuts(uint64_t *rng, int n, int S, int *cut)
   }
   cut[S] = n;
 }
+
+pp_status tu_cut_plan(pp_ctx *ctx, const pp_plan_params *pa, int S,
+                      const int *cut, const int *R, int P, pp_plan **out)
+{
+  pp_plan_builder *b;
+  int s, r, t, i, off[64];
+  *out = NULL;
+  assert_true(S <= 64 && P >= 1 && P <= S);
+  assert_int_equal(pp_plan_builder_create(ctx, pa, "tu", &b), PP_OK);
+  for (s = 0, off[0] = 0; s + 1 < P; s++)
+    off[s + 1] = off[s] + R[s] * pa->tp;
+  for (s = 0; s < S; s++) {
+    int32_t ops[256], id, devs[64];
+    for (i = cut[s]; i < cut[s + 1]; i++)
+      ops[i - cut[s]] = i;
+    assert_int_equal(
+        pp_plan_builder_add_stage(b, ops, cut[s + 1] - cut[s], &id), PP_OK);
+    for (r = 0; r < R[s]; r++) {
+      for (t = 0; t < pa->tp; t++)
+        devs[t] = off[s % P] + r * pa->tp + t;
+      assert_int_equal(pp_plan_builder_add_replica(b, id, devs), PP_OK);
+    }
+  }
+  return pp_plan_builder_finish(b, out);
+}

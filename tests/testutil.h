@@ -60,6 +60,15 @@ int tu_sh(const char *command, char **out, char **err);
 ** cut[1] < ... < cut[S] = n. */
 void tu_random_cuts(uint64_t *rng, int n, int S, int *cut);
 
+/* A plan of the model's operators in order, stage s holding operators
+** cut[s] .. cut[s+1]-1 with R[s] replicas of pa->tp devices each, the
+** stages round-robin over P groups of devices (stage s on group s mod P;
+** P = S: a device per stage replica), devices numbered group by group,
+** replica by replica, tp rank fastest (Megatron's and DeepSpeed's rank
+** order).  Returns pp_plan_builder_finish's status (*out NULL on error). */
+pp_status tu_cut_plan(pp_ctx *ctx, const pp_plan_params *pa, int S,
+                      const int *cut, const int *R, int P, pp_plan **out);
+
 /* Whether one of x's warnings contains needle. */
 bool tu_export_warned(const pp_export *x, const char *needle);
 
