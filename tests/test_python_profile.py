@@ -6,7 +6,9 @@ plans (docs/PROFILE.md).
 
 The binary defaults to $PARPLAN_BIN, else build/parplan.  Every test is
 skipped, with the reason, when torch (Debian: python3-torch) or
-torchvision (python3-torchvision) is missing.  Runs on the CPU.
+torchvision (python3-torchvision) is missing.  Runs on the CPU, or on
+the device PARPLAN_TEST_DEVICE names (``cuda``: CUDA events, the GPU's
+catalog name; the same checks, in fp32 so that the byte counts compare).
 """
 
 import json
@@ -24,6 +26,7 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 
 BIN = os.environ.get("PARPLAN_BIN") or os.path.join(ROOT, "build", "parplan")
+DEV = os.environ.get("PARPLAN_TEST_DEVICE", "cpu")
 
 try:
     import torch
@@ -39,7 +42,12 @@ except ImportError as e:  # pragma: no cover
                "python3-torchvision" % e)
 
 if not HAVE_TORCH:
-    from parplan.profile import FallbackWarning, profile
+    from parplan.profile import FallbackWarning, catalog_type, profile
+
+
+def prof(model, inputs, **kw):
+    """parplan.profile on the test's device, in fp32."""
+    return profile(model, inputs, device=DEV, dtype="fp32", **kw)
 
 
 def storage_key(t):
@@ -57,7 +65,9 @@ def whole_forward_saved(model, inputs):
         k = storage_key(t)
         if k not in params:
             seen.add(k)
-        return t
+        return t.detach()   # t itself: a leaking cycle (parplan/profile.py)
+    dev = next(model.parameters()).device
+    inputs = tuple(t.to(dev) for t in inputs)
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         out = model(*inputs)
     del out
@@ -93,10 +103,17 @@ class Profile(unittest.TestCase):
 
     def check_doc(self, doc, model, inputs, mbs):
         self.assertEqual(doc["dtype"], "fp32")
-        self.assertNotIn("reference_type", doc)        # CPU
         self.assertEqual(doc["micro_batch"], mbs[0])
         self.assertEqual(doc["profile"]["torch"], torch.__version__)
-        self.assertEqual(doc["profile"]["device"], "cpu")
+        if DEV == "cpu":
+            self.assertNotIn("reference_type", doc)
+            self.assertEqual(doc["profile"]["device"], "cpu")
+        else:
+            gname = torch.cuda.get_device_name()
+            self.assertEqual(doc["profile"]["device"], gname)
+            self.assertEqual(doc["profile"]["timing"], "CUDA events")
+            self.assertEqual(doc["reference_type"], catalog_type(
+                gname, torch.cuda.get_device_properties(0).total_memory))
         names = [o["name"] for o in doc["ops"]]
         self.assertEqual(len(names), len(set(names)))
         for o in doc["ops"]:
@@ -116,7 +133,7 @@ class Profile(unittest.TestCase):
         model = torchvision.models.resnet50()
         x = torch.randn(1, 3, 224, 224)
         t0 = time.perf_counter()
-        doc = profile(model, x, micro_batches=(1, 2), warmup=1, repeat=2,
+        doc = prof(model, x, micro_batches=(1, 2), warmup=1, repeat=2,
                       name="resnet50")
         took = time.perf_counter() - t0
         sys.stderr.write("\n  resnet50 at micro-batches 1, 2: %.1f s\n"
@@ -135,7 +152,7 @@ class Profile(unittest.TestCase):
         # token: Debian's torch has a generic BLAS, 224x224 takes minutes)
         model = torchvision.models.vit_b_16(image_size=64)
         x = torch.randn(1, 3, 64, 64)
-        doc = profile(model, x, micro_batches=(1, 2), warmup=0, repeat=1,
+        doc = prof(model, x, micro_batches=(1, 2), warmup=0, repeat=1,
                       name="vit_b_16")
         names = [o["name"] for o in doc["ops"]]
         self.assertEqual(names[0], "conv_proj")
@@ -153,7 +170,7 @@ class Profile(unittest.TestCase):
 
         def inputs(m):
             return (torch.randint(0, 50257, (m, seq), generator=gen),)
-        doc = profile(model, inputs, micro_batches=(1, 2), warmup=0,
+        doc = prof(model, inputs, micro_batches=(1, 2), warmup=0,
                       repeat=1, name="gpt")
         names = [o["name"] for o in doc["ops"]]
         self.assertEqual(names, ["wte", "wpe"] +
@@ -172,6 +189,33 @@ class Profile(unittest.TestCase):
 
     # -- small models ----------------------------------------------------
 
+    def test_nothing_left_allocated(self):
+        # Every probe's graph is freed: once the pack hook returned the
+        # saved tensor itself, outputs and their grad_fn formed a cycle
+        # in autograd's graph, and a GPT-2 small kept 20 GiB of an H200
+        # after profiling (bench/gpu_truth.py).
+        import gc
+        from profile_gpt import make_gpt
+
+        def live_bytes():
+            gc.collect()
+            seen = {}
+            for o in gc.get_objects():
+                if torch.is_tensor(o):
+                    k = storage_key(o)
+                    seen[k] = k[1]
+            return sum(seen.values())
+        gpt = make_gpt(2, 64, 4, 100, 32)
+        mlp = nn.Sequential(nn.Linear(16, 64), nn.GELU(), nn.Linear(64, 16))
+        gen = torch.Generator().manual_seed(0)
+        before = live_bytes()
+        prof(gpt, lambda m: (torch.randint(0, 100, (m, 32), generator=gen),),
+             micro_batches=(1, 4), warmup=0, repeat=1)
+        doc = prof(mlp, torch.randn(1, 16), micro_batches=(1, 4), warmup=0,
+                   repeat=1, granularity="op")
+        self.assertEqual(doc["profile"]["granularity"], "op")
+        self.assertEqual(live_bytes(), before)
+
     def test_tied_counted_once(self):
         class Tied(nn.Module):
             def __init__(self):
@@ -185,7 +229,7 @@ class Profile(unittest.TestCase):
                 return self.out(torch.relu(self.mid(self.emb(idx))))
         model = Tied()
         idx = torch.randint(0, 100, (1, 5))
-        doc = profile(model, idx, micro_batches=(1, 2), warmup=0, repeat=1)
+        doc = prof(model, idx, micro_batches=(1, 2), warmup=0, repeat=1)
         ops = {o["name"]: o for o in doc["ops"]}
         self.assertEqual(ops["emb"]["param_bytes"], 100 * 8 * 4)
         self.assertEqual(ops["out"]["param_bytes"], 0)
@@ -209,7 +253,7 @@ class Profile(unittest.TestCase):
         x = torch.randn(1, 8)
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
-            doc = profile(model, x, micro_batches=(1,), warmup=0, repeat=1,
+            doc = prof(model, x, micro_batches=(1,), warmup=0, repeat=1,
                           granularity="op")
         msgs = [str(x.message) for x in w
                 if issubclass(x.category, FallbackWarning)]
@@ -235,7 +279,7 @@ class Profile(unittest.TestCase):
                 return self.fc(y.mean(dim=(2, 3)))
         model = Res()
         x = torch.randn(1, 3, 16, 16)
-        doc = profile(model, x, micro_batches=(1, 2), warmup=0, repeat=1,
+        doc = prof(model, x, micro_batches=(1, 2), warmup=0, repeat=1,
                       granularity="op")
         self.assertEqual(doc["profile"]["granularity"], "op")
         names = [o["name"] for o in doc["ops"]]
@@ -287,7 +331,8 @@ class Profile(unittest.TestCase):
         r = subprocess.run([sys.executable, "-m", "parplan", "profile",
                             path + ":make_model", "--input-shape", "1,3,8,8",
                             "--micro-batches", "1,2", "--warmup", "0",
-                            "--repeat", "1", "-o", out], env=env,
+                            "--repeat", "1", "--device", DEV,
+                            "--dtype", "fp32", "-o", out], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            universal_newlines=True)
         self.assertEqual(r.returncode, 0, r.stderr)
