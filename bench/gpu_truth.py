@@ -17,7 +17,7 @@ memory that nvidia-smi shows):
    examples/profile_gpt.py) and of torchvision's ResNet-50, in bf16.
 3. Real training of the same networks on the one GPU: torch.autocast
    bf16, fp32 parameters, torch.optim.Adam, gradient accumulation over M
-   micro-batches, a cross-entropy loss; per step the median time (CUDA
+   micro-batches, a cross-entropy loss (profiled as the loss operator); per step the median time (CUDA
    events around forward, backward, optimizer step and zero_grad), and
    torch's peak allocated and reserved bytes and nvidia-smi's memory.used.
 4. parplan's prediction of each run (`parplan evaluate --json` of a one-
@@ -249,11 +249,19 @@ def main(argv=None):
     def gpt_loss(out, y):
         return F.cross_entropy(out.view(-1, out.shape[-1]), y.view(-1))
 
+    def ce_profile(out):
+        # the training's loss on the profiled output (targets: class 0)
+        out = out.float()
+        flat = out.view(-1, out.shape[-1])
+        return F.cross_entropy(flat, torch.zeros(
+            flat.shape[0], dtype=torch.long, device=flat.device))
+
     mbs = (1, 2) if small else (1, 2, 4, 8)
     gpath = os.path.join(args.out, "gpt2-124m-%s.json" % gtype)
     doc = profile(gpt, gpt_inputs, micro_batches=mbs, device=device,
                   dtype=torch.bfloat16, warmup=1 if small else 3,
-                  repeat=2 if small else 10, path=gpath, name="gpt2-124m")
+                  repeat=2 if small else 10, path=gpath, name="gpt2-124m",
+                  loss_fn=ce_profile)
     report["gpt_profile_seconds"] = doc["profile"]["seconds"]
     gen_spec = ("transformer:layers=%d,hidden=%d,heads=%d,seq=%d,vocab=%d,"
                 "gpu=%s,tie=1,bytes=2" % (L, H, A, S, V, gtype))
@@ -288,7 +296,8 @@ def main(argv=None):
         rpath = os.path.join(args.out, "resnet50-%s.json" % gtype)
         doc = profile(net, rn_inputs, micro_batches=rmbs, device=device,
                       dtype=torch.bfloat16, warmup=1 if small else 3,
-                      repeat=2 if small else 10, path=rpath, name="resnet50")
+                      repeat=2 if small else 10, path=rpath, name="resnet50",
+                      loss_fn=ce_profile)
         report["resnet_profile_seconds"] = doc["profile"]["seconds"]
         rspec = "resnet:depth=%d,batch=%d,image=%d,gpu=%s" % (
             18 if small else 50, rmbs[0], img, gtype)

@@ -100,6 +100,68 @@ static void t_exact(void **state)
   pp_plan_destroy(p);
 }
 
+/* A profile's operators (parplan.profile of a GPT with a loss): wte and
+** wpe are Megatron's one E, the head and the loss its one L
+** (export_megatron.c, layout_symbol); apart over two stages they stay two
+** symbols and the layout check warns. */
+static void t_profile_layout(void **state)
+{
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
+  pp_model *m;
+  pp_plan *p;
+  pp_export *x;
+  struct gp g;
+#define OP(n, k)                                                               \
+  "{\"name\": \"" n "\", \"kind\": \"" k "\", \"fwd_ms\": 1, \"bwd_ms\": 2, "  \
+  "\"param_bytes\": 0, \"out_bytes\": 0, \"saved_bytes\": 0}"
+  static const char *json =
+      "{\"micro_batch\": 1, \"ops\": [" OP("wte", "embedding") "," OP("wpe", "e"
+                                                                             "m"
+                                                                             "b"
+                                                                             "e"
+                                                                             "d"
+                                                                             "d"
+                                                                             "i"
+                                                                             "n"
+                                                                             "g") "," OP("b0", "transformer_layer") "," OP(
+          "b1",
+          "transformer_layer") "," OP("ln_f",
+                                      "layernorm") "," OP("head",
+                                                          "logits") "," OP("los"
+                                                                           "s",
+                                                                           "los"
+                                                                           "s") "]}";
+#undef OP
+  int joined[3] = {0, 3, 7}, split[4] = {0, 1, 6, 7};
+  assert_int_equal(tu_model_json(ctx, json, &m), PP_OK);
+  memset(&g, 0, sizeof g);
+  g.first = joined;
+  g.S = 2;
+  g.R = 1;
+  g.sched = PP_SCHED_1F1B;
+  g.opt = PP_OPT_ADAM_MIXED;
+  g.gbs = 4;
+  p = gen_plan(ctx, &g);
+  assert_int_equal(pp_export_megatron(ctx, p, m, fx->c, &x), PP_OK);
+  assert_non_null(strstr(pp_export_text(x), "--num-layers 2 "));
+  assert_non_null(strstr(pp_export_text(x), "layout Et|tL\n"));
+  assert_false(tu_export_warned(x, "one embedding"));
+  assert_false(tu_export_warned(x, "one loss"));
+  assert_true(tu_export_warned(x, "1 operators have no Megatron symbol"));
+  pp_export_destroy(x);
+  pp_plan_destroy(p);
+  g.first = split; /* wte | wpe b0 b1 ln_f head | loss */
+  g.S = 3;
+  p = gen_plan(ctx, &g);
+  assert_int_equal(pp_export_megatron(ctx, p, m, fx->c, &x), PP_OK);
+  assert_non_null(strstr(pp_export_text(x), "layout E|EttL|L\n"));
+  assert_true(tu_export_warned(x, "this one has 2 E"));
+  pp_export_destroy(x);
+  pp_plan_destroy(p);
+  pp_model_destroy(m);
+}
+
 /* Random contiguous plans of GPT-2: the layout parses back to the counts
 ** of the plan's operator kinds, stage by stage. */
 static void t_roundtrip(void **state)
@@ -1093,12 +1155,13 @@ static void t_engine_cli(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      TU_GPT2_TEST(t_exact),           TU_GPT2_TEST(t_roundtrip),
-      TU_GPT2_TEST(t_warnings),        TU_CTX_TEST(t_parser),
-      TU_GPT2_TEST(t_alloc),           cmocka_unit_test(t_cli),
-      TU_CTX_TEST(t_launch),           TU_GPT2_TEST(t_deepspeed),
-      TU_GPT2_TEST(t_torch),           TU_GPT2_TEST(t_pipedream),
-      TU_GPT2_TEST(t_engine_warnings), cmocka_unit_test(t_engine_cli),
+      TU_GPT2_TEST(t_exact),          TU_GPT2_TEST(t_roundtrip),
+      TU_GPT2_TEST(t_warnings),       TU_CTX_TEST(t_parser),
+      TU_GPT2_TEST(t_profile_layout), TU_GPT2_TEST(t_alloc),
+      cmocka_unit_test(t_cli),        TU_CTX_TEST(t_launch),
+      TU_GPT2_TEST(t_deepspeed),      TU_GPT2_TEST(t_torch),
+      TU_GPT2_TEST(t_pipedream),      TU_GPT2_TEST(t_engine_warnings),
+      cmocka_unit_test(t_engine_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,7 +55,7 @@ def storage_key(t):
     return (s.data_ptr(), s.nbytes())
 
 
-def whole_forward_saved(model, inputs):
+def whole_forward_saved(model, inputs, loss_fn=None):
     """One saved_tensors_hooks around the whole forward: bytes of the
     storages autograd saves, each once, parameters left out."""
     params = {storage_key(p) for p in model.parameters()}
@@ -70,6 +70,8 @@ def whole_forward_saved(model, inputs):
     inputs = tuple(t.to(dev) for t in inputs)
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         out = model(*inputs)
+        if loss_fn is not None:
+            out = loss_fn(out)
     del out
     return sum(k[1] for k in seen)
 
@@ -101,7 +103,7 @@ class Profile(unittest.TestCase):
         self.assertIn("best:", r.stdout)
         return r.stdout
 
-    def check_doc(self, doc, model, inputs, mbs):
+    def check_doc(self, doc, model, inputs, mbs, loss_fn=None):
         self.assertEqual(doc["dtype"], "fp32")
         self.assertEqual(doc["micro_batch"], mbs[0])
         self.assertEqual(doc["profile"]["torch"], torch.__version__)
@@ -124,7 +126,7 @@ class Profile(unittest.TestCase):
         self.assertEqual(sum(o["param_bytes"] for o in doc["ops"]),
                          exact_param_bytes(model))
         self.assertEqual(sum(o["saved_bytes"] for o in doc["ops"]),
-                         whole_forward_saved(model, inputs))
+                         whole_forward_saved(model, inputs, loss_fn))
 
     # -- the three networks of the issue ---------------------------------
 
@@ -215,6 +217,41 @@ class Profile(unittest.TestCase):
                    repeat=1, granularity="op")
         self.assertEqual(doc["profile"]["granularity"], "op")
         self.assertEqual(live_bytes(), before)
+
+    def test_loss_and_whole_model(self):
+        from torch.nn import functional as F
+        from profile_gpt import make_gpt
+        model = make_gpt(2, 64, 4, 100, 32)
+
+        def ce(out):
+            return F.cross_entropy(out.flatten(0, 1).float(), torch.zeros(
+                out.shape[0] * out.shape[1], dtype=torch.long,
+                device=out.device))
+        gen = torch.Generator().manual_seed(0)
+        x = torch.randint(0, 100, (1, 32), generator=gen)
+        doc = prof(model, x, micro_batches=(1, 2), warmup=0, repeat=2,
+                   loss_fn=ce)
+        last = doc["ops"][-1]
+        self.assertEqual((last["name"], last["kind"], last["param_bytes"]),
+                         ("loss", "loss", 0))
+        self.assertEqual(doc["profile"]["loss"], "ce")
+        # the loss saves its fp32 logits (and the int64 targets)
+        self.assertGreaterEqual(last["saved_bytes"], 32 * 100 * 4)
+        self.check_doc(doc, model, (x,), (1, 2), loss_fn=ce)
+        # the operators' times add up to the whole model's (rounding)
+        whole = doc["profile"]["whole"]["micro_batches"]
+        for m, pts in ((1, [(o["fwd_ms"], o["bwd_ms"]) for o in doc["ops"]]),
+                       (2, [(t["fwd_ms"], t["bwd_ms"]) for o in doc["ops"]
+                            for t in o["times"]])):
+            w = whole[str(m)]
+            self.assertAlmostEqual(sum(f for f, _ in pts) / w["whole_fwd_ms"],
+                                   1.0, places=4)
+            self.assertAlmostEqual(sum(b for _, b in pts) / w["whole_bwd_ms"],
+                                   1.0, places=4)
+        upd = doc["profile"]["whole"]["update"]
+        self.assertAlmostEqual(sum(o["update_ms"] for o in doc["ops"]) /
+                               upd["whole_ms"], 1.0, places=4)
+        self.plan(doc, "gpt-loss")
 
     def test_tied_counted_once(self):
         class Tied(nn.Module):
@@ -325,14 +362,17 @@ class Profile(unittest.TestCase):
                     "def make_model():\n"
                     "    return torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3),"
                     " torch.nn.ReLU(), torch.nn.Flatten(),"
-                    " torch.nn.Linear(4 * 6 * 6, 2))\n")
+                    " torch.nn.Linear(4 * 6 * 6, 2))\n"
+                    "def loss(out):\n"
+                    "    return out.square().mean()\n")
         out = os.path.join(self.tmp, "cli.json")
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
         r = subprocess.run([sys.executable, "-m", "parplan", "profile",
                             path + ":make_model", "--input-shape", "1,3,8,8",
                             "--micro-batches", "1,2", "--warmup", "0",
                             "--repeat", "1", "--device", DEV,
-                            "--dtype", "fp32", "-o", out], env=env,
+                            "--dtype", "fp32", "--loss", path + ":loss",
+                            "-o", out], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            universal_newlines=True)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -340,7 +380,7 @@ class Profile(unittest.TestCase):
             doc = json.load(f)
         # the last Linear is the logits (profile._layer_kind)
         self.assertEqual([o["kind"] for o in doc["ops"]],
-                         ["Conv2d", "ReLU", "Flatten", "logits"])
+                         ["Conv2d", "ReLU", "Flatten", "logits", "loss"])
         self.plan(doc, "cli")
         r = subprocess.run([sys.executable, "-m", "parplan", "profile",
                             path + ":make_model", "-o", out], env=env,

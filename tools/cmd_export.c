@@ -211,7 +211,7 @@ const struct cli_cmd cmd_export = {
     "       --to megatron|deepspeed|torch|pipedream|launch [-o DIR]\n"
     "             the engine's files: Megatron-LM arguments and layout;\n"
     "             DeepSpeed config and stage boundaries; torch pipelining\n"
-    "             schedule CSV, split points and torchtitan TOML; PipeDream\n"
+    "             schedule CSV, split points and torchtitan config; PipeDream\n"
     "             stage-to-rank maps; launch: hostfile and per-host\n"
     "             scripts; warnings for what the engine cannot express;\n"
     "             on stderr the plan's predicted time and memory room\n"

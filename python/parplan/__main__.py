@@ -99,6 +99,9 @@ def _profile_cmd(argv):
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--name", help="the model's name (default: its class)")
+    ap.add_argument("--loss", metavar="F.py:FN",
+                    help="FN(output) -> the scalar loss: profiled as one "
+                         "more operator, 'loss'")
     ap.add_argument("-o", "--output", required=True, metavar="FILE")
     a = ap.parse_args(argv)
     if not a.input_shape and not a.inputs:
@@ -134,10 +137,11 @@ def _profile_cmd(argv):
             return torch.randint(0, max(1, a.input_high), tuple(shape),
                                  generator=gen, dtype=dt)
         inputs = tuple(make(s, t) for s, t in zip(a.input_shape, types))
+    loss_fn = _load(a.loss, "--loss") if a.loss else None
     doc = profile(model, inputs, micro_batches=a.micro_batches,
                   device=a.device, dtype=a.dtype, granularity=a.granularity,
                   warmup=a.warmup, repeat=a.repeat, path=a.output,
-                  name=a.name)
+                  name=a.name, loss_fn=loss_fn)
     print("parplan profile: %d operators (%s granularity, %s, %s) in %.1f s:"
           " %s" % (len(doc["ops"]), doc["profile"]["granularity"],
                    doc["dtype"], doc["profile"]["device"],

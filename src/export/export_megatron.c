@@ -55,6 +55,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The layout symbol of operator `op`: 0 for a kind without one, 1 for
+** an E or L that continues a run of that symbol in its stage, else the
+** symbol; *prev is the stage's last symbol.  A run is one symbol because
+** Megatron's E is the word and the position embeddings together
+** (LanguageModelEmbedding, megatron/core/models/common/embeddings/
+** language_model_embedding.py:59, 71 @d98e8a64; built on the first stage,
+** core/models/gpt/gpt_model.py:173-174) and its L the output layer with
+** the loss (gpt_model.py:255, 277, on the last stage): a profile's wte and
+** wpe, or its head and loss, are two operators for one symbol. */
+static char layout_symbol(const pp_model *m, int32_t op, char *prev)
+{
+  pp_op_desc od;
+  char sym;
+  pp_model_op(m, op, &od);
+  sym = ppi_export_symbol(od.kind);
+  if (!sym)
+    return 0;
+  if ((sym == 'E' || sym == 'L') && *prev == sym)
+    return 1;
+  *prev = sym;
+  return sym;
+}
+
 /* P when stage s holds exactly stage s mod P's replicas (the same device
 ** lists) for every s, the first P stages' devices are disjoint, and P
 ** divides S: Megatron's interleaved pipeline of P ranks; S when no device
@@ -151,17 +174,16 @@ pp_status pp_export_megatron(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
            (long long)M, (int)P)))
     goto done;
   /* the layout, and what Megatron checks of it */
-  for (s = 0; s < S; s++)
+  for (s = 0; s < S; s++) {
+    char prev = 0;
     for (i = p->op_off[s]; i < p->op_off[s + 1]; i++) {
-      pp_op_desc od;
-      char sym;
-      pp_model_op(m, o.ord[i], &od);
-      sym = ppi_export_symbol(od.kind);
+      char sym = layout_symbol(m, o.ord[i], &prev);
       if (!sym)
         unnamed++;
-      else
+      else if (sym > 1)
         nsym[sym == 'E' ? 0 : sym == 't' ? 1 : sym == 'm' ? 2 : 3]++;
     }
+  }
   ppi_sb_printf(
       &b,
       "--tensor-model-parallel-size %d --pipeline-model-parallel-size "
@@ -187,13 +209,12 @@ pp_status pp_export_megatron(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
                     "--recompute-num-layers 1");
   ppi_sb_puts(&b, " --pipeline-model-parallel-layout ");
   for (s = 0; s < S; s++) {
+    char prev = 0;
     if (s)
       ppi_sb_put(&b, "|", 1);
     for (i = p->op_off[s]; i < p->op_off[s + 1]; i++) {
-      pp_op_desc od;
-      char sym;
-      pp_model_op(m, o.ord[i], &od);
-      if (!(sym = ppi_export_symbol(od.kind)))
+      char sym = layout_symbol(m, o.ord[i], &prev);
+      if (sym <= 1)
         continue;
       ppi_sb_put(&b, &sym, 1);
       /* Megatron flattens the layout in this order (stage v P + p is
