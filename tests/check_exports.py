@@ -370,6 +370,21 @@ def torch(d):
     module("torchtitan.distributed")
     module("torchtitan.distributed.activation_checkpoint", FullAC=FullAC)
     import torchtitan_config as tc
+    if tc.MODULE_FQNS_PER_MODEL_PART != st.STAGE_MODULES:
+        titan_module_names(tc.MODULE_FQNS_PER_MODEL_PART)
+        print("torchtitan modules")
+    empty = [s for s, mods in enumerate(tc.MODULE_FQNS_PER_MODEL_PART)
+             if not mods]
+    if empty:  # torchtitan would build the stage empty: a clear error
+        try:
+            tc.apply_plan(Config())
+        except ValueError as e:
+            want = ("stage %d of the plan holds no torchtitan module"
+                    % empty[0])
+            assert want in str(e), str(e)
+            print("torchtitan refused: stage", empty[0], "empty")
+            return
+        raise AssertionError("apply_plan accepted an empty stage")
     cfg = tc.apply_plan(Config())
     par, tr = cfg.parallelism, cfg.training
     assert os.path.isfile(par.pipeline_parallel_schedule_csv)
@@ -387,9 +402,6 @@ def torch(d):
     assert st.NUM_STAGES % par.pipeline_parallel_degree == 0 or \
         st.STAGE_TO_RANK != [s % st.PIPELINE_RANKS
                              for s in range(st.NUM_STAGES)]
-    if tc.MODULE_FQNS_PER_MODEL_PART != st.STAGE_MODULES:
-        titan_module_names(par.module_fqns_per_model_part)
-        print("torchtitan modules")
     dp = par.data_parallel_replicate_degree * par.data_parallel_shard_degree
     assert dp == st.DATA_PARALLEL
     assert tr.mixed_precision_param in ("bfloat16", "float32")

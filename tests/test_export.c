@@ -115,23 +115,28 @@ static void t_profile_layout(void **state)
 #define OP(n, k)                                                               \
   "{\"name\": \"" n "\", \"kind\": \"" k "\", \"fwd_ms\": 1, \"bwd_ms\": 2, "  \
   "\"param_bytes\": 0, \"out_bytes\": 0, \"saved_bytes\": 0}"
-  static const char *json =
-      "{\"micro_batch\": 1, \"ops\": [" OP("wte", "embedding") "," OP("wpe", "e"
-                                                                             "m"
-                                                                             "b"
-                                                                             "e"
-                                                                             "d"
-                                                                             "d"
-                                                                             "i"
-                                                                             "n"
-                                                                             "g") "," OP("b0", "transformer_layer") "," OP(
-          "b1",
-          "transformer_layer") "," OP("ln_f",
-                                      "layernorm") "," OP("head",
-                                                          "logits") "," OP("los"
-                                                                           "s",
-                                                                           "los"
-                                                                           "s") "]}";
+  static const char *json = "{\"micro_batch\": 1, \"ops\": [" OP("wte", "embedd"
+                                                                        "ing") "," OP(
+      "wpe",
+      "e"
+      "m"
+      "b"
+      "e"
+      "d"
+      "d"
+      "i"
+      "n"
+      "g") "," OP("b0",
+                  "transformer_layer") "," OP("b1",
+                                              "transformer_layer") "," OP("ln_"
+                                                                          "f",
+                                                                          "laye"
+                                                                          "rnor"
+                                                                          "m") "," OP("head",
+                                                                                      "logits") "," OP("los"
+                                                                                                       "s",
+                                                                                                       "los"
+                                                                                                       "s") "]}";
 #undef OP
   int joined[3] = {0, 3, 7}, split[4] = {0, 1, 6, 7};
   assert_int_equal(tu_model_json(ctx, json, &m), PP_OK);
@@ -149,6 +154,12 @@ static void t_profile_layout(void **state)
   assert_false(tu_export_warned(x, "one embedding"));
   assert_false(tu_export_warned(x, "one loss"));
   assert_true(tu_export_warned(x, "1 operators have no Megatron symbol"));
+  pp_export_destroy(x);
+  /* torchtitan: one tok_embeddings, one lm_head (export_torch.c) */
+  assert_int_equal(pp_export_torch(ctx, p, m, fx->c, &x), PP_OK);
+  assert_non_null(strstr(pp_export_file_text(x, 2),
+                         "    [\"tok_embeddings\", \"layers.0\"],\n"
+                         "    [\"layers.1\", \"norm\", \"lm_head\"],\n"));
   pp_export_destroy(x);
   pp_plan_destroy(p);
   g.first = split; /* wte | wpe b0 b1 ln_f head | loss */

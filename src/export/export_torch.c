@@ -41,10 +41,11 @@
 ** @b5bcd76c: tok_embeddings, layers.<i>, norm, lm_head) are given to the
 ** operators by kind and order (ppi_export_symbol): the embedding, the
 ** i-th decoder layer, a norm after the last decoder layer, the head;
-** other operators (casts, no-ops) travel with their stage.  A stage left
-** without a module is a warning naming it (torchtitan would build an
-** empty stage); a model without decoder layers keeps its operator names,
-** with a warning.
+** other operators (casts, no-ops, a second embedding, a loss after the
+** head) travel with their stage.  A stage left without a module is a
+** warning naming it, and apply_plan raises a ValueError naming it
+** (torchtitan would build an empty stage); a model without decoder layers
+** keeps its operator names, with a warning.
 **
 ** The CSV describes one pipeline (replica 0 of every stage): data-
 ** parallel replicas run the same order.  Local micro-batch i of replica r
@@ -269,7 +270,7 @@ static int32_t titan_names(pp_ctx *ctx, const pp_model *m,
                            const struct ppi_stage_ops *o, const char **names,
                            char *buf, pp_status *rc)
 {
-  int32_t k, n = o->nop, last = -1, layers = 0, *at;
+  int32_t k, n = o->nop, last = -1, layers = 0, emb = 0, head = 0, *at;
   *rc = PP_OK;
   if (!(at = ppi_alloc(ctx, (size_t)(n > 0 ? n : 1) * sizeof *at))) {
     *rc = PP_ENOMEM;
@@ -289,10 +290,12 @@ static int32_t titan_names(pp_ctx *ctx, const pp_model *m,
     pp_model_op(m, v, &d);
     sym = ppi_export_symbol(d.kind);
     names[v] = NULL;
-    if (sym == 'E') {
-      names[v] = "tok_embeddings";
-    } else if (sym == 'L') {
-      names[v] = "lm_head";
+    if (sym == 'E') { /* the first only: a profile's wpe is in the module */
+      if (!emb++)
+        names[v] = "tok_embeddings";
+    } else if (sym == 'L') { /* the head; a loss after it has no module */
+      if (!head++)
+        names[v] = "lm_head";
     } else if (sym == 't') {
       snprintf(buf + (size_t)v * TITAN_NAME, TITAN_NAME, "layers.%d",
                (int)layers++);
@@ -393,6 +396,12 @@ static int32_t titan_py(struct ppi_sbuf *b, const pp_plan *p, const pp_model *m,
       "def apply_plan(config):\n"
       "    \"\"\"Set the plan's parallelism on a torchtitan Trainer.Config; "
       "returns it.\"\"\"\n"
+      "    for s, mods in enumerate(MODULE_FQNS_PER_MODEL_PART):\n"
+      "        if not mods:  # torchtitan's _split_module would keep nothing\n"
+      "            raise ValueError(\"parplan: stage %%d of the plan holds no "
+      "torchtitan module (no embedding, decoder layer, final norm or "
+      "head): torchtitan would build it empty; plan again, or move the "
+      "stage's cut\" %% s)\n"
       "    par, tr = config.parallelism, config.training\n"
       "    par.pipeline_parallel_degree = PIPELINE_PARALLEL\n"
       "    par.pipeline_parallel_schedule = \"PipelineScheduleMulti\"\n"
