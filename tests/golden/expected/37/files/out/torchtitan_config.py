@@ -32,6 +32,13 @@ MODULE_FQNS_PER_MODEL_PART = [
 
 def apply_plan(config):
     """Set the plan's parallelism on a torchtitan Trainer.Config; returns it."""
+    for s, mods in enumerate(MODULE_FQNS_PER_MODEL_PART):
+        if not mods:  # torchtitan's _split_module would keep nothing
+            raise ValueError(
+                "parplan: stage %d of the plan holds no torchtitan "
+                "module (no embedding, decoder layer, final norm or "
+                "head): torchtitan would build it empty; plan again, "
+                "or move the stage's cut" % s)
     par, tr = config.parallelism, config.training
     par.pipeline_parallel_degree = PIPELINE_PARALLEL
     par.pipeline_parallel_schedule = "PipelineScheduleMulti"
