@@ -29,6 +29,7 @@
 #ifndef PARPLAN_H
 #define PARPLAN_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1350,6 +1351,10 @@ typedef struct pp_map_params {
                                  context's allocator from several threads
                                  (part and solve, docs/MAPPING.md) */
   int64_t samples;            /* random: mappings; anneal: steps; 10000 */
+  const volatile sig_atomic_t *stop; /* NULL (default): none; nonzero:
+                                        the exact search stops as at its
+                                        time limit (timed_out), keeping
+                                        its best mapping */
 } pp_map_params;
 void pp_map_params_init(pp_map_params *p);
 
@@ -1422,6 +1427,12 @@ typedef struct pp_search_params {
                              leaves free, [0, 1); default 0.05 */
   const pp_calibration *calibration; /* prices every plan; NULL (default):
                                         none; borrowed */
+  const volatile sig_atomic_t *stop; /* NULL (default): none.  Once it
+                                        reads nonzero the search stops as
+                                        at its time limit and returns the
+                                        best plans so far (summary
+                                        interrupted); a signal handler may
+                                        set it */
 } pp_search_params;
 void pp_search_params_init(pp_search_params *p);
 
@@ -1442,7 +1453,14 @@ typedef struct pp_search_summary {
   int32_t nplans;        /* kept, best first */
   double lower_bound_ms; /* no plan of the space can be faster */
   double seconds;
-  int timed_out;          /* the time limit stopped the enumeration */
+  int timed_out;          /* the time limit (or stop) cut the search:
+                             the enumeration, MadPipe, the mapping or
+                             the simulation of the kept plans */
+  int interrupted;        /* params.stop ended it */
+  int32_t simulated;      /* of the nplans, how many were simulated */
+  int by_estimate;        /* the plans are ranked by the estimate: the
+                             time ran out before all were simulated (or
+                             simulation is off) */
   int32_t closest_device; /* nothing fits: the worst device of the
                              closest point, what it needs and has */
   double closest_need_bytes, closest_capacity_bytes;

@@ -500,6 +500,60 @@ static void t_high_degree(void **state)
   pp_stage_graph_destroy(g);
 }
 
+/* pp_map_params.stop (a signal handler's flag, set here before the
+** call): the exact search on a problem it cannot prove in its 30 s stops
+** at once, keeping its start mapping, timed out, not optimal. */
+static void t_stop(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  char buf[4096];
+  size_t off = 0;
+  int i;
+  volatile sig_atomic_t flag = 1;
+  pp_stage_graph *g = NULL;
+  pp_cluster *c = NULL;
+  pp_mapping *m = NULL;
+  pp_map_params p;
+  pp_map_summary sum;
+  off += (size_t)snprintf(buf + off, sizeof buf - off, "{\"stages\": [");
+  for (i = 0; i < 16; i++)
+    off += (size_t)snprintf(buf + off, sizeof buf - off,
+                            "%s{\"compute_ms\": %d, \"param_bytes\": 1e8}",
+                            i ? ", " : "", 10 + (i * 7) % 5);
+  off += (size_t)snprintf(buf + off, sizeof buf - off, "], \"edges\": [");
+  for (i = 1; i < 16; i++)
+    off += (size_t)snprintf(buf + off, sizeof buf - off,
+                            "%s{\"from\": %d, \"to\": %d, \"bytes\": 1e7}",
+                            i > 1 ? ", " : "", i - 1, i);
+  snprintf(buf + off, sizeof buf - off, "]}");
+  assert_int_equal(
+      pp_stage_graph_read_json(ctx, buf, strlen(buf), "chain.json", &g), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "random_blk_1:512", &c), PP_OK);
+  pp_map_params_init(&p);
+  p.replicas = 32;
+  p.time_limit_s = 30;
+  p.stop = &flag;
+  assert_int_equal(pp_map(ctx, g, c, &p, &m), PP_OK);
+  assert_int_equal(pp_mapping_summary(m, &sum), PP_OK);
+  assert_true(sum.timed_out && !sum.optimal);
+  assert_true(sum.objective_ms >= sum.lower_bound_ms);
+  if (sum.seconds > 10) /* the 30 s limit ran: the flag was not read */
+    fail_msg("stopped map took %.1f s", sum.seconds);
+  {
+    bool used[512] = {false};
+    int s, r;
+    for (s = 0; s < 16; s++)
+      for (r = 0; r < 32; r++) {
+        int32_t d = pp_mapping_device(m, s, r);
+        assert_true(d >= 0 && d < 512 && !used[d]);
+        used[d] = true;
+      }
+  }
+  pp_mapping_destroy(m);
+  pp_cluster_destroy(c);
+  pp_stage_graph_destroy(g);
+}
+
 static void t_cli(void **state)
 {
   char *out, *err, args[1024];
@@ -917,12 +971,19 @@ static void t_parts(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      TU_CTX_TEST(t_exact_equal),       TU_CTX_TEST(t_exact_mixed),
-      TU_CTX_TEST(t_deterministic),     TU_CTX_TEST(t_bad_graphs),
-      TU_CTX_TEST(t_high_degree),       cmocka_unit_test(t_cli),
-      TU_CTX_TEST(t_group_bound),       TU_CTX_TEST(t_parts),
-      TU_CTX_TEST(t_scotch_repeatable), cmocka_unit_test(t_names),
-      TU_CTX_TEST(t_mapping_time),      TU_CTX_TEST(t_stage_graph_nstage),
+      TU_CTX_TEST(t_exact_equal),
+      TU_CTX_TEST(t_exact_mixed),
+      TU_CTX_TEST(t_deterministic),
+      TU_CTX_TEST(t_bad_graphs),
+      TU_CTX_TEST(t_high_degree),
+      cmocka_unit_test(t_cli),
+      TU_CTX_TEST(t_group_bound),
+      TU_CTX_TEST(t_parts),
+      TU_CTX_TEST(t_scotch_repeatable),
+      cmocka_unit_test(t_names),
+      TU_CTX_TEST(t_mapping_time),
+      TU_CTX_TEST(t_stage_graph_nstage),
+      TU_CTX_TEST(t_stop),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -118,6 +118,30 @@ class TestPlan(Base):
         parplan.plan(*GPT2, 32, trace=self.path("t.json"))
         self.assertIn("traceEvents", json.loads(self.read("t.json")))
 
+    def test_ctrl_c(self):
+        # Ctrl-C (a KeyboardInterrupt in the main thread, here from a
+        # timer) while the mapper works on the kept plans: plan() returns
+        # the best plans so far, marked interrupted, within a second
+        import _thread
+        import threading
+        import time
+        t = threading.Timer(1.0, _thread.interrupt_main)
+        t.start()
+        t0 = time.monotonic()
+        r = parplan.plan("gpt2-amp", "uniform_dist:128", 256, map_time=20,
+                         time_limit=120)
+        took = time.monotonic() - t0
+        t.cancel()
+        self.assertTrue(r.summary["interrupted"])
+        self.assertTrue(r.report["search"]["interrupted"])
+        self.assertTrue(r.fits)
+        self.assertLess(took, 2.0)
+        # the plan is complete: the command line prices it
+        with open(self.path("p.json"), "w") as f:
+            f.write(r.json)
+        cli("evaluate", self.path("p.json"), "--model", "gpt2-amp",
+            "--cluster", "uniform_dist:128", cwd=self.tmp)
+
 
 class TestPrice(Base):
     def setUp(self):

@@ -577,6 +577,74 @@ static void t_cancel_and_alloc(void **state)
   pp_model_destroy(m);
 }
 
+/* params.stop, as a signal handler sets it: here the progress callback
+** after the first round.  The search keeps what it found (marked
+** interrupted and cut), skips MadPipe, the mapping and the simulation,
+** and ranks by the estimate; set from the start, nothing is evaluated
+** and "nothing fits" is the result, not an error. */
+struct stop_after {
+  volatile sig_atomic_t flag;
+  int calls;
+};
+
+static int stop_after_first(void *ud, double done)
+{
+  struct stop_after *st = ud;
+  (void)done;
+  st->calls++;
+  st->flag = 1;
+  return 0;
+}
+
+static void t_stop(void **state)
+{
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
+  pp_cluster *c;
+  pp_search_params p;
+  pp_search *s = NULL;
+  pp_search_summary sum, full;
+  struct stop_after st = {0, 0};
+  int32_t i;
+  assert_int_equal(pp_cluster_load(ctx, "hier:4x4", &c), PP_OK);
+  pp_search_params_init(&p);
+  p.global_batch = 64;
+  p.threads = 1;
+  assert_int_equal(pp_plan_search(ctx, fx->m, c, &p, &s), PP_OK);
+  pp_search_get_summary(s, &full);
+  pp_search_destroy(s);
+  assert_false(full.interrupted);
+  assert_false(full.by_estimate);
+  assert_int_equal(full.simulated, full.nplans);
+  p.stop = &st.flag;
+  p.progress = stop_after_first;
+  p.progress_ud = &st;
+  assert_int_equal(pp_plan_search(ctx, fx->m, c, &p, &s), PP_OK);
+  pp_search_get_summary(s, &sum);
+  assert_int_equal(st.calls, 1);
+  assert_true(sum.interrupted && sum.timed_out && sum.by_estimate);
+  assert_int_equal(sum.simulated, 0);
+  assert_int_equal(sum.madpipe, 0);
+  assert_true(sum.evaluated + sum.pruned < full.evaluated + full.pruned);
+  assert_true(sum.nplans > 0);
+  for (i = 0; i + 1 < sum.nplans; i++) { /* by the estimate */
+    pp_search_plan a, b;
+    pp_search_plan_get(s, i, &a);
+    pp_search_plan_get(s, i + 1, &b);
+    assert_true(a.estimate_ms <= b.estimate_ms);
+    assert_true(a.simulated_ms == 0 && !a.mapped);
+  }
+  pp_search_destroy(s);
+  /* stopped before it starts */
+  p.progress = NULL;
+  st.flag = 1;
+  assert_int_equal(pp_plan_search(ctx, fx->m, c, &p, &s), PP_OK);
+  pp_search_get_summary(s, &sum);
+  assert_true(sum.interrupted && sum.nplans == 0 && sum.evaluated == 0);
+  pp_search_destroy(s);
+  pp_cluster_destroy(c);
+}
+
 /* The comparison: every row found and re-scored by our model; ours is
 ** faster than the three published procedures on AMP's mixed cluster. */
 static void t_compare(void **state)
@@ -840,7 +908,7 @@ int main(void)
       TU_CTX_TEST(t_mixed),       TU_CTX_TEST(t_nothing_fits),
       TU_GPT2_TEST(t_bad_params), TU_CTX_TEST(t_cancel_and_alloc),
       TU_GPT2_TEST(t_compare),    TU_CTX_TEST(t_madpipe),
-      cmocka_unit_test(t_cli),
+      TU_GPT2_TEST(t_stop),       cmocka_unit_test(t_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

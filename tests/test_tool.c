@@ -1190,6 +1190,109 @@ static void test_surplus_positional(void **state)
   run_free(&r);
 }
 
+/* Ctrl-C during a long plan (issue 22): the exact mapper is still
+** working on the kept plans (--map-time 20 on a 128-device cluster whose
+** mappings it cannot prove), SIGINT arrives after a second; the tool
+** stops within a second, prints the best plans marked interrupted, writes
+** -o complete and exits 130.  SIGTERM does the same with 143. */
+static void test_interrupt(void **state)
+{
+  char dir[512], cmd[4096], pathp[600], pathj[600], pathe[600];
+  static const int sigs[2][2] = {{2, 130}, {15, 143}};
+  int k;
+  (void)state;
+  snprintf(dir, sizeof dir, "%s", fresh_dir("interrupt"));
+  for (k = 0; k < 2; k++) {
+    char *out = NULL, *err = NULL, *txt;
+    json_t *j, *srch;
+    long ms;
+    int rc;
+    pp_ctx *ctx;
+    pp_model *m;
+    pp_cluster *c;
+    pp_plan *p;
+    snprintf(pathp, sizeof pathp, "%s/p%d.json", dir, k);
+    snprintf(pathj, sizeof pathj, "%s/out%d.json", dir, k);
+    snprintf(pathe, sizeof pathe, "%s/err%d.txt", dir, k);
+    snprintf(cmd, sizeof cmd,
+             "%s plan --model gpt2-amp --cluster uniform_dist:128 --batch 256 "
+             "--map-time 20 --time-limit 120 --json -o '%s' > '%s' 2> '%s' & "
+             "pid=$!; "
+             "sleep 1.5; t0=$(date +%%s%%N); kill -%d $pid; wait $pid; "
+             "rc=$?; t1=$(date +%%s%%N); echo $rc $(( (t1 - t0) / 1000000 ))",
+             PP_TOOL, pathp, pathj, pathe, sigs[k][0]);
+    assert_int_equal(tu_sh(cmd, &out, &err), 0);
+    assert_int_equal(sscanf(out, "%d %ld", &rc, &ms), 2);
+    assert_int_equal(rc, sigs[k][1]);
+    if (ms >= 1000)
+      fail_msg("signal %d: stopped after %ld ms", sigs[k][0], ms);
+    txt = tu_slurp(pathe, NULL);
+    assert_non_null(txt);
+    expect_contains(txt, "interrupted by signal");
+    free(txt);
+    txt = tu_slurp(pathj, NULL);
+    assert_non_null(txt);
+    j = parse_json(txt);
+    srch = json_object_get(j, "search");
+    assert_true(json_is_true(json_object_get(srch, "interrupted")));
+    assert_true(json_is_true(json_object_get(srch, "timed_out")));
+    assert_true(json_array_size(json_object_get(j, "plans")) >= 1);
+    json_decref(j);
+    free(txt);
+    /* the -o plan is complete and valid */
+    assert_int_equal(pp_ctx_create(NULL, &ctx), PP_OK);
+    assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
+    assert_int_equal(pp_cluster_load(ctx, "uniform_dist:128", &c), PP_OK);
+    assert_int_equal(pp_plan_load(ctx, pathp, m, c, &p), PP_OK);
+    pp_plan_destroy(p);
+    pp_cluster_destroy(c);
+    pp_model_destroy(m);
+    pp_ctx_destroy(ctx);
+    assert_int_equal(count_tmp(dir), 0);
+  }
+}
+
+/* SIGKILL at 50 moments of a plan (issue 22): its -o file is absent or a
+** complete plan, never half-written. */
+static void test_kill_anytime(void **state)
+{
+  char dir[512], cmd[2048], path[600];
+  pp_ctx *ctx;
+  pp_model *m;
+  pp_cluster *c;
+  int k, complete = 0;
+  uint64_t rng = 22;
+  (void)state;
+  snprintf(dir, sizeof dir, "%s", fresh_dir("sigkill"));
+  assert_int_equal(pp_ctx_create(NULL, &ctx), PP_OK);
+  assert_int_equal(pp_model_load(ctx, "gpt2-amp", &m), PP_OK);
+  assert_int_equal(pp_cluster_load(ctx, "uniform_dist:128", &c), PP_OK);
+  for (k = 0; k < 50; k++) {
+    char *out = NULL, *err = NULL;
+    /* 0 to 0.5 s: through the search and the writing of the plan */
+    unsigned us = tu_rand(&rng, 500000);
+    snprintf(path, sizeof path, "%s/p%d.json", dir, k);
+    snprintf(cmd, sizeof cmd,
+             "%s plan --model gpt2-amp --cluster uniform_dist:128 --batch 256 "
+             "--map-time 0.05 --top 2 -o '%s' > /dev/null & pid=$!; "
+             "sleep %u.%06u; kill -9 $pid 2>/dev/null; wait $pid; true",
+             PP_TOOL, path, us / 1000000, us % 1000000);
+    assert_int_equal(tu_sh(cmd, &out, &err), 0);
+    if (file_exists(path)) {
+      pp_plan *p = NULL;
+      if (pp_plan_load(ctx, path, m, c, &p) != PP_OK)
+        fail_msg("kill %d after %u us: %s is half-written: %s", k, us, path,
+                 pp_ctx_errmsg(ctx));
+      pp_plan_destroy(p);
+      complete++;
+    }
+  }
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+  pp_ctx_destroy(ctx);
+  assert_true(complete < 50); /* some kills landed before the write */
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -1216,6 +1319,8 @@ int main(void)
       cmocka_unit_test(test_enum_names),
       cmocka_unit_test(test_plan_alone),
       cmocka_unit_test(test_surplus_positional),
+      cmocka_unit_test(test_interrupt),
+      cmocka_unit_test(test_kill_anytime),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

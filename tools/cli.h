@@ -113,4 +113,12 @@ int cli_usage(const char *cmd, const char *fmt, ...);
 /* Report a library error; the exit status: 2 internal, else 1. */
 int cli_fail(pp_ctx *ctx, pp_status rc);
 
+/* Catch SIGINT and SIGTERM while a search runs: the first sets the flag
+** returned (the library's params.stop) to the signal's number, a second
+** SIGINT or SIGTERM exits at once with status 128 + its number (stop.c). */
+const volatile sig_atomic_t *cli_catch_stop(void);
+/* The signal that stopped the search (0: none) and the handlers back to
+** the defaults. */
+int cli_release_stop(void);
+
 #endif

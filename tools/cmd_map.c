@@ -58,15 +58,27 @@ static int run_map(pp_ctx *ctx, void *opts)
   pp_stage_graph *g = NULL;
   pp_cluster *c = NULL;
   pp_mapping *m = NULL;
+  pp_map_params mp = o->mp;
   pp_status rc;
-  int ret = 0;
+  int ret = 0, sig = 0;
   if (!o->stages || !o->c.cluster)
     return cli_usage("map", "map needs --stages SG.json and --cluster C");
-  if ((rc = pp_stage_graph_load(ctx, o->stages, &g)) ||
-      (rc = pp_cluster_load(ctx, o->c.cluster, &c)) ||
-      (rc = pp_map(ctx, g, c, &o->mp, &m)) ||
-      (rc = pp_mapping_write(ctx, m, o->c.json, stdout)))
+  if (!(rc = pp_stage_graph_load(ctx, o->stages, &g)) &&
+      !(rc = pp_cluster_load(ctx, o->c.cluster, &c))) {
+    /* Ctrl-C or SIGTERM: the best mapping so far, exit 128 + signal */
+    mp.stop = cli_catch_stop();
+    rc = pp_map(ctx, g, c, &mp, &m);
+    sig = cli_release_stop();
+  }
+  if (rc || (rc = pp_mapping_write(ctx, m, o->c.json, stdout)))
     ret = cli_fail(ctx, rc);
+  else if (sig) {
+    fprintf(stderr,
+            "parplan: interrupted by signal %d: the mapping above is the "
+            "best found so far\n",
+            sig);
+    ret = 128 + sig;
+  }
   pp_mapping_destroy(m);
   pp_cluster_destroy(c);
   pp_stage_graph_destroy(g);

@@ -130,26 +130,38 @@ static int plan(pp_ctx *ctx, const struct plan_opts *o)
   pp_search_params sp = search_params(o);
   pp_search_summary sum;
   pp_status rc;
-  int ret = 0;
+  int ret = 0, sig;
   if (!o->c.model || !o->c.cluster || !sp.global_batch)
     return cli_usage("plan", "plan needs --model M --cluster C --batch GBS");
   if ((rc = pp_model_load(ctx, o->c.model, &m)) ||
-      (rc = pp_cluster_load(ctx, o->c.cluster, &c)) ||
-      (warn_uncalibrated(&o->c, c, NULL, sp.engine,
-                         sp.precision == PP_PREC_MODEL ? pp_model_dtype(m)
-                                                       : sp.precision),
-       0) ||
-      (rc = pp_plan_search(ctx, m, c, &sp, &sr)) ||
-      (rc = pp_search_write(ctx, sr, m, c, o->c.json, stdout))) {
+      (rc = pp_cluster_load(ctx, o->c.cluster, &c))) {
     ret = cli_fail(ctx, rc);
     goto done;
+  }
+  warn_uncalibrated(&o->c, c, NULL, sp.engine,
+                    sp.precision == PP_PREC_MODEL ? pp_model_dtype(m)
+                                                  : sp.precision);
+  /* Ctrl-C or SIGTERM: the best plans so far, then exit 128 + signal */
+  sp.stop = cli_catch_stop();
+  rc = pp_plan_search(ctx, m, c, &sp, &sr);
+  sig = cli_release_stop();
+  if (rc || (rc = pp_search_write(ctx, sr, m, c, o->c.json, stdout))) {
+    ret = cli_fail(ctx, rc);
+    goto done;
+  }
+  if (sig) {
+    fprintf(stderr,
+            "parplan: interrupted by signal %d: the plans above are the "
+            "best found so far\n",
+            sig);
+    ret = 128 + sig;
   }
   if ((rc = pp_search_get_summary(sr, &sum))) {
     ret = cli_fail(ctx, rc);
     goto done;
   }
   if (!sum.nplans) {
-    ret = 3;
+    ret = ret ? ret : 3;
     goto done;
   }
   if (o->c.out &&
@@ -157,7 +169,9 @@ static int plan(pp_ctx *ctx, const struct plan_opts *o)
     ret = cli_fail(ctx, rc);
     goto done;
   }
-  if (o->trace) {
+  if (o->trace && sig) /* a second simulation would not stop */
+    fprintf(stderr, "parplan: interrupted: no trace written\n");
+  else if (o->trace) {
     pp_sim *sim = NULL;
     pp_cost_params cp = sum.cost;
     cp.record = 1;

@@ -125,7 +125,8 @@ class SearchParams(ctypes.Structure):
                 ("madpipe", c_int32), ("progress", PROGRESS_FN),
                 ("progress_ud", c_void_p), ("precision", c_enum),
                 ("engine", c_enum), ("zero", c_int32),
-                ("memory_margin", c_double), ("calibration", c_void_p)]
+                ("memory_margin", c_double), ("calibration", c_void_p),
+                ("stop", c_void_p)]
 
 
 class SearchSummary(ctypes.Structure):
@@ -133,7 +134,9 @@ class SearchSummary(ctypes.Structure):
                 ("evaluated", c_int64), ("fitting", c_int64),
                 ("madpipe", c_int64), ("nplans", c_int32),
                 ("lower_bound_ms", c_double), ("seconds", c_double),
-                ("timed_out", c_int), ("closest_device", c_int32),
+                ("timed_out", c_int), ("interrupted", c_int),
+                ("simulated", c_int32), ("by_estimate", c_int),
+                ("closest_device", c_int32),
                 ("closest_need_bytes", c_double),
                 ("closest_capacity_bytes", c_double), ("cost", CostParams),
                 ("global_batch", c_int64)]

@@ -11,6 +11,7 @@ import ctypes
 import json
 import os
 import tempfile
+import threading
 from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Optional
 
@@ -388,6 +389,39 @@ class SimSummary:
 _RECOMPUTE = {"on": 1, True: 1, "off": 0, False: 0, "both": -1, None: -1}
 
 
+def _interruptible_search(c, m, cl, sp):
+    """pp_plan_search in a worker thread, so that Ctrl-C reaches Python:
+    the first KeyboardInterrupt sets the search's stop flag and waits for
+    the best plans so far (summary "interrupted"); a second one, while
+    waiting, propagates (the search then ends on its own, shortly)."""
+    stop = ctypes.c_int(0)  # sig_atomic_t: an int on every platform built
+    sp.stop = ctypes.cast(ctypes.pointer(stop), ctypes.c_void_p)
+    box = {}
+    done = threading.Event()  # not Thread.join: an interrupted join can
+    # leave the thread looking finished (CPython gh-90882)
+
+    def work():
+        try:
+            box["sr"] = c.make(lib.pp_search_destroy, lib.pp_plan_search, m,
+                               cl, ctypes.byref(sp))
+        except BaseException as e:  # noqa: B902: handed to the caller
+            box["err"] = e
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="parplan-search", daemon=True).start()
+    try:
+        while not done.wait(0.05):
+            pass
+    except KeyboardInterrupt:
+        stop.value = 1
+        done.wait()
+    sp.stop = None
+    if "err" in box:
+        raise box["err"]
+    return box["sr"]
+
+
 def plan(model, cluster, batch: int, *, top: Optional[int] = None,
          time_limit: Optional[float] = None, threads: Optional[int] = None,
          schedule=None, recompute=None, max_tp: Optional[int] = None,
@@ -471,15 +505,15 @@ def plan(model, cluster, batch: int, *, top: Optional[int] = None,
                     return 1
             sp.progress = _lib.PROGRESS_FN(_progress)
 
-        sr = c.make(lib.pp_search_destroy, lib.pp_plan_search, m, cl,
-                    ctypes.byref(sp))
+        sr = _interruptible_search(c, m, cl, sp)
         report = json.loads(c.capture(
             lambda f: lib.pp_search_write(c.ctx, sr, m, cl, 1, f)))
         ss = _lib.SearchSummary()
         c.check(lib.pp_search_get_summary(sr, ctypes.byref(ss)))
         summary = {n: getattr(ss, n) for n, _ in _lib.SearchSummary._fields_
                    if n != "cost"}
-        summary["timed_out"] = bool(summary["timed_out"])
+        for k in ("timed_out", "interrupted", "by_estimate"):
+            summary[k] = bool(summary[k])
         plans = []
         for i in range(ss.nplans):
             row = _lib.SearchPlan()

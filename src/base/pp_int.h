@@ -325,6 +325,19 @@ PP_INTERNAL void ppi_rng_seed(struct ppi_rng *r, uint64_t seed);
 PP_INTERNAL uint64_t ppi_rng_next(struct ppi_rng *r);
 /* Wall-clock seconds (time limits and reported times). */
 PP_INTERNAL double ppi_now_s(void);
+
+/* When a long computation stops: at a deadline (ppi_now_s() seconds;
+** INFINITY: none) or once *flag reads nonzero (NULL: none; a caller's
+** signal handler may set it). */
+struct ppi_stop {
+  double deadline;
+  const volatile sig_atomic_t *flag;
+};
+/* Whether st (NULL: never) says stop now. */
+PP_INTERNAL bool ppi_stopped(const struct ppi_stop *st);
+/* Seconds left before st's deadline (INFINITY without one; 0 once
+** stopped). */
+PP_INTERNAL double ppi_stop_left(const struct ppi_stop *st);
 /* Uniform in [0, 1). */
 PP_INTERNAL double ppi_rng_unit(struct ppi_rng *r);
 /* Uniform in [0, n), n > 0, without modulo bias. */

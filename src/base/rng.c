@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "base/pp_int.h"
 
+#include <math.h>
 #include <time.h>
 
 static uint64_t splitmix64(uint64_t *x)
@@ -65,4 +66,26 @@ double ppi_now_s(void)
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+bool ppi_stopped(const struct ppi_stop *st)
+{
+  if (!st)
+    return false;
+  if (st->flag && *st->flag)
+    return true;
+  return isfinite(st->deadline) && ppi_now_s() > st->deadline;
+}
+
+double ppi_stop_left(const struct ppi_stop *st)
+{
+  double left;
+  if (!st)
+    return INFINITY;
+  if (st->flag && *st->flag)
+    return 0;
+  if (!isfinite(st->deadline))
+    return INFINITY;
+  left = st->deadline - ppi_now_s();
+  return left > 0 ? left : 0;
 }

@@ -512,6 +512,7 @@ pp_status pp_map(pp_ctx *ctx, const pp_stage_graph *g, const pp_cluster *c,
   ppi_arena_init(&tmp, ppi_ctx_alloc(ctx));
   if ((rc = ppi_map_build(ctx, &tmp, g, c, R, resolve(g, R, p->objective), &q)))
     goto done;
+  q.stop = p->stop;
   if (!(m = ppi_calloc(ctx, 1, sizeof *m))) {
     rc = PP_ENOMEM;
     goto done;

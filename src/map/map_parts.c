@@ -395,6 +395,8 @@ pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
   for (;;) {
     double left = until - ppi_now_s();
     int32_t k, m = 0;
+    if (ppi_map_stopped(q))
+      break;
     /* the T slowest parts, slowest first; a proven one ends the list:
     ** faster parts cannot lower the maximum */
     for (k = 0; k < T; k++) {

@@ -346,7 +346,8 @@ static int dfs(struct srch *x, int32_t k)
     memcpy(x->best, x->p, (size_t)q->n * sizeof *x->p);
     return 1;
   }
-  if ((++x->nodes & (CLOCK_EVERY - 1)) == 0 && ppi_now_s() > x->deadline)
+  if ((++x->nodes & (CLOCK_EVERY - 1)) == 0 &&
+      (ppi_now_s() > x->deadline || ppi_map_stopped(q)))
     return -1;
   cd = x->cands + (size_t)k * D;
   tried = x->tried + (size_t)k * D;
@@ -488,7 +489,8 @@ static void probe(const struct ppi_map *q, struct job *j, double lo, double *hi,
     return;
   for (i = 0; i < NPROBE; i++) {
     double t = lo + (*hi - lo) * probe_at[i], now = ppi_now_s();
-    if (now > deadline || now - t0 > out->time_limit / PROBE_DIV)
+    if (now > deadline || now - t0 > out->time_limit / PROBE_DIV ||
+        ppi_map_stopped(q))
       break;
     j->x.t = t;
     j->x.greedy = true;
@@ -805,7 +807,7 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
       proof = hi <= lo * (1 + CLOSED) || hi - lo < 1e-12 ||
               from >= hi * (1 - CLOSED);
     }
-    if (t_now > deadline)
+    if (t_now > deadline || ppi_map_stopped(q))
       break;
     slice = out->time_limit / ROUND_DIV;
     if (slice < deadline - t_now && deadline - t_now < 2 * slice)

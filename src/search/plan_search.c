@@ -145,7 +145,7 @@ static pp_status run_worker(pp_ctx *ctx, void *arg)
   int64_t i;
   (void)ctx; /* w->ctx, where the point functions find it */
   for (i = w->from; i < w->to && !w->rc; i += w->step) {
-    if (ppi_now_s() > w->deadline) {
+    if (ppi_stopped(&w->stop)) {
       w->timed_out = true;
       break;
     }
@@ -212,9 +212,12 @@ struct search_run {
   int32_t nkept;
   struct cand *mkept; /* [K] MadPipe's best */
   int32_t nmkept;
+  int32_t simulated;  /* kept plans the simulator ran */
+  int by_estimate;    /* ranked by the estimate */
   struct point *bpts; /* [nbpts] the points MadPipe's pass tries */
   size_t nbpts;
-  double t0, deadline;
+  double t0;
+  struct ppi_stop stop; /* the time limit, the caller's stop flag */
   bool timed_out;
 };
 
@@ -245,7 +248,7 @@ static pp_status open_space(struct search_run *r)
     w->K = K;
     w->sp = &r->sp;
     w->pts = r->pts.data;
-    w->deadline = r->deadline;
+    w->stop = r->stop;
     if (!(w->kept = ppi_calloc(ctx, (size_t)K, sizeof *w->kept)) ||
         !(w->opbuf =
               ppi_alloc(ctx, (size_t)(nop > 0 ? nop : 1) * sizeof *w->opbuf)) ||
@@ -273,6 +276,10 @@ static pp_status enumerate(struct search_run *r)
   for (start = 0; start < np && !r->timed_out; start += (int64_t)T * ROUND) {
     int64_t end =
         start + (int64_t)T * ROUND < np ? start + (int64_t)T * ROUND : np;
+    if (ppi_stopped(&r->stop)) {
+      r->timed_out = true;
+      break;
+    }
     if ((rc = run_round(r->ctx, r->ws, T, r->pts.data, start, end, false,
                         r->kept, &r->nkept, r->pool, &r->timed_out)))
       return rc;
@@ -322,7 +329,8 @@ static pp_status place_and_simulate(struct search_run *r)
     r->kept[r->nkept++] = r->mkept[i];
   r->nmkept = 0;
   return ppi_kept_finish(r->ctx, &r->sp, r->kept, &r->nkept, r->K,
-                         r->ws[0].opbuf, r->ws[0].off);
+                         r->ws[0].opbuf, r->ws[0].off, &r->stop, &r->timed_out,
+                         &r->simulated, &r->by_estimate);
 }
 
 /* Phase 5: the summary (the threads' counts, and when nothing fits the
@@ -355,6 +363,9 @@ static pp_status make_result(struct search_run *r, pp_search **out)
   sum.global_batch = r->p->global_batch;
   sum.lower_bound_ms = isfinite(r->space_lb) ? r->space_lb : 0;
   sum.timed_out = r->timed_out;
+  sum.interrupted = r->p->stop && *r->p->stop;
+  sum.simulated = r->simulated;
+  sum.by_estimate = r->by_estimate;
   sum.closest_device = n ? -1 : close.close_dev;
   sum.closest_need_bytes = n ? 0 : close.close_need;
   sum.closest_capacity_bytes = n ? 0 : close.close_cap;
@@ -411,7 +422,8 @@ pp_status pp_plan_search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
   ppi_vec_init(&r.pts, sizeof(struct point));
   r.space_lb = INFINITY;
   r.t0 = ppi_now_s();
-  r.deadline = r.t0 + p->time_limit_s;
+  r.stop.deadline = r.t0 + p->time_limit_s;
+  r.stop.flag = p->stop;
   r.T = p->threads;
   r.K = p->top_k;
   r.nop = pp_model_nop(m);

@@ -65,8 +65,8 @@ struct worker {
   const struct point *pts;
   int64_t from, to, step; /* points from, from + step, ... below to */
   double bar;             /* the K-th kept estimate at the round's start */
-  double deadline;
-  struct cand *kept; /* [K] its finds this round, best first */
+  struct ppi_stop stop;   /* the search's time limit and stop flag */
+  struct cand *kept;      /* [K] its finds this round, best first */
   int32_t nkept, K;
   int32_t *opbuf, *off, *reps, *first;
   int64_t pruned, evaluated, fitting, madpipe, madpipe_fit;
@@ -191,9 +191,16 @@ PP_INTERNAL pp_status ppi_madpipe_point(struct worker *w,
 ** simulate them (or price their bubble without the simulator), drop
 ** those the simulator's peak says do not fit, order the rest by
 ** simulated time and keep the best K.  opbuf and off are scratch. */
+/* Phase 4 of the search: map and simulate the kept plans while stop
+** allows (each mapping gets at most its share of the time left); when
+** it stops first, *cut is set and every plan is ranked by its estimate.
+** *simulated counts the result's plans simulated; *by_estimate says the
+** ranking is the estimate's. */
 PP_INTERNAL pp_status ppi_kept_finish(pp_ctx *ctx, const struct space *sp,
                                       struct cand *kept, int32_t *nkept,
-                                      int32_t K, int32_t *opbuf, int32_t *off);
+                                      int32_t K, int32_t *opbuf, int32_t *off,
+                                      const struct ppi_stop *stop, bool *cut,
+                                      int32_t *simulated, int *by_estimate);
 
 /* ---- search_result.c ---- */
 

@@ -17,6 +17,7 @@
 ** Source: docs/PLANNER.md, "Per point"; docs/MAPPING.md.
 */
 #include "search/search.h"
+#include "sim/sim.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,7 @@ static int cmp_final(const void *x, const void *y)
 /* Place a kept plan by the exact mapper; keep the placement when it
 ** fits and the estimate improves. */
 static pp_status remap(pp_ctx *ctx, const struct space *sp, struct cand *x,
-                       int32_t *opbuf, int32_t *off)
+                       int32_t *opbuf, int32_t *off, double limit_s, bool *cut)
 {
   const pp_search_params *p = sp->p;
   pp_stage_graph *g = NULL;
@@ -56,11 +57,17 @@ static pp_status remap(pp_ctx *ctx, const struct space *sp, struct cand *x,
     goto done;
   pp_map_params_init(&mpp);
   mpp.replicas = R;
-  mpp.time_limit_s = p->map_time_s;
+  mpp.time_limit_s = limit_s;
+  mpp.stop = p->stop;
   mpp.threads =
       p->threads < PPI_MAX_MAP_THREADS ? p->threads : PPI_MAX_MAP_THREADS;
   if ((rc = pp_map(ctx, g, sp->c, &mpp, &mp)))
     goto done;
+  { /* a mapping its time limit cut depends on the machine's speed */
+    pp_map_summary ms;
+    if (pp_mapping_summary(mp, &ms) == PP_OK && ms.timed_out)
+      *cut = true;
+  }
   ppi_partition_ops(x->part, S, opbuf, off);
   for (s = 0; s < S; s++)
     for (r = 0; r < R; r++)
@@ -95,7 +102,7 @@ done:
 }
 
 static pp_status simulate(pp_ctx *ctx, const struct space *sp, struct cand *x,
-                          bool *fits)
+                          const struct ppi_stop *stop, bool *fits)
 {
   pp_cost_params cp;
   pp_sim *sim;
@@ -104,7 +111,7 @@ static pp_status simulate(pp_ctx *ctx, const struct space *sp, struct cand *x,
   double bub = 0;
   pp_status rc;
   ppi_search_cost_params(sp, &cp);
-  if ((rc = pp_simulate(ctx, x->plan, sp->m, sp->c, &cp, &sim)))
+  if ((rc = ppi_simulate_until(ctx, x->plan, sp->m, sp->c, &cp, stop, &sim)))
     return rc;
   pp_sim_get_summary(sim, &ss);
   x->sim = ss.iteration_ms;
@@ -147,19 +154,53 @@ static pp_status est_bubble(pp_ctx *ctx, const struct space *sp, struct cand *x)
   return PP_OK;
 }
 
+/* When time runs out before every plan is simulated, all are ranked by
+** the estimate (a simulated time and an estimate do not compare). */
+static int cmp_est(const void *x, const void *y)
+{
+  const struct cand *a = x, *b = y;
+  if (a->est != b->est)
+    return a->est < b->est ? -1 : 1;
+  if (a->peak != b->peak)
+    return a->peak < b->peak ? -1 : 1;
+  return (a->pt.idx > b->pt.idx) - (a->pt.idx < b->pt.idx);
+}
+
 pp_status ppi_kept_finish(pp_ctx *ctx, const struct space *sp,
                           struct cand *kept, int32_t *nkept, int32_t K,
-                          int32_t *opbuf, int32_t *off)
+                          int32_t *opbuf, int32_t *off,
+                          const struct ppi_stop *stop, bool *cut,
+                          int32_t *simulated, int *by_estimate)
 {
-  int32_t i;
+  int32_t i, n = *nkept;
+  bool all = true;
   pp_status rc = PP_OK;
-  for (i = 0; i < *nkept && !rc; i++)
-    rc = remap(ctx, sp, &kept[i], opbuf, off);
+  *simulated = 0;
+  *by_estimate = 1;
+  /* the mappings: each at most map_time_s and its share of what is left
+  ** (the time limit holds for the whole search) */
+  for (i = 0; i < n && !rc; i++) {
+    double left = ppi_stop_left(stop) / (n - i),
+           lim = sp->p->map_time_s < left ? sp->p->map_time_s : left;
+    if (sp->p->map_time_s > 0 && lim <= 0) {
+      *cut = true;
+      break;
+    }
+    rc = remap(ctx, sp, &kept[i], opbuf, off, lim, cut);
+  }
   for (i = 0; i < *nkept && !rc; i++) {
     bool fits = true;
-    if (sp->p->simulate)
-      rc = simulate(ctx, sp, &kept[i], &fits);
-    else
+    if (sp->p->simulate && all) {
+      rc = ppi_stopped(stop) ? PP_ECANCELED
+                             : simulate(ctx, sp, &kept[i], stop, &fits);
+      if (rc == PP_ECANCELED) { /* the rest go by the estimate */
+        pp_ctx_clear_error(ctx);
+        rc = PP_OK;
+        all = false;
+        *cut = true;
+      }
+    }
+    if (!rc && (!sp->p->simulate || !all))
       rc = est_bubble(ctx, sp, &kept[i]);
     if (!rc && !fits) { /* the simulator's peak is the truth */
       ppi_cand_free(&kept[i]);
@@ -170,8 +211,11 @@ pp_status ppi_kept_finish(pp_ctx *ctx, const struct space *sp,
   if (rc)
     return rc;
   if (*nkept > 1)
-    qsort(kept, (size_t)*nkept, sizeof *kept, cmp_final);
+    qsort(kept, (size_t)*nkept, sizeof *kept, all ? cmp_final : cmp_est);
   while (*nkept > K)
     ppi_cand_free(&kept[--*nkept]);
+  for (i = 0; i < *nkept; i++)
+    *simulated += kept[i].sim > 0;
+  *by_estimate = !sp->p->simulate || !all;
   return PP_OK;
 }

@@ -74,7 +74,14 @@ static pp_status try_madpipe(struct worker *w, const struct point *pt,
   pa.latency_us = pp_cluster_latency(sp->c);
   pa.cluster = sp->c;
   pa.flat_device = devs[0]; /* the set's one type: its times and memory */
-  pa.time_limit_s = MADPIPE_ILP_S;
+  /* the ILP's limit, within what the search has left */
+  pa.time_limit_s = ppi_stop_left(&w->stop);
+  if (pa.time_limit_s > MADPIPE_ILP_S)
+    pa.time_limit_s = MADPIPE_ILP_S;
+  if (!(pa.time_limit_s > 0)) {
+    w->timed_out = true;
+    return PP_OK;
+  }
   /* its plan runs gas periods at least: not worth phase 2 when that alone
   ** is slower than the best plan found */
   if (isfinite(w->mp_cap))

@@ -35,4 +35,13 @@ struct pp_sim {
   struct ppi_memsample *mem; /* by time */
 };
 
+/* pp_simulate, stopping with PP_ECANCELED (and the context's message)
+** once stop says so (NULL: never): the planner's bound on the time it
+** spends simulating its best plans. */
+PP_INTERNAL pp_status ppi_simulate_until(pp_ctx *ctx, const pp_plan *p,
+                                         const pp_model *m, const pp_cluster *c,
+                                         const pp_cost_params *cp,
+                                         const struct ppi_stop *stop,
+                                         pp_sim **out);
+
 #endif /* PP_SIM_H */

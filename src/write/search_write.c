@@ -154,11 +154,13 @@ static void write_json(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
   fprintf(f,
           ", \"fits\": %s,\n \"search\": {\"points\": %lld, \"pruned\": %lld, "
           "\"evaluated\": %lld, \"fitting\": %lld, \"madpipe\": %lld, "
-          "\"timed_out\": %s, \"seconds\": ",
+          "\"timed_out\": %s, \"interrupted\": %s, \"simulated\": %d, "
+          "\"seconds\": ",
           sum.nplans ? "true" : "false", (long long)sum.points,
           (long long)sum.pruned, (long long)sum.evaluated,
           (long long)sum.fitting, (long long)sum.madpipe,
-          sum.timed_out ? "true" : "false");
+          sum.timed_out ? "true" : "false", sum.interrupted ? "true" : "false",
+          (int)sum.simulated);
   ppi_json_num(f, sum.seconds);
   fputs("}", f);
   if (!sum.nplans && sum.closest_device >= 0) {
@@ -195,15 +197,22 @@ static void write_text(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
   int32_t i, s, r, k, S;
   char b1[32], b2[32];
   pp_search_get_summary(sr, &sum);
-  fprintf(
-      f,
-      "plan for %s on %s (%d devices): %lld points, %lld pruned by the "
-      "lower bound, %lld priced, %lld fit in memory, %lld MadPipe runs "
-      "where memory bound; %.3g s%s\n",
-      pp_model_name(m), pp_cluster_name(c), (int)pp_cluster_ndev(c),
-      (long long)sum.points, (long long)sum.pruned, (long long)sum.evaluated,
-      (long long)sum.fitting, (long long)sum.madpipe, sum.seconds,
-      sum.timed_out ? " (time limit reached: the search is incomplete)" : "");
+  fprintf(f,
+          "plan for %s on %s (%d devices): %lld points, %lld pruned by the "
+          "lower bound, %lld priced, %lld fit in memory, %lld MadPipe runs "
+          "where memory bound; %.3g s%s\n",
+          pp_model_name(m), pp_cluster_name(c), (int)pp_cluster_ndev(c),
+          (long long)sum.points, (long long)sum.pruned,
+          (long long)sum.evaluated, (long long)sum.fitting,
+          (long long)sum.madpipe, sum.seconds,
+          sum.interrupted ? " (interrupted: the best plans found so far)"
+          : sum.timed_out ? " (time limit reached: the search is incomplete)"
+                          : "");
+  if (sum.nplans && sum.by_estimate && sum.timed_out)
+    fprintf(f,
+            "%d of the %d plans simulated before the time ran out: all are "
+            "ranked by the estimate\n",
+            (int)sum.simulated, (int)sum.nplans);
   if (!sum.nplans) {
     fputs("no plan fits in memory", f);
     if (sum.closest_device >= 0) {
