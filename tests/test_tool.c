@@ -1293,6 +1293,85 @@ static void test_kill_anytime(void **state)
   assert_true(complete < 50); /* some kills landed before the write */
 }
 
+/* Output hygiene (issue 22): stdout write errors fail the command; -o
+** keeps a file's mode, writes through a symbolic link (the link stays)
+** and into a device in place (the node stays); plan's two outputs are
+** both written or neither; a JSON input with a UTF-8 byte order mark is
+** JSON; control characters of an input are escaped in errors. */
+static void test_output_hygiene(void **state)
+{
+  char dir[512], f[600], link[600], target[600], cmd[2048];
+  struct stat st;
+  struct run r;
+  char *out = NULL, *err = NULL;
+  static const char *full[] = {"model gpt2-amp", "topo hier:2x4 --json",
+                               "describe", "--help"};
+  size_t i;
+  (void)state;
+  snprintf(dir, sizeof dir, "%s", fresh_dir("hygiene"));
+  for (i = 0; i < sizeof full / sizeof *full; i++) {
+    snprintf(cmd, sizeof cmd, "(%s %s > /dev/full)", PP_TOOL, full[i]);
+    assert_int_equal(tu_sh(cmd, &out, &err), 1);
+    expect_contains(err, "writing the standard output failed");
+  }
+  /* a 0600 file stays 0600 */
+  snprintf(f, sizeof f, "%s/private.json", dir);
+  write_text(f, "old\n");
+  assert_int_equal(chmod(f, 0600), 0);
+  r = run("model gpt2-amp -o '%s'", f);
+  assert_int_equal(r.rc, 0);
+  run_free(&r);
+  assert_int_equal(stat(f, &st), 0);
+  assert_int_equal(st.st_mode & 0777, 0600);
+  /* through a symbolic link: the link stays, its target is written */
+  snprintf(target, sizeof target, "%s/target.json", dir);
+  snprintf(link, sizeof link, "%s/link.json", dir);
+  write_text(target, "old\n");
+  assert_int_equal(symlink("target.json", link), 0);
+  r = run("model gpt2-amp -o '%s'", link);
+  assert_int_equal(r.rc, 0);
+  run_free(&r);
+  assert_int_equal(lstat(link, &st), 0);
+  assert_true(S_ISLNK(st.st_mode));
+  {
+    char *t = tu_slurp(target, NULL);
+    assert_non_null(t);
+    expect_contains(t, "\"name\": \"gpt2-amp\"");
+    free(t);
+  }
+  /* a device: written in place, never replaced by a file */
+  r = run("model gpt2-amp -o /dev/null");
+  assert_int_equal(r.rc, 0);
+  run_free(&r);
+  assert_int_equal(stat("/dev/null", &st), 0);
+  assert_true(S_ISCHR(st.st_mode));
+  assert_int_equal(count_tmp(dir), 0);
+  /* plan: -o and --trace, the trace's folder missing: neither written */
+  snprintf(f, sizeof f, "%s/p.json", dir);
+  r = run("plan -o '%s' --trace '%s/no-such-folder/t.json'", f, dir);
+  assert_int_equal(r.rc, 1);
+  expect_contains(r.err, "no-such-folder");
+  run_free(&r);
+  assert_false(file_exists(f));
+  /* a byte order mark */
+  snprintf(f, sizeof f, "%s/bom.json", dir);
+  write_text(f, "\xEF\xBB\xBF{\"ops\": [{\"name\": \"a\", \"fwd_ms\": 1, "
+                "\"bwd_ms\": 2, \"param_bytes\": 0, \"out_bytes\": 0, "
+                "\"saved_bytes\": 0}]}\n");
+  r = run("model '%s' --json", f);
+  assert_int_equal(r.rc, 0);
+  expect_contains(r.out, "\"operators\": 1");
+  run_free(&r);
+  /* an escape sequence in a name comes back escaped */
+  snprintf(f, sizeof f, "%s/esc.json", dir);
+  write_text(f, "{\"ops\": [{\"name\": \"a\\u001b[2J\", \"fwd_ms\": 1}]}\n");
+  r = run("model '%s'", f);
+  assert_int_equal(r.rc, 1);
+  expect_contains(r.err, "a\\x1b[2J");
+  assert_null(strchr(r.err, 0x1b));
+  run_free(&r);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -1321,6 +1400,7 @@ int main(void)
       cmocka_unit_test(test_surplus_positional),
       cmocka_unit_test(test_interrupt),
       cmocka_unit_test(test_kill_anytime),
+      cmocka_unit_test(test_output_hygiene),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

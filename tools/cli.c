@@ -25,10 +25,25 @@ int cli_usage(const char *cmd, const char *fmt, ...)
   return 1;
 }
 
+/* s with its control characters (an escape sequence in an input's cell
+** or file name would drive the user's terminal) written as \xNN. */
+static void put_printable(FILE *f, const char *s)
+{
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c < 0x20 || c == 0x7f)
+      fprintf(f, "\\x%02x", c);
+    else
+      fputc(c, f);
+  }
+}
+
 int cli_fail(pp_ctx *ctx, pp_status rc)
 {
   const char *msg = ctx ? pp_ctx_errmsg(ctx) : "";
-  fprintf(stderr, "parplan: %s\n", *msg ? msg : pp_status_str(rc));
+  fputs("parplan: ", stderr);
+  put_printable(stderr, *msg ? msg : pp_status_str(rc));
+  fputc('\n', stderr);
   return rc == PP_ENOMEM || rc == PP_EINTERNAL ? 2 : 1;
 }
 

@@ -6,7 +6,10 @@
 */
 #include "commands.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct plan_opts {
@@ -122,6 +125,29 @@ static void use_default(struct plan_opts *o)
     o->sp.global_batch = DEFAULT_BATCH;
 }
 
+/* Whether the folder path would be written in exists (a NULL path: yes);
+** says so when not. */
+static bool dir_of_exists(const char *path)
+{
+  char dir[4096];
+  const char *slash;
+  struct stat st;
+  size_t n;
+  if (!path || !(slash = strrchr(path, '/')))
+    return true;
+  n = (size_t)(slash - path);
+  if (n == 0)
+    return true; /* the root */
+  if (n >= sizeof dir)
+    n = sizeof dir - 1;
+  memcpy(dir, path, n);
+  dir[n] = '\0';
+  if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+    return true;
+  fprintf(stderr, "parplan: %s: cannot write: %s is not a folder\n", path, dir);
+  return false;
+}
+
 static int plan(pp_ctx *ctx, const struct plan_opts *o)
 {
   pp_model *m = NULL;
@@ -133,6 +159,10 @@ static int plan(pp_ctx *ctx, const struct plan_opts *o)
   int ret = 0, sig;
   if (!o->c.model || !o->c.cluster || !sp.global_batch)
     return cli_usage("plan", "plan needs --model M --cluster C --batch GBS");
+  /* both outputs or neither: a folder that is not there fails now, before
+  ** the search and before -o is written */
+  if (!dir_of_exists(o->c.out) || !dir_of_exists(o->trace))
+    return 1;
   if ((rc = pp_model_load(ctx, o->c.model, &m)) ||
       (rc = pp_cluster_load(ctx, o->c.cluster, &c))) {
     ret = cli_fail(ctx, rc);

@@ -11,7 +11,10 @@
 */
 #include "commands.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const struct cli_cmd *const commands[] = {
     &cmd_plan,     &cmd_compare,   &cmd_describe, &cmd_model,  &cmd_topo,
@@ -70,6 +73,18 @@ static const struct cli_tool tool = {
     common,
     sections};
 
+/* What was printed must have arrived: a full disk or /dev/full under
+** stdout is a failure, not a truncated report with status 0. */
+static int flushed(int ret)
+{
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "parplan: writing the standard output failed: %s\n",
+            strerror(errno));
+    return ret ? ret : 1;
+  }
+  return ret;
+}
+
 int main(int argc, char **argv)
 {
   const struct cli_cmd *cmd;
@@ -80,7 +95,7 @@ int main(int argc, char **argv)
   int at, ret;
 
   if ((ret = cli_command(&tool, argc, argv, &cmd, &at)) != CLI_RUN)
-    return ret;
+    return flushed(ret);
   if (!(o = calloc(1, cmd->size)))
     return cli_fail(NULL, PP_ENOMEM);
   common_init(o);
@@ -106,5 +121,5 @@ int main(int argc, char **argv)
     }
   }
   free(o);
-  return ret;
+  return flushed(ret);
 }

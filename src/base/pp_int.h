@@ -371,7 +371,10 @@ PP_INTERNAL bool ppi_span_field(const char **p, const char *e, char sep,
 struct ppi_outfile {
   FILE *f;
   char tmp[4200];
+  char real[4200]; /* a symbolic link's target: written through */
   const char *path;
+  int mode;    /* an existing file's permissions, kept; -1: new */
+  bool direct; /* a device or FIFO: written in place, no rename */
 };
 typedef void (*ppi_emit_fn)(FILE *f, const void *obj);
 PP_INTERNAL pp_status ppi_emit(pp_ctx *ctx, const char *path, FILE *f,

@@ -9,6 +9,7 @@
 ** the span, ppi_span_find in its length times the pattern's).
 */
 #define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "base/pp_int.h"
 
 #include <ctype.h>
@@ -145,11 +146,56 @@ pp_status ppi_read_file(pp_ctx *ctx, const char *path, char **out, size_t *len)
 
 /* ---- atomic output ---------------------------------------------------- */
 
+/* Where an output goes.  A regular file is replaced by rename (keeping its
+** permissions); a symbolic link is written through (its target replaced,
+** the link kept); a device or FIFO (-o /dev/null, /dev/stdout) is written
+** in place: renaming over it would replace the node with a file. */
+static pp_status out_target(pp_ctx *ctx, struct ppi_outfile *o,
+                            const char *path)
+{
+  struct stat st;
+  o->mode = -1;
+  if (lstat(path, &st) != 0)
+    return PP_OK; /* a new file */
+  if (S_ISLNK(st.st_mode)) {
+    if (stat(path, &st) != 0)
+      return ppi_fail_at(ctx, PP_EIO, path, 0, 0,
+                         "a symbolic link to nothing (%s): not replaced",
+                         strerror(errno));
+    /* a regular target is replaced where it is; a device, FIFO or pipe
+    ** (/dev/stdout) is written through the link */
+    if (S_ISREG(st.st_mode)) {
+      if (!realpath(path, o->real))
+        return ppi_fail_at(ctx, PP_EIO, path, 0, 0,
+                           "cannot resolve the symbolic link: %s",
+                           strerror(errno));
+      o->path = o->real;
+    }
+  }
+  if (S_ISDIR(st.st_mode))
+    return ppi_fail_at(ctx, PP_EIO, path, 0, 0, "is a directory");
+  if (S_ISREG(st.st_mode))
+    o->mode = (int)(st.st_mode & 07777);
+  else
+    o->direct = true;
+  return PP_OK;
+}
+
 static pp_status out_open(pp_ctx *ctx, struct ppi_outfile *o, const char *path)
 {
   int fd, k;
+  pp_status rc;
   memset(o, 0, sizeof *o);
   o->path = path;
+  if ((rc = out_target(ctx, o, path)))
+    return rc;
+  path = o->path;
+  if (o->direct) {
+    if (!(o->f = fopen(path, "w")))
+      return ppi_fail_at(ctx, PP_EIO, path, 0, 0, "cannot write: %s",
+                         strerror(errno));
+    return PP_OK;
+  }
   k = snprintf(o->tmp, sizeof o->tmp, "%s.tmpXXXXXX", path);
   if (k < 0 || (size_t)k >= sizeof o->tmp)
     return ppi_fail_at(ctx, PP_EIO, path, 0, 0, "path too long");
@@ -170,12 +216,25 @@ static pp_status out_open(pp_ctx *ctx, struct ppi_outfile *o, const char *path)
 static pp_status out_commit(pp_ctx *ctx, struct ppi_outfile *o)
 {
   int bad = ferror(o->f);
-  /* mkstemp creates 0600; outputs are ordinary files. */
-  mode_t mask = umask(0);
+  mode_t mask;
+  if (o->direct) {
+    if (fflush(o->f) != 0)
+      bad = 1;
+    if (fclose(o->f) != 0)
+      bad = 1;
+    o->f = NULL;
+    return bad ? ppi_fail_at(ctx, PP_EIO, o->path, 0, 0, "write failed: %s",
+                             strerror(errno))
+               : PP_OK;
+  }
+  /* mkstemp creates 0600: an existing file keeps its mode, a new one
+  ** gets the umask's */
+  mask = umask(0);
   umask(mask);
   if (fflush(o->f) != 0)
     bad = 1;
-  if (fchmod(fileno(o->f), 0666 & ~mask) != 0)
+  if (fchmod(fileno(o->f),
+             o->mode >= 0 ? (mode_t)o->mode : (mode_t)(0666 & ~mask)) != 0)
     bad = 1;
   if (fclose(o->f) != 0)
     bad = 1;

@@ -15,6 +15,12 @@ json_t *ppi_json_parse(pp_ctx *ctx, const char *text, size_t len,
 {
   json_error_t err;
   json_t *j;
+  /* a UTF-8 byte order mark, as some Windows editors save JSON: RFC 8259
+  ** 8.1 lets a parser ignore it, and jansson does not */
+  if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) {
+    text += 3;
+    len -= 3;
+  }
   /* JSON_ALLOW_NUL is left off: a NUL inside a name is an error. */
   j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
   if (!j) {

@@ -297,6 +297,8 @@ static bool file_with_options(const char *spec, char *buf, size_t n,
 static char first_char(const char *text, size_t len)
 {
   size_t i = 0;
+  if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) /* a BOM (json.c) */
+    i = 3;
   while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' ||
                      text[i] == '\r'))
     i++;
