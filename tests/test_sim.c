@@ -990,6 +990,53 @@ static void t_does_not_fit(void **state)
   pp_model_destroy(m);
 }
 
+/* A global batch whose tasks pass PPI_MAX_SIM_TASKS is refused before the
+** simulator allocates anything that grows with it (issue 22: 10^9 ran out
+** of memory after 8 s), as is 2^20 + 1 micro-batches of 2 stages (4
+** tasks past the limit of 2^22); evaluate prices them. */
+static void t_task_limit(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  struct tu_op ops[2] = {{1, 2, 0, 1000, 1000, 1000},
+                         {1, 2, 0, 1000, 1000, 1000}};
+  struct tu_plan_spec x;
+  pp_model *m = tu_model_ops(ctx, 2, ops, NULL, 0);
+  pp_cluster *c =
+      tu_cluster(ctx, 2, NULL, (double[]){1}, 1, NULL, NULL, 10, 0, 4);
+  pp_plan *p;
+  pp_sim *s = NULL;
+  pp_eval *e;
+  memset(&x, 0, sizeof x);
+  x.S = 2;
+  x.sched = PP_SCHED_1F1B;
+  x.opt = PP_OPT_ADAM_MIXED;
+  x.lo[1] = 1;
+  x.lo[2] = 2;
+  tu_lay_out(&x, 1);
+  x.gbs = 1000000000;
+  p = tu_plan(ctx, &x);
+  tu_expect_error(ctx, pp_simulate(ctx, p, m, c, NULL, &s), PP_ELIMIT,
+                  "4000000000 compute tasks", "evaluate prices it", NULL);
+  assert_null(s);
+  pp_ctx_clear_error(ctx);
+  e = tu_eval(ctx, p, m, c, PP_AR_AUTO);
+  pp_eval_destroy(e);
+  pp_plan_destroy(p);
+  x.gbs = ((int64_t)1 << 20) + 1; /* 4 tasks past the limit */
+  p = tu_plan(ctx, &x);
+  tu_expect_error(ctx, pp_simulate(ctx, p, m, c, NULL, &s), PP_ELIMIT,
+                  "4194308 compute tasks", NULL);
+  pp_ctx_clear_error(ctx);
+  pp_plan_destroy(p);
+  x.gbs = 1000;
+  p = tu_plan(ctx, &x);
+  assert_int_equal(pp_simulate(ctx, p, m, c, NULL, &s), PP_OK);
+  pp_sim_destroy(s);
+  pp_plan_destroy(p);
+  pp_cluster_destroy(c);
+  pp_model_destroy(m);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -998,7 +1045,7 @@ int main(void)
       TU_CTX_TEST(t_p2p),          TU_CTX_TEST(t_shared_link),
       TU_CTX_TEST(t_ring),         TU_CTX_TEST(t_hier),
       TU_CTX_TEST(t_random_plans), TU_CTX_TEST(t_straggler),
-      TU_CTX_TEST(t_does_not_fit),
+      TU_CTX_TEST(t_does_not_fit), TU_CTX_TEST(t_task_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

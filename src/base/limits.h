@@ -176,6 +176,17 @@
 #define PPI_HIER_MAX_NODES 64
 #define PPI_HIER_MAX_PER_NODE 64
 
+/* Compute tasks one simulation runs (over the stages: replicas x
+** micro-batches x passes, 2 or 3 with recomputation): a task with its
+** transfers and events takes about 340 bytes (a 2-stage plan of 10^6
+** micro-batches peaked at 1.37 GB, measured with /usr/bin/time -f %M on
+** the Release build, 2026-11-26), so this bounds the simulator near
+** 1.4 GB.  Past it pp_simulate fails with PP_ELIMIT before it allocates
+** (pp_evaluate prices any size; the planner ranks such plans by the
+** estimate).  A 16,384-GPU plan of 16 stages, 1,024 replicas and 64
+** micro-batches is 2.1 million tasks. */
+#define PPI_MAX_SIM_TASKS ((int64_t)1 << 22)
+
 /* Links on one route of the simulator's link sharing (PP_NET_LINKS): a
 ** longer route fails ("too long").  A route is kept on the stack; real
 ** fabrics route in a handful of hops, a 16x16x16 torus in 24. */

@@ -193,11 +193,11 @@ pp_status ppi_kept_finish(pp_ctx *ctx, const struct space *sp,
     if (sp->p->simulate && all) {
       rc = ppi_stopped(stop) ? PP_ECANCELED
                              : simulate(ctx, sp, &kept[i], stop, &fits);
-      if (rc == PP_ECANCELED) { /* the rest go by the estimate */
+      if (rc == PP_ECANCELED || rc == PP_ELIMIT) { /* all by the estimate */
+        *cut = *cut || rc == PP_ECANCELED;
         pp_ctx_clear_error(ctx);
         rc = PP_OK;
         all = false;
-        *cut = true;
       }
     }
     if (!rc && (!sp->p->simulate || !all))

@@ -1343,6 +1343,20 @@ pp_status ppi_simulate_until(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
     cpp = *cp;
   else
     pp_cost_params_init(&cpp);
+  { /* refused before anything grows with the global batch */
+    int64_t tasks = 0;
+    int32_t st;
+    for (st = 0; st < pp_plan_nstage(p); st++)
+      tasks += (int64_t)pp_plan_nreplica(p, st) *
+               pp_plan_stage_micro_batches(p, st) * (p->p.recompute ? 3 : 2);
+    if (tasks > PPI_MAX_SIM_TASKS)
+      return ppi_fail(ctx, PP_ELIMIT,
+                      "simulate: the plan has %lld compute tasks (stages x "
+                      "replicas x micro-batches x passes), more than the "
+                      "%lld simulated (about 340 bytes each); evaluate "
+                      "prices it, or lower the global batch",
+                      (long long)tasks, (long long)PPI_MAX_SIM_TASKS);
+  }
   if ((rc = pp_evaluate(ctx, p, m, c, &cpp, &ev)))
     return rc;
   pp_eval_get_summary(ev, &es);
