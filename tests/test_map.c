@@ -601,6 +601,40 @@ static void t_cli(void **state)
 /* Objective and algorithm names round-trip through their parsers; past
 ** the last value there is no name; an unknown name (or none) is
 ** PP_EINVAL and leaves *out alone. */
+/* Edges by stage name on a 20,000-stage graph whose names run backwards
+** ("s19999" is stage 0): every edge resolves to the right index (issue
+** 22: the lookup was a linear search, 60k stages took 31 s). */
+static void t_many_names(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  enum { S = 20000 };
+  size_t cap = (size_t)S * 128, off = 0;
+  char *buf = malloc(cap);
+  pp_stage_graph *g = NULL;
+  int i;
+  assert_non_null(buf);
+  off += (size_t)snprintf(buf + off, cap - off, "{\"stages\": [");
+  for (i = 0; i < S; i++)
+    off += (size_t)snprintf(buf + off, cap - off,
+                            "%s{\"name\": \"s%d\", \"compute_ms\": 1}",
+                            i ? ", " : "", S - 1 - i);
+  off += (size_t)snprintf(buf + off, cap - off, "], \"edges\": [");
+  for (i = 0; i + 1 < S; i++) /* stage i -> i + 1, by name */
+    off += (size_t)snprintf(buf + off, cap - off,
+                            "%s{\"from\": \"s%d\", \"to\": \"s%d\", "
+                            "\"bytes\": 1}",
+                            i ? ", " : "", S - 1 - i, S - 2 - i);
+  snprintf(buf + off, cap - off, "]}");
+  assert_int_equal(
+      pp_stage_graph_read_json(ctx, buf, strlen(buf), "names.json", &g), PP_OK);
+  assert_int_equal(g->ne, S - 1);
+  for (i = 0; i + 1 < S; i++)
+    if (g->from[i] != i || g->to[i] != i + 1)
+      fail_msg("edge %d: %d -> %d", i, (int)g->from[i], (int)g->to[i]);
+  pp_stage_graph_destroy(g);
+  free(buf);
+}
+
 static void t_names(void **state)
 {
   static const char *const unknown[] = {"", "nosuch", "exact ", NULL};
@@ -984,6 +1018,7 @@ int main(void)
       TU_CTX_TEST(t_mapping_time),
       TU_CTX_TEST(t_stage_graph_nstage),
       TU_CTX_TEST(t_stop),
+      TU_CTX_TEST(t_many_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

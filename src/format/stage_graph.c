@@ -17,8 +17,11 @@
 #include <math.h>
 #include <string.h>
 
+/* An edge's end: an index, or a name looked up in names (a hash map:
+** a linear search made 64k-stage graphs quadratic, issue 22). */
 static pp_status stage_ref(pp_ctx *ctx, const char *src, const char *where,
-                           const struct pp_stage_graph *g, const json_t *v,
+                           const struct pp_stage_graph *g,
+                           const struct ppi_strmap *names, const json_t *v,
                            int32_t *out)
 {
   int32_t s;
@@ -32,11 +35,10 @@ static pp_status stage_ref(pp_ctx *ctx, const char *src, const char *where,
     return PP_OK;
   }
   if (json_is_string(v)) {
-    for (s = 0; s < g->S; s++)
-      if (!strcmp(g->name[s], json_string_value(v))) {
-        *out = s;
-        return PP_OK;
-      }
+    if ((s = ppi_strmap_get(names, json_string_value(v))) >= 0) {
+      *out = s;
+      return PP_OK;
+    }
     return ppi_fail_at(ctx, PP_EINPUT, src, 0, 0, "%s: no stage named '%s'",
                        where, json_string_value(v));
   }
@@ -51,6 +53,7 @@ pp_status pp_stage_graph_read_json(pp_ctx *ctx, const char *text, size_t len,
   struct pp_stage_graph *g;
   json_t *root, *st, *ed;
   const char *src = source ? source : "stage graph";
+  struct ppi_strmap names;
   size_t i;
   pp_status rc;
 
@@ -58,6 +61,7 @@ pp_status pp_stage_graph_read_json(pp_ctx *ctx, const char *text, size_t len,
     return ctx ? ppi_fail(ctx, PP_EINVAL, "pp_stage_graph_read_json: NULL")
                : PP_EINVAL;
   *out = NULL;
+  ppi_strmap_init(&names);
   if (!(root = ppi_json_parse(ctx, text, len, src)))
     return PP_EPARSE;
   if (!(g = ppi_calloc(ctx, 1, sizeof *g))) {
@@ -123,6 +127,14 @@ pp_status pp_stage_graph_read_json(pp_ctx *ctx, const char *text, size_t len,
       rc = PP_ENOMEM;
       goto done;
     }
+    { /* a duplicate keeps its first stage here; the check names it */
+      int32_t old;
+      rc = ppi_strmap_put(ctx, &names, g->name[i], (int32_t)i, &old);
+      if (rc == PP_EINVAL)
+        rc = PP_OK;
+      else if (rc)
+        goto done;
+    }
   }
   for (i = 0; i < (size_t)g->ne; i++) {
     json_t *o;
@@ -135,9 +147,10 @@ pp_status pp_stage_graph_read_json(pp_ctx *ctx, const char *text, size_t len,
                        "%s: needs \"from\" and \"to\"", w);
       goto done;
     }
-    if ((rc = stage_ref(ctx, src, w, g, json_object_get(o, "from"),
+    if ((rc = stage_ref(ctx, src, w, g, &names, json_object_get(o, "from"),
                         &g->from[i])) ||
-        (rc = stage_ref(ctx, src, w, g, json_object_get(o, "to"), &g->to[i])) ||
+        (rc = stage_ref(ctx, src, w, g, &names, json_object_get(o, "to"),
+                        &g->to[i])) ||
         (rc =
              ppi_jnum(ctx, src, w, o, "bytes", true, 0, 0, 1e18, &g->bytes[i])))
       goto done;
@@ -147,6 +160,7 @@ pp_status pp_stage_graph_read_json(pp_ctx *ctx, const char *text, size_t len,
   *out = g;
   g = NULL;
 done:
+  ppi_strmap_free(ctx, &names);
   json_decref(root);
   pp_stage_graph_destroy(g);
   return rc;
