@@ -193,7 +193,9 @@ pp_status ppi_kept_finish(pp_ctx *ctx, const struct space *sp,
     if (sp->p->simulate && all) {
       rc = ppi_stopped(stop) ? PP_ECANCELED
                              : simulate(ctx, sp, &kept[i], stop, &fits);
-      if (rc == PP_ECANCELED || rc == PP_ELIMIT) { /* all by the estimate */
+      /* out of time, past the simulator's size limit, or out of memory
+      ** (a 16,384-device plan): the search is kept, all by the estimate */
+      if (rc == PP_ECANCELED || rc == PP_ELIMIT || rc == PP_ENOMEM) {
         *cut = *cut || rc == PP_ECANCELED;
         pp_ctx_clear_error(ctx);
         rc = PP_OK;
