@@ -27,6 +27,10 @@ struct gp {
   pp_schedule sched;
   pp_optimizer opt;
   int64_t gbs;
+  int run; /* set: the run's settings below */
+  pp_precision prec;
+  pp_engine engine;
+  int zero;
 };
 
 static pp_plan *gen_plan(pp_ctx *ctx, const struct gp *g)
@@ -42,6 +46,11 @@ static pp_plan *gen_plan(pp_ctx *ctx, const struct gp *g)
   pp.schedule = g->sched;
   pp.recompute = g->recompute;
   pp.optimizer = g->opt;
+  if (g->run) {
+    pp.precision = g->prec;
+    pp.engine = g->engine;
+    pp.zero = g->zero;
+  }
   assert_int_equal(pp_plan_builder_create(ctx, &pp, "test", &b), PP_OK);
   for (s = 0; s < g->S; s++) {
     int32_t ops[64], id, n = 0;
@@ -115,28 +124,31 @@ static void t_profile_layout(void **state)
 #define OP(n, k)                                                               \
   "{\"name\": \"" n "\", \"kind\": \"" k "\", \"fwd_ms\": 1, \"bwd_ms\": 2, "  \
   "\"param_bytes\": 0, \"out_bytes\": 0, \"saved_bytes\": 0}"
-  static const char *json = "{\"micro_batch\": 1, \"ops\": [" OP("wte", "embedd"
-                                                                        "ing") "," OP(
-      "wpe",
-      "e"
-      "m"
-      "b"
-      "e"
-      "d"
-      "d"
-      "i"
-      "n"
-      "g") "," OP("b0",
-                  "transformer_layer") "," OP("b1",
-                                              "transformer_layer") "," OP("ln_"
-                                                                          "f",
-                                                                          "laye"
-                                                                          "rnor"
-                                                                          "m") "," OP("head",
-                                                                                      "logits") "," OP("los"
-                                                                                                       "s",
-                                                                                                       "los"
-                                                                                                       "s") "]}";
+  static const char *json =
+      "{\"micro_batch\": 1, \"ops\": [" OP(
+          "wte",
+          "embedd"
+          "ing") "," OP("wpe",
+                        "e"
+                        "m"
+                        "b"
+                        "e"
+                        "d"
+                        "d"
+                        "i"
+                        "n"
+                        "g") "," OP("b0",
+                                    "transformer_layer") "," OP("b1",
+                                                                "transformer_"
+                                                                "layer") "," OP("ln_"
+                                                                                "f",
+                                                                                "laye"
+                                                                                "rnor"
+                                                                                "m") "," OP("head",
+                                                                                            "logits") "," OP("los"
+                                                                                                             "s",
+                                                                                                             "los"
+                                                                                                             "s") "]}";
 #undef OP
   int joined[3] = {0, 3, 7}, split[4] = {0, 1, 6, 7};
   assert_int_equal(tu_model_json(ctx, json, &m), PP_OK);
@@ -882,6 +894,18 @@ static void t_torch(void **state)
     g.sched = k > 1 ? PP_SCHED_1F1B_STAR : (pp_schedule)tu_rand(&rng, 3);
     g.opt = PP_OPT_ADAM_MIXED;
     g.gbs = (int64_t)g.R * g.mbs * (1 + (int)tu_rand(&rng, 12));
+    /* the run's settings: every precision, DDP or FSDP2 (ZeRO 2, 3), tp
+    ** 2 where the 16 devices allow */
+    {
+      static const pp_precision precs[3] = {PP_PREC_FP32, PP_PREC_FP16,
+                                            PP_PREC_BF16};
+      static const int zeros[3] = {0, 2, 3};
+      g.run = 1;
+      g.prec = precs[tu_rand(&rng, 3)];
+      g.engine = PP_ENGINE_TORCH;
+      g.zero = zeros[tu_rand(&rng, 3)];
+      g.tp = P * g.R <= 8 && tu_rand(&rng, 2) ? 2 : 1;
+    }
     first[0] = 0;
     for (s = 1; s < g.S; s++) {
       int lo = first[s - 1] + 1, hi = L - (g.S - s);
@@ -893,8 +917,11 @@ static void t_torch(void **state)
     {
       int i, r;
       for (i = 0, s = 0; s < g.S; s++)
-        for (r = 0; r < g.R; r++, i++)
-          devs[i] = (s % P) * g.R + r;
+        for (r = 0; r < g.R; r++) {
+          int t;
+          for (t = 0; t < g.tp; t++, i++)
+            devs[i] = ((s % P) * g.R + r) * g.tp + t;
+        }
       g.devs = devs;
     }
     p = gen_plan(ctx, &g);
@@ -907,6 +934,19 @@ static void t_torch(void **state)
     /* a stage of casts and no-ops only: warned, and empty in the file */
     assert_int_equal(tu_export_warned(x, "hold no torchtitan module"),
                      strstr(txt, "empty stage ") != NULL);
+    if (!strstr(txt, "torchtitan refused")) { /* the run's settings */
+      char want[96];
+      snprintf(want, sizeof want, "tensor_parallel_degree %d\n", g.tp);
+      assert_non_null(strstr(txt, want));
+      assert_non_null(strstr(txt, g.prec == PP_PREC_FP32
+                                      ? "mixed_precision_param float32\n"
+                                      : "mixed_precision_param bfloat16\n"));
+      snprintf(want, sizeof want, "data_parallel_shard_degree %d\n",
+               g.zero >= 2 ? g.R : 1);
+      assert_non_null(strstr(txt, want));
+      if (g.prec == PP_PREC_FP16)
+        assert_true(tu_export_warned(x, "no fp16"));
+    }
     free(txt);
     if (k == 1) { /* rank s = stage s: its order */
       pp_eval *e;
