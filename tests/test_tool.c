@@ -1372,6 +1372,54 @@ static void test_output_hygiene(void **state)
   run_free(&r);
 }
 
+/* An export over an earlier one of the same kind leaves no stale file:
+** a 1-host launch export over a 4-host one removes launch_node1..3.sh
+** (issue 22), keeps a file of the user's, and an export of another kind
+** into the folder removes nothing of the launch export's. */
+static void test_export_no_stale(void **state)
+{
+  char dir[512], p4[600], p1[600], mine[600], path[700];
+  struct run r;
+  int h;
+  (void)state;
+  snprintf(dir, sizeof dir, "%s", fresh_dir("stale"));
+  snprintf(p4, sizeof p4, "%s/p4.json", dir);
+  snprintf(p1, sizeof p1, "%s/p1.json", dir);
+  snprintf(mine, sizeof mine, "%s/out/notes.txt", dir);
+  r = run("plan --model gpt2-amp --cluster hier:4x2 --batch 32 -o '%s'", p4);
+  assert_int_equal(r.rc, 0);
+  run_free(&r);
+  r = run("plan --model gpt2-amp --cluster hier:1x2 --batch 32 -o '%s'", p1);
+  assert_int_equal(r.rc, 0);
+  run_free(&r);
+  r = run("export '%s' --model gpt2-amp --cluster hier:4x2 --to launch -o "
+          "'%s/out'",
+          p4, dir);
+  assert_int_equal(r.rc, 0);
+  run_free(&r);
+  write_text(mine, "mine\n");
+  r = run("export '%s' --model gpt2-amp --cluster hier:1x2 --to megatron -o "
+          "'%s/out'",
+          p1, dir);
+  assert_int_equal(r.rc, 0);
+  run_free(&r);
+  snprintf(path, sizeof path, "%s/out/launch_node3.sh", dir);
+  assert_true(file_exists(path)); /* another kind removes nothing */
+  r = run("export '%s' --model gpt2-amp --cluster hier:1x2 --to launch -o "
+          "'%s/out'",
+          p1, dir);
+  assert_int_equal(r.rc, 0);
+  expect_contains(r.out, "removed");
+  run_free(&r);
+  for (h = 0; h < 4; h++) {
+    snprintf(path, sizeof path, "%s/out/launch_node%d.sh", dir, h);
+    assert_int_equal(file_exists(path), h == 0);
+  }
+  assert_true(file_exists(mine));
+  snprintf(path, sizeof path, "%s/out/megatron_args.txt", dir);
+  assert_true(file_exists(path));
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -1401,6 +1449,7 @@ int main(void)
       cmocka_unit_test(test_interrupt),
       cmocka_unit_test(test_kill_anytime),
       cmocka_unit_test(test_output_hygiene),
+      cmocka_unit_test(test_export_no_stale),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,9 @@
 #include "commands.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -55,6 +57,51 @@ static int out_path(const char *dir, const char *name, char *path, size_t n)
   return 0;
 }
 
+/* After a complete export of kind `kind` into dir: the files the last
+** export of that kind wrote there (its manifest, DIR/.parplan-export-KIND)
+** and this one did not are removed, so the folder holds one export, not
+** a mix (a 1-host launch export over a 4-host one left launch_node1..3.sh
+** with the old world size, issue 22); then the new manifest.  Only names
+** without a '/' are ever removed.  0 or an exit status. */
+static int finish_dir(const char *dir, const char *kind, char **names, int n)
+{
+  char man[4096], tmp[4200], line[1024];
+  FILE *f;
+  int i;
+  if ((size_t)snprintf(man, sizeof man, "%s/.parplan-export-%s", dir, kind) >=
+      sizeof man)
+    return 1;
+  if ((f = fopen(man, "r"))) {
+    while (fgets(line, sizeof line, f)) {
+      char old[4200];
+      bool kept = false;
+      line[strcspn(line, "\n")] = '\0';
+      if (!*line || strchr(line, '/') || !strcmp(line, ".") ||
+          !strcmp(line, ".."))
+        continue;
+      for (i = 0; i < n && !kept; i++)
+        kept = !strcmp(names[i], line);
+      snprintf(old, sizeof old, "%s/%s", dir, line);
+      if (!kept && !remove(old))
+        printf("removed %s (from the last %s export)\n", old, kind);
+    }
+    fclose(f);
+  }
+  snprintf(tmp, sizeof tmp, "%s.tmp", man);
+  if (!(f = fopen(tmp, "w"))) {
+    fprintf(stderr, "parplan: %s: cannot write: %s\n", tmp, strerror(errno));
+    return 1;
+  }
+  for (i = 0; i < n; i++)
+    fprintf(f, "%s\n", names[i]);
+  if (fclose(f) || rename(tmp, man)) {
+    fprintf(stderr, "parplan: %s: cannot write: %s\n", man, strerror(errno));
+    remove(tmp);
+    return 1;
+  }
+  return 0;
+}
+
 /* export --to launch -o DIR: DIR/hostfile and DIR/launch_HOST.sh. */
 static int export_launch(pp_ctx *ctx, const struct cli_common *o)
 {
@@ -76,6 +123,24 @@ static int export_launch(pp_ctx *ctx, const struct cli_common *o)
     snprintf(name, sizeof name, "launch_%s.sh", pp_launch_host(x, h));
     if (!(ret = out_path(o->out, name, path, sizeof path)))
       rc = pp_launch_write_script(ctx, x, h, path, NULL);
+  }
+  if (rc == PP_OK && !ret) {
+    int nh = pp_launch_nhost(x);
+    char **names = calloc((size_t)nh + 1, sizeof *names);
+    char *buf = calloc((size_t)nh + 1, 256);
+    if (!names || !buf)
+      ret = cli_fail(NULL, PP_ENOMEM);
+    for (h = 0; !ret && h <= nh; h++) {
+      names[h] = buf + (size_t)h * 256;
+      if (h < nh)
+        snprintf(names[h], 256, "launch_%s.sh", pp_launch_host(x, h));
+      else
+        snprintf(names[h], 256, "hostfile");
+    }
+    if (!ret)
+      ret = finish_dir(o->out, "launch", names, nh + 1);
+    free(buf);
+    free(names);
   }
   if (rc == PP_OK && !ret) {
     printf("wrote %s/hostfile and %d launch scripts\n", o->out,
@@ -193,6 +258,17 @@ static int run_export(pp_ctx *ctx, void *opts)
   }
   if (rc)
     ret = cli_fail(ctx, rc);
+  if (!rc && !ret && o->c.out) {
+    int n = pp_export_nfile(x);
+    char **names = calloc((size_t)n + 1, sizeof *names);
+    if (!names)
+      ret = cli_fail(NULL, PP_ENOMEM);
+    for (i = 0; !ret && i < n; i++)
+      names[i] = (char *)pp_export_file_name(x, i);
+    if (!ret)
+      ret = finish_dir(o->c.out, to_at(o->to), names, n);
+    free(names);
+  }
   for (i = 0; !rc && !ret && i < pp_export_nwarning(x); i++)
     fprintf(stderr, "parplan: warning: %s\n", pp_export_warning(x, i));
   pp_export_destroy(x);
