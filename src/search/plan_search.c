@@ -23,11 +23,12 @@
 ** Invariant: the kept list holds the K best fitting points seen, by
 ** (estimate, enumeration index); a point is pruned only when its bound
 ** exceeds the K-th kept estimate, so it could not have entered the list.
-** Determinism: points are split among the threads in rounds, each
-** thread prunes against the list as it stood at the round's start plus
-** its own finds, and the lists are merged in index order after every
-** round: the result does not depend on timing (unless the time limit
-** stops the enumeration, which the summary says).  Threads share no
+** Determinism: points go in rounds of ROUND, whatever the thread count,
+** split among the threads; each thread prunes against the list as it
+** stood at the round's start, and the lists are merged in index order
+** after every round: the result depends neither on timing nor on the
+** thread count (unless the time limit stops the search, which the
+** summary says).  Threads share no
 ** mutable state: each has its own context (allocator hook shared).
 **
 ** Complexity: O(points x (partition + estimate)); the partition is
@@ -41,10 +42,19 @@
 #include <stddef.h>
 #include <string.h>
 
-/* TUNING: points per thread per round: threads prune against the list
-** of the round's start, so short rounds prune as a single thread would,
-** long ones share the merge; 8 (298aa13, no sweep recorded). */
-#define ROUND 8
+/* TUNING: points per round, whatever the thread count: every thread
+** prunes against the list of the round's start only, so which points are
+** evaluated, every count and every plan are the same at 1, 2, 4 or 8
+** threads (issue 22: 8 points per thread per round, with each thread
+** pruning by its own finds too, evaluated 180 points of a space at 4
+** threads and 192 at 8).  16 is the old round at the default 2 threads;
+** short rounds prune as a single thread would, long ones share the
+** merge. */
+#define ROUND 16
+/* TUNING: MadPipe points per round of its pass, whatever the thread
+** count (the pass stops after the round where enough fit): 4, the
+** default number of MadPipe plans wanted. */
+#define MADPIPE_ROUND 4
 
 /* ---- parameters --------------------------------------------------------- */
 
@@ -264,8 +274,8 @@ static pp_status open_space(struct search_run *r)
   return PP_OK;
 }
 
-/* Phase 2: every point, ROUND per thread per round, reporting progress
-** after each round. */
+/* Phase 2: every point, ROUND per round split among the threads,
+** reporting progress after each round. */
 static pp_status enumerate(struct search_run *r)
 {
   const pp_search_params *p = r->p;
@@ -273,9 +283,8 @@ static pp_status enumerate(struct search_run *r)
   int64_t start, np = r->np;
   pp_status rc;
 
-  for (start = 0; start < np && !r->timed_out; start += (int64_t)T * ROUND) {
-    int64_t end =
-        start + (int64_t)T * ROUND < np ? start + (int64_t)T * ROUND : np;
+  for (start = 0; start < np && !r->timed_out; start += ROUND) {
+    int64_t end = start + ROUND < np ? start + ROUND : np;
     if (ppi_stopped(&r->stop)) {
       r->timed_out = true;
       break;
@@ -290,8 +299,8 @@ static pp_status enumerate(struct search_run *r)
 }
 
 /* Phase 3: MadPipe where memory binds, on the points whose bound still
-** leaves them a chance, lowest bound first; T points per round until
-** p->madpipe of them gave a plan that fits. */
+** leaves them a chance, lowest bound first; MADPIPE_ROUND points per
+** round until p->madpipe of them gave a plan that fits. */
 static pp_status madpipe_pass(struct search_run *r)
 {
   int32_t T = r->T, i;
@@ -305,9 +314,9 @@ static pp_status madpipe_pass(struct search_run *r)
     return rc;
   for (i = 0; i < T; i++)
     r->ws[i].mp_cap = r->nkept ? r->kept[0].est : INFINITY;
-  for (k = 0; k < nb && !r->timed_out; k += (size_t)T) {
+  for (k = 0; k < nb && !r->timed_out; k += MADPIPE_ROUND) {
     int64_t fit = 0;
-    size_t end = k + (size_t)T < nb ? k + (size_t)T : nb;
+    size_t end = k + MADPIPE_ROUND < nb ? k + MADPIPE_ROUND : nb;
     if ((rc = run_round(r->ctx, r->ws, T, r->bpts, (int64_t)k, (int64_t)end,
                         true, r->mkept, &r->nmkept, r->pool, &r->timed_out)))
       return rc;

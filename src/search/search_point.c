@@ -197,12 +197,12 @@ pp_status ppi_eval_point(struct worker *w, const struct point *pt)
   struct at_point a;
   struct cand best;
   bool have = false;
-  double bar = w->bar;
+  double bar = w->bar; /* the round's start: not this thread's own finds,
+                          which would make the counts depend on the
+                          thread count (plan_search.c, ROUND) */
   size_t k;
   pp_status rc = PP_OK;
 
-  if (w->nkept == w->K && w->kept[w->K - 1].est < bar)
-    bar = w->kept[w->K - 1].est;
   if (pt->lb > bar) {
     w->pruned++;
     return PP_OK;
