@@ -171,10 +171,12 @@ static int plan(pp_ctx *ctx, const struct plan_opts *o)
   warn_uncalibrated(&o->c, c, NULL, sp.engine,
                     sp.precision == PP_PREC_MODEL ? pp_model_dtype(m)
                                                   : sp.precision);
-  /* Ctrl-C or SIGTERM: the best plans so far, then exit 128 + signal */
+  /* Ctrl-C or SIGTERM: the best plans so far, then exit 128 + signal.
+  ** Caught until the outputs are written, so one arriving while they are
+  ** leaves them complete (and no temporary), not cut off. */
   sp.stop = cli_catch_stop();
   rc = pp_plan_search(ctx, m, c, &sp, &sr);
-  sig = cli_release_stop();
+  sig = (int)*sp.stop;
   if (rc || (rc = pp_search_write(ctx, sr, m, c, o->c.json, stdout))) {
     ret = cli_fail(ctx, rc);
     goto done;
@@ -211,6 +213,8 @@ static int plan(pp_ctx *ctx, const struct plan_opts *o)
     pp_sim_destroy(sim);
   }
 done:
+  if (sp.stop && (sig = cli_release_stop()) && !ret)
+    ret = 128 + sig; /* arrived while writing: the outputs are complete */
   pp_search_destroy(sr);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
