@@ -124,31 +124,33 @@ static void t_profile_layout(void **state)
 #define OP(n, k)                                                               \
   "{\"name\": \"" n "\", \"kind\": \"" k "\", \"fwd_ms\": 1, \"bwd_ms\": 2, "  \
   "\"param_bytes\": 0, \"out_bytes\": 0, \"saved_bytes\": 0}"
-  static const char *json =
-      "{\"micro_batch\": 1, \"ops\": [" OP(
-          "wte",
-          "embedd"
-          "ing") "," OP("wpe",
-                        "e"
-                        "m"
-                        "b"
-                        "e"
-                        "d"
-                        "d"
-                        "i"
-                        "n"
-                        "g") "," OP("b0",
-                                    "transformer_layer") "," OP("b1",
-                                                                "transformer_"
-                                                                "layer") "," OP("ln_"
-                                                                                "f",
-                                                                                "laye"
-                                                                                "rnor"
-                                                                                "m") "," OP("head",
-                                                                                            "logits") "," OP("los"
-                                                                                                             "s",
-                                                                                                             "los"
-                                                                                                             "s") "]}";
+  static const char *json = "{\"micro_batch\": 1, \"ops\": [" OP(
+      "wte",
+      "embedd"
+      "ing") "," OP("wpe",
+                    "e"
+                    "m"
+                    "b"
+                    "e"
+                    "d"
+                    "d"
+                    "i"
+                    "n"
+                    "g") "," OP("b0",
+                                "transformer_layer") "," OP("b1",
+                                                            "transformer_"
+                                                            "layer") "," OP("ln"
+                                                                            "_"
+                                                                            "f",
+                                                                            "la"
+                                                                            "ye"
+                                                                            "rn"
+                                                                            "or"
+                                                                            "m") "," OP("head",
+                                                                                        "logits") "," OP("los"
+                                                                                                         "s",
+                                                                                                         "los"
+                                                                                                         "s") "]}";
 #undef OP
   int joined[3] = {0, 3, 7}, split[4] = {0, 1, 6, 7};
   assert_int_equal(tu_model_json(ctx, json, &m), PP_OK);
@@ -881,7 +883,7 @@ static void t_torch(void **state)
   for (iter = 0; iter < 48; iter++) {
     struct gp g;
     int first[17], L = 30, P, k, uniform = iter % 4 == 0;
-    int32_t devs[64];
+    int32_t devs[16 * 16 * 2]; /* S R tp entries: S, R <= 16, tp <= 2 */
     char *txt;
     memset(&g, 0, sizeof g);
     P = 1 + (int)tu_rand(&rng, 16);
