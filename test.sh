@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: MIT
 # Run every test (installing missing Debian packages): the Release build
 # and a Debug build with warnings as errors, the tests, then the same
-# tests under AddressSanitizer and UndefinedBehaviorSanitizer.
-#   ./test.sh            both runs
+# tests under AddressSanitizer and UndefinedBehaviorSanitizer, then every
+# reader's libFuzzer harness for 100,000 executions (scripts/fuzz.sh).
+#   ./test.sh            all three
 #   ./test.sh --fast     the Debug run only
 #   ./test.sh --sanitize the sanitizer run only
+#   ./test.sh --fuzz     the fuzzing only
 set -eu
 cd "$(dirname "$0")"
 root=$(pwd)
@@ -29,4 +31,9 @@ if [ "$mode" = all ] || [ "$mode" = --sanitize ]; then
     LSAN_OPTIONS=suppressions="$root/tests/lsan.supp" \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest -j"$jobs" --output-on-failure)
+fi
+if [ "$mode" = all ] || [ "$mode" = --fuzz ]; then
+  sh scripts/deps.sh --fuzz # clang
+  sh scripts/deps.sh --fuzz # its libFuzzer runtime, for that clang
+  sh scripts/fuzz.sh 100000 300
 fi

@@ -15,6 +15,15 @@ if [ "${1:-}" = --test ]; then
   PKGS="$PKGS python3 python3-onnx python3-pip python3-setuptools chromium
 fonts-dejavu-core python3-torch python3-torchvision"
 fi
+# --fuzz: clang and its libFuzzer runtime (libclang-rt-N-dev, only
+# recommended by clang, for the N Debian's clang is), for scripts/fuzz.sh
+if [ "${1:-}" = --fuzz ]; then
+  PKGS="clang"
+  if command -v clang >/dev/null 2>&1; then
+    v=$(clang --version | sed -n 's/.*clang version \([0-9][0-9]*\).*/\1/p')
+    PKGS="$PKGS libclang-rt-$v-dev"
+  fi
+fi
 missing=""
 for p in $PKGS; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -383,8 +383,10 @@ static pp_status hash_line(struct nt_run *r, long line, const struct cell *c,
   } else if (n >= 3 && is(&c[0], "Out") && is(&c[1], "of") &&
              is(&c[2], "bounds"))
     r->ended = true;
-  if (r->devices_line && !r->lay.line && c[n - 1].n >= 3 &&
-      !memcmp(c[n - 1].s + c[n - 1].n - 3, "...", 3))
+  /* past PPI_NCCL_TESTS_MAX_CELLS cells_of says max + 1 and c[max] is
+  ** not a cell (a garbage pointer, found by fuzz_nccl_tests) */
+  if (r->devices_line && !r->lay.line && n <= PPI_NCCL_TESTS_MAX_CELLS &&
+      c[n - 1].n >= 3 && !memcmp(c[n - 1].s + c[n - 1].n - 3, "...", 3))
     r->cut = true;
   return PP_OK;
 }

@@ -169,12 +169,20 @@ static pp_status numa_line(struct rrun *r, const char *p, const char *e,
   static const char key[] = "(Topology) Numa Node:";
   const char *m;
   long k, n;
-  char *end;
+  char *end, buf[512];
+  size_t len = (size_t)(e - p);
   if (e - p < 5 || memcmp(p, "GPU[", 4) || !r->g)
     return PP_OK;
+  /* the line NUL-terminated: the text need not be (strtol and strstr
+  ** ran past a buffer's end, found by fuzz_rocm_smi) */
+  if (len >= sizeof buf)
+    len = sizeof buf - 1;
+  memcpy(buf, p, len);
+  buf[len] = '\0';
+  p = buf;
   k = strtol(p + 4, &end, 10);
   m = strstr(p, key);
-  if (!m || m > e)
+  if (!m)
     return PP_OK;
   n = strtol(m + sizeof key - 1, &end, 10);
   if (k < 0 || k >= r->g || end == m + sizeof key - 1)
