@@ -426,8 +426,27 @@ static void t_rocm_smi(void **state)
   tu_expect_error(ctx,
                   pp_cluster_read_rocm_smi(ctx, t, len, "mi300x.txt", &p, &c),
                   PP_EINPUT, "mi300x.txt", "gpu=", NULL);
-  free(t);
   pp_ctx_clear_error(ctx);
+  { /* the text cut after a NUMA line, in a buffer with no NUL after it:
+    ** the reader stays inside it (it ran strstr and strtol past the end,
+    ** found by fuzz_rocm_smi; ASan catches a regression) */
+    const char *numa = strstr(t, "GPU[0]\t\t: (Topology) Numa Node: 0");
+    size_t cut;
+    char *exact;
+    assert_non_null(numa);
+    cut = (size_t)(numa - t) + strlen("GPU[0]\t\t: (Topology) Numa Node: 0");
+    exact = malloc(cut);
+    assert_non_null(exact);
+    memcpy(exact, t, cut);
+    p.gpu = "MI300X";
+    assert_int_equal(
+        pp_cluster_read_rocm_smi(ctx, exact, cut, "cut.txt", &p, &c), PP_OK);
+    pp_cluster_destroy(c);
+    c = NULL;
+    p.gpu = NULL;
+    free(exact);
+  }
+  free(t);
   p.gpu = "MI300X";
   p.nvlink_gbps = 48; /* MI300X's xGMI figure */
   c = read_as(ctx, pp_cluster_read_rocm_smi,
