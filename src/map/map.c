@@ -273,6 +273,7 @@ pp_status ppi_map_build(pp_ctx *ctx, struct ppi_arena *ar,
   int32_t S = g->S, D = pp_cluster_ndev(c), s, d, e, k;
   struct adjx *tmp;
   memset(q, 0, sizeof *q);
+  q->stop.deadline = INFINITY; /* the caller may set stop.flag */
   q->S = S;
   q->R = R;
   q->D = D;
@@ -512,7 +513,7 @@ pp_status pp_map(pp_ctx *ctx, const pp_stage_graph *g, const pp_cluster *c,
   ppi_arena_init(&tmp, ppi_ctx_alloc(ctx));
   if ((rc = ppi_map_build(ctx, &tmp, g, c, R, resolve(g, R, p->objective), &q)))
     goto done;
-  q.stop = p->stop;
+  q.stop.flag = p->stop;
   if (!(m = ppi_calloc(ctx, 1, sizeof *m))) {
     rc = PP_ENOMEM;
     goto done;

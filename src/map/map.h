@@ -32,11 +32,12 @@ PP_INTERNAL pp_status ppi_stage_graph_check(pp_ctx *ctx,
                                             const struct pp_stage_graph *g);
 
 struct ppi_map {
-  int32_t S, R, D, n;                /* stages, replicas, devices, n = S R */
-  const volatile sig_atomic_t *stop; /* the caller's stop flag, or NULL */
-  int obj;                           /* MAP_P2P, MAP_AR, MAP_FULL */
-  double *cu; /* [S * D]: compute of stage s on device d, ms */
-  int32_t ne; /* stage-graph edges (undirected for cost) */
+  int32_t S, R, D, n;   /* stages, replicas, devices, n = S R */
+  struct ppi_stop stop; /* the caller's flag (pp_map_params.stop); the
+                           searches keep their own deadlines */
+  int obj;              /* MAP_P2P, MAP_AR, MAP_FULL */
+  double *cu;           /* [S * D]: compute of stage s on device d, ms */
+  int32_t ne;           /* stage-graph edges (undirected for cost) */
   int32_t *ea, *eb;
   double *em;      /* bytes */
   double *P;       /* [S] parameter bytes */
@@ -125,12 +126,6 @@ PP_INTERNAL int32_t ppi_map_groups(const pp_ctx *ctx, const struct ppi_map *q,
 PP_INTERNAL double ppi_map_group_bounds(const pp_ctx *ctx,
                                         const struct ppi_map *q,
                                         int64_t budget);
-
-/* Whether q's caller asked to stop (pp_map_params.stop). */
-static inline bool ppi_map_stopped(const struct ppi_map *q)
-{
-  return q->stop && *q->stop;
-}
 
 /* The exact search (map_search.c). */
 struct ppi_map_search {

@@ -395,7 +395,7 @@ pp_status ppi_map_parts(pp_ctx *ctx, const struct ppi_map *q, double budget_s,
   for (;;) {
     double left = until - ppi_now_s();
     int32_t k, m = 0;
-    if (ppi_map_stopped(q))
+    if (ppi_stopped(&q->stop))
       break;
     /* the T slowest parts, slowest first; a proven one ends the list:
     ** faster parts cannot lower the maximum */

@@ -347,7 +347,7 @@ static int dfs(struct srch *x, int32_t k)
     return 1;
   }
   if ((++x->nodes & (CLOCK_EVERY - 1)) == 0 &&
-      (ppi_now_s() > x->deadline || ppi_map_stopped(q)))
+      (ppi_now_s() > x->deadline || ppi_stopped(&q->stop)))
     return -1;
   cd = x->cands + (size_t)k * D;
   tried = x->tried + (size_t)k * D;
@@ -490,7 +490,7 @@ static void probe(const struct ppi_map *q, struct job *j, double lo, double *hi,
   for (i = 0; i < NPROBE; i++) {
     double t = lo + (*hi - lo) * probe_at[i], now = ppi_now_s();
     if (now > deadline || now - t0 > out->time_limit / PROBE_DIV ||
-        ppi_map_stopped(q))
+        ppi_stopped(&q->stop))
       break;
     j->x.t = t;
     j->x.greedy = true;
@@ -807,7 +807,7 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
       proof = hi <= lo * (1 + CLOSED) || hi - lo < 1e-12 ||
               from >= hi * (1 - CLOSED);
     }
-    if (t_now > deadline || ppi_map_stopped(q))
+    if (t_now > deadline || ppi_stopped(&q->stop))
       break;
     slice = out->time_limit / ROUND_DIV;
     if (slice < deadline - t_now && deadline - t_now < 2 * slice)
