@@ -17,10 +17,11 @@
 ** rejected naming the first unreached device, and the output matrix is
 ** symmetric with a zero diagonal.
 **
-** Paths (ppi_route_tree): on random graphs every tree path's bottleneck
-** is the widest, B(i,j), and the tree is the same on a second call; on a
-** rail-optimised cluster (every GPU its own NIC) the GPU pairs across
-** two nodes leave and enter through distinct NICs, each its own.
+** Paths (ppi_route_path, widest routing): on random graphs the route of
+** random pairs equals the brute force over every simple path (widest,
+** then fewest links, then the smallest link indices from the source);
+** on a rail-optimised cluster (every GPU its own NIC) the GPU pairs
+** across two nodes leave and enter through distinct NICs, each its own.
 */
 #include "testutil.h"
 
@@ -812,52 +813,112 @@ static void t_single(void **state)
 
 /* ---- paths ------------------------------------------------------------ */
 
-/* Walk the tree of source s from vertex v back to s: the bottleneck and
-** the links (into links[], at most cap), the count returned. */
-static int walk(const pp_cluster *c, const int32_t *tree, int32_t s, int32_t v,
-                double *bot, int32_t *links, int cap)
+/* Brute force of the widest route's objective over the cluster's own
+** link arrays: every simple path from s to t by DFS; keep the widest,
+** then the fewest links, then the lexicographically smallest sequence
+** of link indices read from s. */
+struct brute {
+  const pp_cluster *c;
+  int32_t t, path[MAXV], best[MAXV], nbest;
+  double wbest;
+  bool used[MAXV + 8];
+};
+
+static void brute_dfs(struct brute *x, int32_t v, int32_t n, double w)
 {
-  int n = 0;
-  *bot = INFINITY;
-  while (v != s) {
-    int32_t r = tree[v], l = r / 2;
-    assert_true(r >= 0 && n < cap);
-    links[n++] = l;
-    *bot = fmin(*bot, c->link_gbps[l] * c->link_count[l]);
-    v = r % 2 ? c->link_b[l] : c->link_a[l];
+  int32_t l, k;
+  if (v == x->t) {
+    bool take = w > x->wbest || (w == x->wbest && n < x->nbest);
+    if (w == x->wbest && n == x->nbest)
+      for (k = 0; k < n; k++)
+        if (x->path[k] != x->best[k]) {
+          take = x->path[k] < x->best[k];
+          break;
+        }
+    if (take) {
+      x->wbest = w;
+      x->nbest = n;
+      memcpy(x->best, x->path, (size_t)n * sizeof x->path[0]);
+    }
+    return;
   }
+  for (l = 0; l < x->c->nlink; l++) {
+    int32_t y;
+    if (x->c->link_a[l] == v)
+      y = x->c->link_b[l];
+    else if (x->c->link_b[l] == v)
+      y = x->c->link_a[l];
+    else
+      continue;
+    if (x->used[y])
+      continue;
+    x->used[y] = true;
+    x->path[n] = l;
+    brute_dfs(x, y, n + 1,
+              fmin(w, x->c->link_gbps[l] * x->c->link_count[l]));
+    x->used[y] = false;
+  }
+}
+
+/* ppi_route_path's route from i to j: a connected walk from i to j whose
+** links (into links[]) are returned with their count. */
+static int path_of(pp_ctx *ctx, struct ppi_routes *rt, const pp_cluster *c,
+                 int32_t i, int32_t j, int32_t *links, int cap)
+{
+  int32_t res[MAXV + 8], n, k, v = i;
+  assert_int_equal(ppi_route_path(ctx, rt, i, j, res, cap, &n), PP_OK);
+  for (k = 0; k < n; k++) {
+    int32_t l = res[k] / 2;
+    assert_int_equal(res[k] % 2 ? c->link_b[l] : c->link_a[l], v);
+    v = res[k] % 2 ? c->link_a[l] : c->link_b[l];
+    links[k] = l;
+  }
+  assert_int_equal(v, j);
   return n;
 }
 
-static void t_tree_widest(void **state)
+/* The widest route equals the brute force's on random graphs with
+** switches, ties and bonded links, whatever order the pairs come in
+** (the scratch's stamps carry over between routes). */
+static void t_route_widest(void **state)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
   int it;
   rseed(0x5eed0005);
-  for (it = 0; it < 200; it++) {
+  for (it = 0; it < 400; it++) {
     struct graph gr;
     pp_cluster *c = NULL;
-    int32_t t1[MAXV], t2[MAXV], i, j, links[MAXV];
-    int nv = 3 + (int)tu_rand(&rng_state, 7);
-    int nd = 2 + (int)tu_rand(&rng_state, (uint32_t)nv - 1);
-    random_graph(&gr, nv, nd, (int)tu_rand(&rng_state, (uint32_t)nv + 3),
+    struct ppi_routes rt;
+    struct brute x;
+    int32_t i, j, k, links[MAXV];
+    int nv = 3 + (int)tu_rand(&rng_state, 8);
+    int nd = 2 + (int)tu_rand(&rng_state, (uint32_t)nv - 1), n;
+    random_graph(&gr, nv, nd, (int)tu_rand(&rng_state, (uint32_t)nv + 4),
                  false);
     assert_int_equal(build(ctx, &gr, PP_ROUTE_WIDEST, false, &c), PP_OK);
-    for (i = 0; i < nd; i++) {
-      assert_int_equal(ppi_route_tree(ctx, c, i, t1), PP_OK);
-      assert_int_equal(ppi_route_tree(ctx, c, i, t2), PP_OK);
-      assert_memory_equal(t1, t2, (size_t)nv * sizeof t1[0]);
-      assert_int_equal(t1[i], -1);
-      for (j = 0; j < nd; j++) {
-        double bot;
-        if (j == i)
-          continue;
-        walk(c, t1, i, j, &bot, links, MAXV);
-        if (bot != pp_cluster_bandwidth(c, i, j))
-          fail_msg("graph %d: path %d -> %d has bottleneck %g, B = %g", it,
-                   (int)i, (int)j, bot, pp_cluster_bandwidth(c, i, j));
-      }
+    assert_int_equal(ppi_routes_init(ctx, &rt, c), PP_OK);
+    for (k = 0; k < nd * nd; k++) {
+      i = (int32_t)tu_rand(&rng_state, (uint32_t)nd);
+      j = (int32_t)tu_rand(&rng_state, (uint32_t)nd);
+      if (i == j)
+        continue;
+      memset(&x, 0, sizeof x);
+      x.c = c;
+      x.t = j;
+      x.wbest = -1;
+      x.used[i] = true;
+      brute_dfs(&x, i, 0, INFINITY);
+      n = path_of(ctx, &rt, c, i, j, links, MAXV);
+      if (x.wbest != pp_cluster_bandwidth(c, i, j))
+        fail_msg("graph %d: widest %d -> %d is %g, B = %g", it, (int)i, (int)j,
+                 x.wbest, pp_cluster_bandwidth(c, i, j));
+      if (n != x.nbest || memcmp(links, x.best, (size_t)n * sizeof links[0]))
+        fail_msg("graph %d: route %d -> %d has %d links (first %d), brute "
+                 "force %d (first %d)",
+                 it, (int)i, (int)j, n, n ? (int)links[0] : -1, (int)x.nbest,
+                 x.nbest ? (int)x.best[0] : -1);
     }
+    ppi_routes_free(ctx, &rt);
     pp_cluster_destroy(c);
   }
 }
@@ -872,7 +933,8 @@ static void t_rail(void **state)
   pp_ctx *ctx = tu_fix_ctx(state);
   pp_cluster_builder *b = start(ctx, 8, 1);
   pp_cluster *c = NULL;
-  int32_t tree[9], links[9], i, j, l, n, nic[4];
+  struct ppi_routes rt;
+  int32_t links[9], i, j, l, n, nic[4];
   char x[16], y[16];
   for (i = 0; i < 8; i++) {
     snprintf(x, sizeof x, "d%d", (int)i);
@@ -886,8 +948,8 @@ static void t_rail(void **state)
   }
   assert_int_equal(pp_cluster_builder_finish(b, &c), PP_OK);
   /* Link of d's NIC: the one joining device d and the switch. */
+  assert_int_equal(ppi_routes_init(ctx, &rt, c), PP_OK);
   for (i = 0; i < 4; i++) {
-    double bot;
     int32_t mine = -1, theirs = -1;
     for (l = 0; l < c->nlink; l++) {
       if (c->link_a[l] == i && c->link_b[l] == 8)
@@ -896,35 +958,34 @@ static void t_rail(void **state)
         theirs = l;
     }
     assert_true(mine >= 0 && theirs >= 0);
-    assert_int_equal(ppi_route_tree(ctx, c, i, tree), PP_OK);
-    n = walk(c, tree, i, i + 4, &bot, links, 9);
+    n = path_of(ctx, &rt, c, i, i + 4, links, 9);
     assert_int_equal(n, 2);
-    assert_true(bot == 22.93);
-    /* The walk runs back from B: B's NIC i, then the source's own. */
-    assert_int_equal(links[1], mine);
-    assert_int_equal(links[0], theirs);
+    /* The source's own NIC, then the destination's. */
+    assert_int_equal(links[0], mine);
+    assert_int_equal(links[1], theirs);
     nic[i] = mine;
     for (j = 0; j < i; j++)
       assert_int_not_equal(nic[j], nic[i]);
     /* Inside the node: the direct NVLink. */
-    n = walk(c, tree, i, (i + 1) % 4, &bot, links, 9);
+    n = path_of(ctx, &rt, c, i, (i + 1) % 4, links, 9);
     assert_int_equal(n, 1);
-    assert_true(bot == 125.46);
+    assert_true(c->link_gbps[links[0]] == 125.46);
   }
+  ppi_routes_free(ctx, &rt);
   pp_cluster_destroy(c);
   /* The same through the generator: every GPU of clariden:2 leaves
   ** through its own NIC. */
   assert_int_equal(pp_cluster_load(ctx, "clariden:2", &c), PP_OK);
+  assert_int_equal(ppi_routes_init(ctx, &rt, c), PP_OK);
   for (i = 0; i < 4; i++) {
-    double bot;
-    assert_int_equal(ppi_route_tree(ctx, c, i, tree), PP_OK);
-    n = walk(c, tree, i, i + 4, &bot, links, 9);
+    n = path_of(ctx, &rt, c, i, i + 4, links, 9);
     assert_int_equal(n, 2);
-    nic[i] = links[1];
+    nic[i] = links[0];
     assert_true(c->link_a[nic[i]] == i || c->link_b[nic[i]] == i);
     for (j = 0; j < i; j++)
       assert_int_not_equal(nic[j], nic[i]);
   }
+  ppi_routes_free(ctx, &rt);
   pp_cluster_destroy(c);
 }
 
@@ -935,7 +996,7 @@ int main(void)
       TU_CTX_TEST(t_random_parallel), TU_CTX_TEST(t_random_larger),
       TU_CTX_TEST(t_bonded),          TU_CTX_TEST(t_bonded_overflow),
       TU_CTX_TEST(t_disconnected),    TU_CTX_TEST(t_single),
-      TU_CTX_TEST(t_tree_widest),     TU_CTX_TEST(t_rail),
+      TU_CTX_TEST(t_route_widest),     TU_CTX_TEST(t_rail),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,5 +120,10 @@ const volatile sig_atomic_t *cli_catch_stop(void);
 /* The signal that stopped the search (0: none) and the handlers back to
 ** the defaults. */
 int cli_release_stop(void);
+/* The command's clock (stop.c): started by main; what is left of a time
+** limit counted from then (at least 1 ms, so a spent limit still gives
+** the library a valid one that stops it at once). */
+void cli_clock_start(void);
+double cli_clock_left(double limit_s);
 
 #endif

@@ -67,6 +67,7 @@ static int run_map(pp_ctx *ctx, void *opts)
       !(rc = pp_cluster_load(ctx, o->c.cluster, &c))) {
     /* Ctrl-C or SIGTERM: the best mapping so far, exit 128 + signal */
     mp.stop = cli_catch_stop();
+    mp.time_limit_s = cli_clock_left(mp.time_limit_s); /* since the start */
     rc = pp_map(ctx, g, c, &mp, &m);
     sig = cli_release_stop();
   }

@@ -199,6 +199,7 @@ static int run_partition(pp_ctx *ctx, void *opts)
     p.cluster = c;
     p.devices = devs;
   }
+  p.time_limit_s = cli_clock_left(p.time_limit_s); /* since the start */
   rc = pp_partition_chain(ctx, m, &p, &pt);
   if (rc == PP_OK)
     rc = pp_partition_write(ctx, pt, o->c.json, stdout);

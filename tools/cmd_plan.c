@@ -175,6 +175,7 @@ static int plan(pp_ctx *ctx, const struct plan_opts *o)
   ** Caught until the outputs are written, so one arriving while they are
   ** leaves them complete (and no temporary), not cut off. */
   sp.stop = cli_catch_stop();
+  sp.time_limit_s = cli_clock_left(sp.time_limit_s); /* since the start */
   rc = pp_plan_search(ctx, m, c, &sp, &sr);
   sig = (int)*sp.stop;
   if (rc || (rc = pp_search_write(ctx, sr, m, c, o->c.json, stdout))) {

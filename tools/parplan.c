@@ -94,6 +94,7 @@ int main(int argc, char **argv)
   pp_status rc;
   int at, ret;
 
+  cli_clock_start();
   if ((ret = cli_command(&tool, argc, argv, &cmd, &at)) != CLI_RUN)
     return flushed(ret);
   if (!(o = calloc(1, cmd->size)))

@@ -36,9 +36,9 @@ struct pp_cluster {
   int32_t nlink;
   int32_t *link_a, *link_b, *link_count; /* vertices: devices, switches */
   double *link_gbps;
-  /* [ndev x (ndev + nswitch)]: every source's paths, built on first
-  ** use under route_lock (ppi_routes_init); route_state 0: not yet,
-  ** 1: built, 2: too large or failed (route per use) */
+  /* hop routing: [ndev x (ndev + nswitch)], every source's paths,
+  ** built on first use under route_lock (ppi_routes_init); route_state
+  ** 0: not yet, 1: built, 2: too large or failed (route per use) */
   int32_t *route_tree;
   int route_state;
   pthread_mutex_t route_lock;
@@ -55,15 +55,6 @@ PP_INTERNAL pp_status ppi_route(pp_ctx *ctx, int32_t ndev, int32_t nvert,
                                 int32_t nlink, const int32_t *a,
                                 const int32_t *b, const double *gbps,
                                 pp_routing r, double *bw, int32_t *unreached);
-
-/* The paths of a link graph from source device s (cluster_route.c):
-** res[v] is the directed link resource entering vertex v on the path
-** from s (link l from its end a to b is 2l, from b to a 2l+1; -1 for s
-** and for vertices s cannot reach); res has ndev + nswitch entries.
-** Every path is widest (its bottleneck is B(s,v)); ties go to fewer
-** links, then to the lower link index. */
-PP_INTERNAL pp_status ppi_route_tree(pp_ctx *ctx, const struct pp_cluster *c,
-                                     int32_t s, int32_t *res);
 
 /* A known accelerator: name, memory as nvidia-smi reports it, speed
 ** relative to V100, dense fp16 peak (gpu_catalog.c). */
@@ -136,10 +127,16 @@ PP_INTERNAL pp_status ppi_cluster_box(pp_ctx *ctx, const char *name,
 ** simulator's link sharing and the estimate's shared links use them. */
 struct ppi_routes {
   const struct pp_cluster *c;
-  const int32_t *table; /* the cluster's table of every source, or NULL */
+  const int32_t *table; /* hop routing: the cluster's table, or NULL */
   int32_t nvert;
-  int32_t *off, *adj; /* adjacency (link ids) of kept links */
-  int32_t **tree;     /* per source device, NULL until used */
+  int32_t *off, *adj; /* adjacency (link ids) of every link */
+  int32_t **tree;     /* hop routing: per source device, NULL until used */
+  /* widest routing's scratch, V entries each: per side (0 from the
+  ** source, 1 from the destination) the generation that reached a
+  ** vertex, its distance, the BFS queue and its layers' starts; the
+  ** generation that marked a vertex on a shortest path */
+  uint32_t gen, *seen[2], *good;
+  int32_t *dist[2], *queue[2], *layer[2];
 };
 PP_INTERNAL pp_status ppi_routes_init(pp_ctx *ctx, struct ppi_routes *rt,
                                       const struct pp_cluster *c);

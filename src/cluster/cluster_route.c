@@ -18,24 +18,10 @@
 ** Invariant of the output: symmetric, positive off the diagonal, 0 on
 ** it, or PP_EINPUT naming a device that device 0 cannot reach.
 **
-** Paths (ppi_route_tree, for the simulator's link sharing): the spanning
-** tree gives the right bottleneck values but one path per pair of
-** components, so on a rail-optimised cluster (every GPU its own NIC, as
-** on GH200 nodes) it would send all of a node's traffic through one NIC.
-** The paths instead come from one tree per source: Dijkstra over the
-** whole link graph on the label (bottleneck, hops, entering link),
-** widest first, then fewest links, then the lower link index, so ties
-** break the same way everywhere and GPU i of node A reaches GPU i of
-** node B through its own NIC and B's.  The bottleneck of every tree
-** path is the widest, B(i,j) above (max-min labels are monotone under
-** extension); among equally wide paths the hop count is the fewest of
-** those whose prefixes are settled first, which is the fewest on rails,
-** trees and fat trees.  Cost: O(V + L) to index the links, then
-** O((V + L) log L) per source.
+** The paths themselves (which NIC a transfer takes, for link sharing)
+** are routed pair by pair in cluster_paths.c.
 */
 #include "cluster/cluster.h"
-
-#include "base/heap.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -280,100 +266,5 @@ pp_status ppi_route(pp_ctx *ctx, int32_t ndev, int32_t nvert, int32_t nlink,
   ppi_free(ctx, r.off, ((size_t)nvert + 1) * sizeof(int32_t));
   ppi_free(ctx, r.adj, r.nadj * sizeof(int32_t));
   ppi_free(ctx, r.adjw, r.nadj * sizeof(double));
-  return rc;
-}
-
-/* Better label: wider, then fewer hops, then the lower entering link. */
-static bool label_better(double w, int32_t h, int32_t l, double w0, int32_t h0,
-                         int32_t l0)
-{
-  if (w != w0)
-    return w > w0;
-  if (h != h0)
-    return h < h0;
-  return l < l0;
-}
-
-pp_status ppi_route_tree(pp_ctx *ctx, const struct pp_cluster *c, int32_t s,
-                         int32_t *res)
-{
-  int32_t nv = c->ndev + c->nswitch, nl = c->nlink, v, l;
-  int32_t *off = NULL, *adj = NULL, *fill = NULL, *hops = NULL, *inl = NULL;
-  double *width = NULL;
-  uint8_t *done = NULL;
-  struct ppi_heap hp;
-  pp_status rc = PP_OK;
-
-  ppi_heap_init(&hp);
-  off = ppi_calloc(ctx, (size_t)nv + 1, sizeof *off);
-  adj = ppi_calloc(ctx, 2 * (size_t)nl + 1, sizeof *adj);
-  fill = ppi_calloc(ctx, (size_t)nv, sizeof *fill);
-  hops = ppi_calloc(ctx, (size_t)nv, sizeof *hops);
-  inl = ppi_calloc(ctx, (size_t)nv, sizeof *inl);
-  width = ppi_calloc(ctx, (size_t)nv, sizeof *width);
-  done = ppi_calloc(ctx, (size_t)nv, 1);
-  if (!off || !adj || !fill || !hops || !inl || !width || !done) {
-    rc = ctx->err;
-    goto done;
-  }
-  /* Links by vertex, each vertex's in link-index order. */
-  for (l = 0; l < nl; l++) {
-    off[c->link_a[l] + 1]++;
-    off[c->link_b[l] + 1]++;
-  }
-  for (v = 0; v < nv; v++)
-    off[v + 1] += off[v];
-  for (l = 0; l < nl; l++) {
-    adj[off[c->link_a[l]] + fill[c->link_a[l]]++] = l;
-    adj[off[c->link_b[l]] + fill[c->link_b[l]]++] = l;
-  }
-  for (v = 0; v < nv; v++) {
-    res[v] = -1;
-    width[v] = -1;
-    hops[v] = INT32_MAX;
-    inl[v] = INT32_MAX;
-  }
-  width[s] = INFINITY;
-  hops[s] = 0;
-  {
-    struct ppi_heap_el e = {-INFINITY, 0, s, 0, 0};
-    if ((rc = ppi_heap_push(ctx, &hp, e)))
-      goto done;
-  }
-  while (hp.n > 0) {
-    struct ppi_heap_el e = ppi_heap_pop(&hp);
-    int32_t x = (int32_t)e.id, k;
-    if (done[x])
-      continue; /* a stale record */
-    done[x] = 1;
-    for (k = off[x]; k < off[x + 1]; k++) {
-      int32_t lk = adj[k],
-              y = c->link_a[lk] == x ? c->link_b[lk] : c->link_a[lk];
-      double w = fmin(width[x], c->link_gbps[lk] * c->link_count[lk]);
-      struct ppi_heap_el ne;
-      if (done[y] ||
-          !label_better(w, hops[x] + 1, lk, width[y], hops[y], inl[y]))
-        continue;
-      width[y] = w;
-      hops[y] = hops[x] + 1;
-      inl[y] = lk;
-      res[y] = 2 * lk + (c->link_a[lk] == x ? 0 : 1);
-      ne.key = -w;
-      ne.tie = ((uint64_t)(uint32_t)hops[y] << 32) | (uint32_t)lk;
-      ne.id = y;
-      ne.a = ne.b = 0;
-      if ((rc = ppi_heap_push(ctx, &hp, ne)))
-        goto done;
-    }
-  }
-done:
-  ppi_heap_free(ctx, &hp);
-  ppi_free(ctx, off, ((size_t)nv + 1) * sizeof *off);
-  ppi_free(ctx, adj, (2 * (size_t)nl + 1) * sizeof *adj);
-  ppi_free(ctx, fill, (size_t)nv * sizeof *fill);
-  ppi_free(ctx, hops, (size_t)nv * sizeof *hops);
-  ppi_free(ctx, inl, (size_t)nv * sizeof *inl);
-  ppi_free(ctx, width, (size_t)nv * sizeof *width);
-  ppi_free(ctx, done, (size_t)nv);
   return rc;
 }
