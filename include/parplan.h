@@ -1458,9 +1458,10 @@ typedef struct pp_search_summary {
                              the simulation of the kept plans */
   int interrupted;        /* params.stop ended it */
   int32_t simulated;      /* of the nplans, how many were simulated */
-  int by_estimate;        /* the plans are ranked by the estimate: the
-                             time ran out before all were simulated (or
-                             simulation is off) */
+  int by_estimate;        /* the plans are ranked by the estimate: 1,
+                             the time ran out before all were simulated
+                             (or simulation is off); 2, the simulator hit
+                             its size limit or ran out of memory */
   int32_t closest_device; /* nothing fits: the worst device of the
                              closest point, what it needs and has */
   double closest_need_bytes, closest_capacity_bytes;

@@ -1190,6 +1190,49 @@ static void test_surplus_positional(void **state)
   run_free(&r);
 }
 
+/* --max-memory (issue 22): building a 4,096-device cluster's bandwidth
+** matrix (128 MiB) under a 64 MiB limit stops with a clear error and
+** exit 1, not 2 and not a kill; a plan whose search fits but whose best
+** plans' simulation does not falls back to the estimate's ranking and
+** says so (by_estimate 2); a limit that is not reached changes nothing. */
+static void test_max_memory(void **state)
+{
+  struct run r, a, b;
+  json_t *j;
+  (void)state;
+  r = run("topo hier:512x8 --max-memory 0.0625");
+  assert_int_equal(r.rc, 1);
+  expect_contains(r.err, "out of memory");
+  expect_contains(r.err, "stopped at the memory limit of 0.0625 GiB "
+                         "(--max-memory)");
+  run_free(&r);
+  r = run("plan --model gpt2-amp --cluster hier:128x8 --batch 2048 "
+          "--max-memory 0.1 --json");
+  assert_int_equal(r.rc, 0);
+  j = parse_json(r.out);
+  {
+    const json_t *s = json_object_get(j, "search");
+    assert_int_equal(jint(s, "by_estimate"), 2);
+    assert_true(jint(s, "simulated") < 5);
+  }
+  json_decref(j);
+  run_free(&r);
+  r = run("plan --model gpt2-amp --cluster hier:128x8 --batch 2048 "
+          "--max-memory 0.1");
+  assert_int_equal(r.rc, 0);
+  expect_contains(r.out, "before the simulator hit its size limit or ran "
+                         "out of memory: all are ranked by the estimate");
+  run_free(&r);
+  a = run("plan --model gpt2-amp --cluster hier:4x8 --batch 256 "
+          "--max-memory 4");
+  b = run("plan --model gpt2-amp --cluster hier:4x8 --batch 256");
+  assert_int_equal(a.rc, 0);
+  assert_int_equal(b.rc, 0);
+  assert_string_equal(drop_seconds(a.out), drop_seconds(b.out));
+  run_free(&a);
+  run_free(&b);
+}
+
 /* Ctrl-C during a long plan (issue 22): the exact mapper is still
 ** working on the kept plans (--map-time 20 on a 128-device cluster whose
 ** mappings it cannot prove), SIGINT arrives after a second; the tool
@@ -1450,6 +1493,7 @@ int main(void)
       cmocka_unit_test(test_kill_anytime),
       cmocka_unit_test(test_output_hygiene),
       cmocka_unit_test(test_export_no_stale),
+      cmocka_unit_test(test_max_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,6 +44,14 @@ int cli_fail(pp_ctx *ctx, pp_status rc)
   fputs("parplan: ", stderr);
   put_printable(stderr, *msg ? msg : pp_status_str(rc));
   fputc('\n', stderr);
+  if (rc == PP_ENOMEM && cli_memory_refused()) {
+    /* the user's limit, not a failure of the machine or of parplan */
+    fprintf(stderr,
+            "parplan: stopped at the memory limit of %g GiB "
+            "(--max-memory)\n",
+            cli_memory_limit_gib());
+    return 1;
+  }
   return rc == PP_ENOMEM || rc == PP_EINTERNAL ? 2 : 1;
 }
 

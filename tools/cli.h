@@ -48,6 +48,7 @@ struct cli_opt {
 struct cli_common {
   const char *arg; /* the command's positional argument */
   unsigned long long seed;
+  double max_memory_gib; /* --max-memory; 0: none */
   const char *model, *cluster, *out, *gantt_image;
   int json;
   int optimizer; /* -1: the library's default */
@@ -124,6 +125,13 @@ int cli_release_stop(void);
 ** limit counted from then (at least 1 ms, so a spent limit still gives
 ** the library a valid one that stops it at once). */
 void cli_clock_start(void);
+
+/* --max-memory (memguard.c): the allocator hook that keeps the library's
+** memory under gib GiB (nothing when gib is 0); whether it refused an
+** allocation; the limit. */
+void cli_memory_guard(pp_ctx_params *cp, double gib);
+int cli_memory_refused(void);
+double cli_memory_limit_gib(void);
 double cli_clock_left(double limit_s);
 
 #endif

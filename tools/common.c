@@ -89,6 +89,9 @@ const struct cli_opt out_opts[] = {
 const struct cli_opt seed_opts[] = {
     {"--seed", CLI_SEED, COMMON(seed),
      .help = "--seed N      seed of random generators (default 1)"},
+    {"--max-memory", CLI_DOUBLE, COMMON(max_memory_gib), 1e-3, 1e6,
+     .help = "--max-memory GB  stop with an error, or fall back, before "
+             "the library holds more (default: no limit)"},
     {NULL}};
 
 const struct cli_opt help_opts[] = {

@@ -105,6 +105,7 @@ int main(int argc, char **argv)
   if ((ret = cli_parse(&tool, cmd, at, argc, argv, o)) == CLI_RUN) {
     pp_ctx_params_init(&cp);
     cp.seed = o->seed;
+    cli_memory_guard(&cp, o->max_memory_gib);
     if ((rc = pp_ctx_create(&cp, &ctx)))
       ret = cli_fail(NULL, rc);
     else {

@@ -173,7 +173,7 @@ pp_status ppi_kept_finish(pp_ctx *ctx, const struct space *sp,
                           int32_t *simulated, int *by_estimate)
 {
   int32_t i, n = *nkept;
-  bool all = true;
+  bool all = true, limited = false;
   pp_status rc = PP_OK;
   *simulated = 0;
   *by_estimate = 1;
@@ -197,6 +197,7 @@ pp_status ppi_kept_finish(pp_ctx *ctx, const struct space *sp,
       ** (a 16,384-device plan): the search is kept, all by the estimate */
       if (rc == PP_ECANCELED || rc == PP_ELIMIT || rc == PP_ENOMEM) {
         *cut = *cut || rc == PP_ECANCELED;
+        limited = rc != PP_ECANCELED;
         pp_ctx_clear_error(ctx);
         rc = PP_OK;
         all = false;
@@ -218,6 +219,6 @@ pp_status ppi_kept_finish(pp_ctx *ctx, const struct space *sp,
     ppi_cand_free(&kept[--*nkept]);
   for (i = 0; i < *nkept; i++)
     *simulated += kept[i].sim > 0;
-  *by_estimate = !sp->p->simulate || !all;
+  *by_estimate = limited ? 2 : !sp->p->simulate || !all;
   return PP_OK;
 }

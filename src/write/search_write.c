@@ -155,12 +155,12 @@ static void write_json(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
           ", \"fits\": %s,\n \"search\": {\"points\": %lld, \"pruned\": %lld, "
           "\"evaluated\": %lld, \"fitting\": %lld, \"madpipe\": %lld, "
           "\"timed_out\": %s, \"interrupted\": %s, \"simulated\": %d, "
-          "\"seconds\": ",
+          "\"by_estimate\": %d, \"seconds\": ",
           sum.nplans ? "true" : "false", (long long)sum.points,
           (long long)sum.pruned, (long long)sum.evaluated,
           (long long)sum.fitting, (long long)sum.madpipe,
           sum.timed_out ? "true" : "false", sum.interrupted ? "true" : "false",
-          (int)sum.simulated);
+          (int)sum.simulated, sum.by_estimate);
   ppi_json_num(f, sum.seconds);
   fputs("}", f);
   if (!sum.nplans && sum.closest_device >= 0) {
@@ -208,7 +208,12 @@ static void write_text(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
           sum.interrupted ? " (interrupted: the best plans found so far)"
           : sum.timed_out ? " (time limit reached: the search is incomplete)"
                           : "");
-  if (sum.nplans && sum.by_estimate && sum.timed_out)
+  if (sum.nplans && sum.by_estimate == 2)
+    fprintf(f,
+            "%d of the %d plans simulated before the simulator hit its size "
+            "limit or ran out of memory: all are ranked by the estimate\n",
+            (int)sum.simulated, (int)sum.nplans);
+  else if (sum.nplans && sum.by_estimate && sum.timed_out)
     fprintf(f,
             "%d of the %d plans simulated before the time ran out: all are "
             "ranked by the estimate\n",
