@@ -1209,7 +1209,12 @@ typedef struct pp_part_params {
   double allreduce_gbps;       /* its ring's bandwidth; 0: bandwidth_gbps */
   int32_t iterations;          /* madpipe: bisection steps on the period
                                   (Algorithm 1's K); default 10 */
-  double time_limit_s;         /* madpipe phase 2, per ILP; default 60 */
+  double time_limit_s;         /* madpipe: both phases, every ILP
+                                  included; default 60 */
+  const volatile sig_atomic_t *stop; /* madpipe: stops as at its time
+                                        limit once *stop is nonzero (a
+                                        signal handler may set it);
+                                        NULL (default): none */
   double period_cap_ms;        /* madpipe: stop (PP_ELIMIT) as soon as the
                                   period is known to exceed this (phase
                                   1's, or phase 2's walk up); 0 (default):
@@ -1271,6 +1276,9 @@ typedef struct pp_part_summary {
   double dag_layer_ms; /* the layer-level partition (the chain view's
                           exact min-max) priced with the operator-level
                           formula; 0 when there is none */
+  int timed_out;       /* madpipe: the time limit or params.stop ended
+                          it early: the best schedule found by then */
+  int interrupted;     /* madpipe: params.stop did */
 } pp_part_summary;
 pp_status pp_partition_summary(const pp_partition *pt, pp_part_summary *out);
 

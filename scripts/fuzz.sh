@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Build the libFuzzer harnesses (tests/fuzz/fuzz_reader.c) with clang,
+# Build the libFuzzer harnesses (tests/fuzz/fuzz_reader.c, one per
+# reader, and tests/fuzz/fuzz_options.c, the command line) with clang,
 # AddressSanitizer and UBSan, and run each on its seed corpus
 # (a folder per reader under tests/fuzz/corpus/) with the formats' dictionary: RUNS executions
 # (default 100000) or SECS seconds (default 300), whichever comes first,
@@ -16,7 +17,7 @@ cd "$(dirname "$0")/.."
 RUNS=${1:-100000}
 SECS=${2:-300}
 READERS="model_json pipedream cluster_json nvsmi nccl_xml rocm_smi nccl_tests
-plan_json calibration log stage_graph"
+plan_json calibration log stage_graph onnx runs spec options"
 if ! command -v clang >/dev/null 2>&1; then
   echo "fuzz.sh: needs clang (Debian: apt-get install clang)" >&2
   exit 2
@@ -32,14 +33,22 @@ status=0
 printf '%-14s %10s %8s %6s %8s\n' harness runs exec/s cov new
 for r in $READERS; do
   case $r in
-    model_json|cluster_json|plan_json|calibration|stage_graph)
+    model_json|cluster_json|plan_json|calibration|stage_graph|runs)
       dict=tests/fuzz/json.dict ;;
+    onnx) dict=tests/fuzz/onnx.dict ;;
+    spec) dict=tests/fuzz/spec.dict ;;
+    options) dict=tests/fuzz/options.dict ;;
     *) dict=tests/fuzz/text.dict ;;
   esac
+  # the option parser prints help and usage: dropped (libFuzzer keeps
+  # its own reports)
+  quiet=""
+  [ "$r" = options ] && quiet="-close_fd_mask=3"
   work=$(mktemp -d)
   log=build-fuzz/findings/$r.log
   if (cd build-fuzz/findings &&
-      "../fuzz_$r" -seed=1 -runs="$RUNS" -max_total_time="$SECS" \
+      # shellcheck disable=SC2086
+      "../fuzz_$r" $quiet -seed=1 -runs="$RUNS" -max_total_time="$SECS" \
         -timeout=10 -rss_limit_mb=2048 -dict="../../$dict" \
         -print_final_stats=1 -artifact_prefix="$r-" \
         "$work" "../../tests/fuzz/corpus/$r") >"$log" 2>&1; then

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "onnx_build.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,7 +91,10 @@ static void init(struct ob *o, const char *name, int type, int nd,
     o->ini[k].raw_data.len = n;
     o->ini[k].raw_data.data = o->raw[k];
   }
-  if (!strcmp(name, "shape")) { /* Reshape's target: [0 (copy N), 64] */
+  if (!strcmp(name, "shape") && type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT) {
+    float v[2] = {NAN, 64}; /* OB_NAN_SHAPE */
+    memcpy(o->raw[k], v, sizeof v);
+  } else if (!strcmp(name, "shape")) { /* Reshape's target: [0 (copy N), 64] */
     o->raw[k][8] = 64;
   }
   if (!strcmp(name, "W1") || !strcmp(name, "W1T")) { /* W1T = W1's transpose */
@@ -210,7 +214,10 @@ uint8_t *ob_build(enum ob_defect d, size_t *len)
   init(o, "W", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 4, w);
   init(o, "B", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1, b);
   if (d != OB_ALIASES)
-    init(o, "shape", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1, shp);
+    init(o, "shape",
+         d == OB_NAN_SHAPE ? ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+                           : ONNX__TENSOR_PROTO__DATA_TYPE__INT64,
+         1, shp);
   init(o, "W1", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, w1);
   init(o, "b1", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1, b1);
   init(o, "W2", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, w2);

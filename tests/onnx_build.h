@@ -29,6 +29,9 @@ enum ob_defect {
                        of W1: MatMul "tied" of h with W1T (W1's transposed
                        copy, an initializer of the same zero values) and
                        MatMul "tied2" of h with Transpose "w1_t" of W1 */
+  OB_NAN_SHAPE,     /* reshape's target shape a FLOAT initializer
+                       [NaN, 64] (fuzz_onnx's first finding: NaN to
+                       int64 in the constant reader, undefined) */
   OB_NDEFECT
 };
 

@@ -74,7 +74,8 @@ static int is_option(const char *a)
 ** starts its value. */
 static size_t name_len(const char *a)
 {
-  const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
+  /* a[0] first: "" has no a[1] (fuzz_options' first finding) */
+  const char *eq = a[0] == '-' && a[1] == '-' ? strchr(a, '=') : NULL;
   return eq ? (size_t)(eq - a) : strlen(a);
 }
 

@@ -162,7 +162,7 @@ static int run_partition(pp_ctx *ctx, void *opts)
   pp_part_summary sum;
   int32_t *devs = NULL, n = 0;
   pp_status rc;
-  int ret = 0;
+  int ret = 0, sig = 0;
 
   if (!o->c.model)
     return cli_usage("partition", "partition needs --model M");
@@ -200,20 +200,29 @@ static int run_partition(pp_ctx *ctx, void *opts)
     p.devices = devs;
   }
   p.time_limit_s = cli_clock_left(p.time_limit_s); /* since the start */
+  /* Ctrl-C or SIGTERM: MadPipe's best schedule so far, exit 128 + signal */
+  p.stop = cli_catch_stop();
   rc = pp_partition_chain(ctx, m, &p, &pt);
+  sig = (int)*p.stop;
   if (rc == PP_OK)
     rc = pp_partition_write(ctx, pt, o->c.json, stdout);
   if (rc == PP_OK && o->c.out)
     rc = pp_partition_write_stage_graph(ctx, pt, o->c.out, NULL);
   if (rc) {
     ret = cli_fail(ctx, rc);
+    if (sig) /* stopped before any schedule: said, and 128 + signal */
+      ret = 128 + sig;
     goto done;
   }
   if ((rc = pp_partition_summary(pt, &sum)))
     ret = cli_fail(ctx, rc);
+  else if (sig)
+    ret = 128 + sig;
   else if (!sum.fits)
     ret = 3;
 done:
+  if (p.stop && (sig = cli_release_stop()) && !ret)
+    ret = 128 + sig; /* arrived while writing: the outputs are complete */
   free(devs);
   pp_partition_destroy(pt);
   pp_cluster_destroy(c);

@@ -108,6 +108,16 @@ static pp_status wait(struct onnx_run *r, size_t j, bool *done, const char *fmt,
   return PP_OK;
 }
 
+/* A double as int64: NaN 0, saturated beyond int64's range (the cast is
+** undefined there). */
+static int64_t to_i64(double v)
+{
+  return v != v         ? 0
+         : v >= 9.2e18  ? INT64_MAX
+         : v <= -9.2e18 ? INT64_MIN
+                        : (int64_t)v;
+}
+
 /* ---- values ------------------------------------------------------------ */
 
 static pp_status alloc_values(struct onnx_run *r, struct otensor *t)
@@ -222,9 +232,7 @@ pp_status ppi_onnx_tensor_values(struct onnx_run *r,
     if (tp->raw_data.len && !is_f)
       t->iv[i] = v;
     else
-      t->iv[i] = d >= 9.2e18    ? INT64_MAX
-                 : d <= -9.2e18 ? INT64_MIN
-                                : (int64_t)d;
+      t->iv[i] = to_i64(d); /* NaN too: fuzz_onnx's first finding */
   }
   return PP_OK;
 }
@@ -471,14 +479,6 @@ static double apply1(const char *op, double a)
 }
 
 /* v as int64, clamped; NaN as 0. */
-static int64_t to_i64(double v)
-{
-  return v != v         ? 0
-         : v >= 9.2e18  ? INT64_MAX
-         : v <= -9.2e18 ? INT64_MIN
-                        : (int64_t)v;
-}
-
 static void store(struct otensor *o, int64_t i, double v)
 {
   bool isint = !ppi_onnx_is_float(o->type);
@@ -944,6 +944,11 @@ static pp_status i_reshape(struct node *x, bool *done)
                   "is computed from tensors whose values parplan does not "
                   "know",
                   x->n->input[1]);
+    if (ppi_onnx_is_float(s->type)) /* ONNX: Reshape's shape is int64 */
+      return ifail(x->r, x->j,
+                   "input 1 ('%s', the target shape) is a floating-point "
+                   "tensor; ONNX's Reshape takes int64",
+                   x->n->input[1]);
     n = (int)s->elems;
     if (n > MAXD)
       return ifail(x->r, x->j, "the target shape has %d dimensions", n);

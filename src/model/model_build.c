@@ -60,6 +60,7 @@ struct pp_model_builder {
   struct ppi_vec ops, edges, keys, times, tps, hyper;
   struct ppi_vec parts; /* struct part_rec */
   struct ppi_strmap names;
+  struct ppi_strmap keymap; /* find_key's index: key_text -> keys index */
   bool failed; /* an add failed: finish refuses */
 };
 
@@ -117,6 +118,7 @@ pp_status pp_model_builder_create(pp_ctx *ctx, const char *name,
   ppi_vec_init(&b->hyper, sizeof(struct hyper_rec));
   ppi_vec_init(&b->parts, sizeof(struct part_rec));
   ppi_strmap_init(&b->names);
+  ppi_strmap_init(&b->keymap);
   *out = b;
   if (!m->name || !m->source) {
     pp_model_builder_destroy(b);
@@ -140,6 +142,7 @@ void pp_model_builder_destroy(pp_model_builder *b)
   ppi_vec_free(ctx, &b->hyper);
   ppi_vec_free(ctx, &b->parts);
   ppi_strmap_free(ctx, &b->names);
+  ppi_strmap_free(ctx, &b->keymap);
   if (b->m)
     pp_model_destroy(b->m);
   ppi_free(ctx, b, sizeof *b);
@@ -420,17 +423,16 @@ pp_status pp_model_builder_add_edge(pp_model_builder *b, int32_t from,
   return rc;
 }
 
-static int32_t find_key(pp_model_builder *b, const char *type, int32_t tp,
-                        int32_t mbs)
+/* A table key as text, "tp mbs T<type>" or "tp mbs N" (no type): the
+** index of the tables by key, so that a model with many tables (one
+** per micro-batch size, say) is read in linear time, not keys x times
+** (a fuzz finding).  buf holds PP_MAX_NAME + 48 bytes (the type passed
+** ppi_name_problem). */
+static void key_text(char *buf, size_t cap, const char *type, int32_t tp,
+                     int32_t mbs)
 {
-  size_t i;
-  for (i = 0; i < b->keys.n; i++) {
-    const struct table_key *k = &PPI_VEC_AT(&b->keys, struct table_key, i);
-    if (k->tp == tp && k->mbs == mbs &&
-        (k->type == type || (k->type && type && !strcmp(k->type, type))))
-      return (int32_t)i;
-  }
-  return -1;
+  snprintf(buf, cap, "%ld %ld %c%s", (long)tp, (long)mbs, type ? 'T' : 'N',
+           type ? type : "");
 }
 
 pp_status pp_model_builder_add_time(pp_model_builder *b, int32_t op,
@@ -466,17 +468,23 @@ pp_status pp_model_builder_add_time(pp_model_builder *b, int32_t op,
                  "is not finite",
                  nm, (int)op);
   t.op = op;
-  t.table = find_key(b, type, tp, mbs);
-  if (t.table < 0) {
-    struct table_key k;
-    k.type = type ? ppi_arena_strdup(&b->m->arena, b->ctx, type) : NULL;
-    k.tp = tp;
-    k.mbs = mbs;
-    if (type && !k.type)
-      return b->failed = true, b->ctx->err;
-    t.table = (int32_t)b->keys.n;
-    if ((rc = ppi_vec_push(b->ctx, &b->keys, &k)) != PP_OK)
-      return b->failed = true, rc;
+  {
+    char kt[PP_MAX_NAME + 48];
+    key_text(kt, sizeof kt, type, tp, mbs);
+    t.table = ppi_strmap_get(&b->keymap, kt);
+    if (t.table < 0) {
+      struct table_key k;
+      const char *kc = ppi_arena_strdup(&b->m->arena, b->ctx, kt);
+      k.type = type ? ppi_arena_strdup(&b->m->arena, b->ctx, type) : NULL;
+      k.tp = tp;
+      k.mbs = mbs;
+      if (!kc || (type && !k.type))
+        return b->failed = true, b->ctx->err;
+      t.table = (int32_t)b->keys.n;
+      if ((rc = ppi_vec_push(b->ctx, &b->keys, &k)) != PP_OK ||
+          (rc = ppi_strmap_put(b->ctx, &b->keymap, kc, t.table, NULL)))
+        return b->failed = true, rc;
+    }
   }
   t.fwd = fwd_ms;
   t.bwd = bwd_ms;

@@ -192,10 +192,14 @@ struct ppi_madpipe {
   int64_t labels;      /* DP labels kept */
   int ilp;             /* phase 2: 1 optimal, 2 feasible (limit), 0 none */
   int fits;
+  int cut;             /* the stop (time or flag) ended it early: the best
+                          pattern found by then */
 };
+/* stop bounds the whole of it (both phases, every ILP). */
 PP_INTERNAL pp_status ppi_part_madpipe(pp_ctx *ctx, struct ppi_arena *ar,
                                        const struct ppi_chain *c, int32_t P,
-                                       int32_t iterations, double time_limit,
+                                       int32_t iterations,
+                                       const struct ppi_stop *stop,
                                        int max_nodes, double period_cap,
                                        struct ppi_madpipe *out);
 /* Phase 1's question alone (for the tests): is there an allocation of
@@ -223,6 +227,8 @@ struct ppi_ilp_in {
   int max_nodes;
   int minimize; /* 1: the least memory; 0: any pattern that fits (faster:
                    no optimality proof) */
+  const struct ppi_stop *stop; /* NULL: none; else the solve ends within
+                                  one branch-and-bound node of it */
 };
 PP_INTERNAL pp_status ppi_ilp_pattern(pp_ctx *ctx, const struct ppi_ilp_in *in,
                                       int32_t *n_out, double *sig, int *status);

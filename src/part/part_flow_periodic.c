@@ -60,6 +60,8 @@ pp_status ppi_part_flow_periodic(const struct ppi_part_job *j,
   pt->sum.objective_ms = r.period;
   pt->sum.work = r.labels;
   pt->sum.exact = 0; /* MadPipe is a heuristic ([MadPipe]) */
+  pt->sum.timed_out = r.cut;
+  pt->sum.interrupted = r.cut && p->stop && *p->stop;
   for (s = 0; s < r.N; s++)
     pt->st[s].time_ms = pt->st[s].compute_ms;
   /* memory per processor: the special one holds several stages */

@@ -310,7 +310,7 @@ static pp_status ilp_at(pp_ctx *ctx, struct ppi_ilp_in *in, double T,
 ** count is 1, so the search ends), then 6 bisection steps back down.
 ** With a period cap (the planner's), the walk stops past it. */
 static pp_status phase2(pp_ctx *ctx, struct ppi_arena *ar,
-                        const struct ppi_chain *c, double time_limit,
+                        const struct ppi_chain *c, const struct ppi_stop *stop,
                         int max_nodes, double period_cap,
                         struct ppi_madpipe *out)
 {
@@ -360,12 +360,26 @@ static pp_status phase2(pp_ctx *ctx, struct ppi_arena *ar,
   in.abar = abar;
   in.room = room;
   in.scale = 1e6;
-  in.time_limit = time_limit;
+  /* TUNING: each ILP's own limit, within the stop's: CBC's 60 s default
+  ** of the library; the node limit binds first on the profiles tried
+  ** (max_nodes), which keeps results deterministic */
+  in.time_limit = 60;
   in.max_nodes = max_nodes;
+  in.stop = stop;
   T = out->period;
   lo = T;
   for (;;) {
-    if ((rc = ilp_at(ctx, &in, T, n, sig, &st)))
+    if (ppi_stopped(stop) ||
+        ((rc = ilp_at(ctx, &in, T, n, sig, &st)) == PP_OK && st == -2)) {
+      out->cut = 1; /* no pattern yet: nothing to give */
+      rc = ppi_fail(ctx, PP_ECANCELED,
+                    "madpipe: stopped (the time limit, or an interrupt) "
+                    "before phase 2 found a schedule that fits, at a period "
+                    "of %.6g ms",
+                    T);
+      goto done;
+    }
+    if (rc)
       goto done;
     if (st > 0)
       break;
@@ -398,8 +412,13 @@ static pp_status phase2(pp_ctx *ctx, struct ppi_arena *ar,
   ** each is an ILP, and 6 halve the 5% step to under 0.1% (ffad48c) */
   for (it = 0; it < 6 && hi > lo * (1 + 1e-4); it++) {
     double mid = (lo + hi) / 2;
+    if (ppi_stopped(stop)) { /* the best period found so far */
+      out->cut = 1;
+      break;
+    }
     if ((rc = ilp_at(ctx, &in, mid, n, sig, &st)))
       goto done;
+    out->cut = out->cut || st == -2 || (st == 2 && ppi_stopped(stop));
     if (st > 0) {
       hi = mid;
       memcpy(out->inflight, n, (size_t)N * sizeof *n);
@@ -419,8 +438,9 @@ done:
 
 /* Phase 1 in one memory mode, then phase 2. */
 static pp_status attempt(struct mrun *r, struct ppi_arena *ar,
-                         int32_t iterations, double time_limit, int max_nodes,
-                         double period_cap, struct ppi_madpipe *out)
+                         int32_t iterations, const struct ppi_stop *stop,
+                         int max_nodes, double period_cap,
+                         struct ppi_madpipe *out)
 {
   pp_ctx *ctx = r->ctx;
   const struct ppi_chain *c = r->c;
@@ -457,6 +477,10 @@ static pp_status attempt(struct mrun *r, struct ppi_arena *ar,
   ** ends are within 1e-9: closer periods differ by rounding only */
   for (it = 0; it < iterations && hi > lo * (1 + 1e-9); it++) {
     double mid = (lo + hi) / 2;
+    if (ppi_stopped(stop)) { /* the best target found so far */
+      out->cut = 1;
+      break;
+    }
     if ((rc = feasible(r, mid, &term, &ok)))
       return rc;
     if (ok)
@@ -502,13 +526,14 @@ static pp_status attempt(struct mrun *r, struct ppi_arena *ar,
     ppi_free(ctx, scratch, sz);
     ppi_free(ctx, grp, (size_t)2 * out->N * sizeof *grp);
   }
-  return phase2(ctx, ar, c, time_limit, max_nodes, period_cap, out);
+  return phase2(ctx, ar, c, stop, max_nodes, period_cap, out);
 }
 
 pp_status ppi_part_madpipe(pp_ctx *ctx, struct ppi_arena *ar,
                            const struct ppi_chain *c, int32_t P,
-                           int32_t iterations, double time_limit, int max_nodes,
-                           double period_cap, struct ppi_madpipe *out)
+                           int32_t iterations, const struct ppi_stop *stop,
+                           int max_nodes, double period_cap,
+                           struct ppi_madpipe *out)
 {
   struct mrun r;
   int32_t l;
@@ -529,7 +554,7 @@ pp_status ppi_part_madpipe(pp_ctx *ctx, struct ppi_arena *ar,
   /* the paper's optimistic count for the special processor first; when
   ** phase 2 finds no pattern that fits, its pessimistic one */
   for (r.pessimistic = 0; r.pessimistic < 2; r.pessimistic++) {
-    rc = attempt(&r, ar, iterations, time_limit, max_nodes, period_cap, out);
+    rc = attempt(&r, ar, iterations, stop, max_nodes, period_cap, out);
     kept += r.kept;
     if (rc == PP_EINPUT || (rc == PP_OK && !out->fits))
       continue;

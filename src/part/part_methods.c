@@ -166,8 +166,11 @@ static pp_status amp_original(const struct ppi_part_job *j, bool mem,
 static pp_status madpipe(const struct ppi_part_job *j, struct ppi_madpipe *r)
 {
   const pp_part_params *p = j->p;
-  return ppi_part_madpipe(j->ctx, j->tmp, j->c, p->stages, p->iterations,
-                          p->time_limit_s, p->max_nodes, p->period_cap_ms, r);
+  struct ppi_stop st;
+  st.deadline = ppi_now_s() + p->time_limit_s;
+  st.flag = p->stop;
+  return ppi_part_madpipe(j->ctx, j->tmp, j->c, p->stages, p->iterations, &st,
+                          p->max_nodes, p->period_cap_ms, r);
 }
 
 static pp_status pipedream_star(const struct ppi_part_job *j,

@@ -37,6 +37,15 @@
 ** counts and one binary per pair of operations sharing a resource; CBC
 ** is exponential in the worst case, so the solve has a time limit and a
 ** node limit (the node limit keeps results deterministic).
+**
+** Stopping: CBC's C interface has no stop call, and its own time limit
+** is fixed when the solve starts.  A cut generator called at every
+** branch-and-bound node (Cbc_addCutCallback) reads the caller's stop
+** (its deadline or the flag a Ctrl-C sets) and, once it says stop, adds
+** the contradictory pair x_0 >= 1, x_0 <= 0 at every node: each node's
+** LP becomes infeasible, the tree empties within a node, and the solve
+** returns its best pattern so far, which is reported as not proven
+** (status 2), or none (status -2).
 */
 #include "part/part.h"
 
@@ -49,7 +58,23 @@ struct ilp {
   Cbc_Model *m;
   int ncol;
   double T;
+  const struct ppi_stop *stop;
+  int cut; /* the stop cut the tree */
 };
+
+/* The stop as a cut generator (header). */
+static void stop_cuts(void *osi, void *cuts, void *app)
+{
+  struct ilp *x = app;
+  int idx = 0;
+  double one = 1;
+  (void)osi;
+  if (!x->cut && !ppi_stopped(x->stop))
+    return;
+  x->cut = 1;
+  OsiCuts_addRowCut(cuts, 1, &idx, &one, 'G', 1);
+  OsiCuts_addRowCut(cuts, 1, &idx, &one, 'L', 0);
+}
 
 static int col(struct ilp *x, double lb, double ub, int integer)
 {
@@ -174,8 +199,15 @@ pp_status ppi_ilp_pattern(pp_ctx *ctx, const struct ppi_ilp_in *in,
     if (cnt > 0)
       Cbc_addRow(x.m, "", cnt, mcol, mco, 'L', in->room[k] / in->scale);
   }
-  Cbc_setMaximumSeconds(x.m, in->time_limit);
+  {
+    double left = ppi_stop_left(in->stop);
+    Cbc_setMaximumSeconds(x.m, left < in->time_limit ? left : in->time_limit);
+  }
   Cbc_setMaximumNodes(x.m, in->max_nodes);
+  if (in->stop) {
+    x.stop = in->stop;
+    Cbc_addCutCallback(x.m, stop_cuts, "parplan-stop", &x);
+  }
   Cbc_solve(x.m);
   if (Cbc_bestSolution(x.m) && !Cbc_isProvenInfeasible(x.m)) {
     const double *sol = Cbc_bestSolution(x.m);
@@ -196,7 +228,9 @@ pp_status ppi_ilp_pattern(pp_ctx *ctx, const struct ppi_ilp_in *in,
         sig[4 * i + j] = y < 0 && y > -1e-6 ? 0 : y;
       }
     }
-    *status = Cbc_isProvenOptimal(x.m) ? 1 : 2;
+    *status = Cbc_isProvenOptimal(x.m) && !x.cut ? 1 : 2;
+  } else if (x.cut) {
+    *status = -2; /* the stop ended it before any pattern */
   } else if (!Cbc_isProvenInfeasible(x.m)) {
     *status = -1; /* a limit stopped it before any pattern */
   }

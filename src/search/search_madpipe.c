@@ -87,9 +87,11 @@ static pp_status try_madpipe(struct worker *w, const struct point *pt,
   if (isfinite(w->mp_cap))
     pa.period_cap_ms = w->mp_cap / (double)gas;
   pa.max_nodes = MADPIPE_NODES;
+  pa.stop = w->stop.flag; /* Ctrl-C ends the ILP within a node */
   rc = pp_partition_chain(&w->ctx, sp->m, &pa, &part);
   if (rc) {
-    if (ppi_search_skippable(rc)) {
+    if (ppi_search_skippable(rc) || rc == PP_ECANCELED) {
+      w->timed_out = w->timed_out || rc == PP_ECANCELED;
       pp_ctx_clear_error(&w->ctx);
       rc = PP_OK;
     }
@@ -97,6 +99,7 @@ static pp_status try_madpipe(struct worker *w, const struct point *pt,
   }
   w->madpipe++;
   pp_partition_summary(part, &ps);
+  w->timed_out = w->timed_out || ps.timed_out;
   if (!ps.fits) {
     pp_partition_destroy(part);
     return PP_OK;

@@ -97,8 +97,11 @@ static void write_json(FILE *f, const struct ppi_part_view *v)
     fputs(i ? ",\n  " : "\n  ", f);
     json_stage(f, &v->st[i]);
   }
-  fprintf(
-      f, "],\n \"search\": {\"work\": %lld, \"seconds\": ", (long long)s->work);
+  fprintf(f,
+          "],\n \"search\": {\"work\": %lld, \"timed_out\": %s, "
+          "\"interrupted\": %s, \"seconds\": ",
+          (long long)s->work, s->timed_out ? "true" : "false",
+          s->interrupted ? "true" : "false");
   ppi_json_num(f, s->seconds);
   fputs("}}\n", f);
 }
@@ -153,7 +156,11 @@ static void write_text(FILE *f, const struct ppi_part_view *v)
   if (s->lower_bound_ms > 0)
     fprintf(f, "; lower bound %.3f ms (gap %.1f%%)", s->lower_bound_ms,
             100 * (s->objective_ms / s->lower_bound_ms - 1));
-  fprintf(f, "; %.3g s\n", s->seconds);
+  fprintf(f, "; %.3g s%s\n", s->seconds,
+          s->interrupted ? " (interrupted: the best schedule found so far)"
+          : s->timed_out ? " (time limit reached: the best schedule found "
+                           "in time)"
+                         : "");
   if (s->sim_period_ms > 0)
     fprintf(f,
             "simulated: %.3f ms per micro-batch in steady state (%+.2f%% of "

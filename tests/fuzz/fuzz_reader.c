@@ -11,12 +11,21 @@
 ** The readers take the text from memory (no file system), with the
 ** library's own limits; the plan reader gets the built-in gpt2-amp model
 ** and amp-het-cluster cluster to resolve names and is then checked
-** (pp_plan_check), as evaluate does.
+** (pp_plan_check), as evaluate does.  The spec harness gives its text to
+** pp_model_load and pp_cluster_load (a model or cluster generator spec,
+** "transformer:layers=2,hidden=64", "hier:2x4,gpu=H100"; texts with a
+** '/' would name files elsewhere and are skipped) under a 64 MiB
+** allocator limit: a spec within the documented limits may still need
+** more (a 16,384-GPU cluster's bandwidth matrix is 2 GiB), and must then
+** fail cleanly with PP_ENOMEM, which exercises every generator's
+** out-of-memory path.  The option parser has its own harness,
+** fuzz_options.c.
 */
 #include "parplan.h"
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* FUZZ_READER's values (CMakeLists.txt numbers PARPLAN_FUZZ_READERS in
@@ -32,6 +41,9 @@
 #define CALIBRATION 9
 #define LOG 10
 #define STAGE_GRAPH 11
+#define ONNX 12
+#define RUNS 13
+#define SPEC 14
 
 #ifndef FUZZ_READER
 #error "define FUZZ_READER: one of the readers above"
@@ -39,12 +51,44 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+#if FUZZ_READER == SPEC
+/* The spec harness's allocator: the C library's, refusing what would
+** take the library past 64 MiB (sizes are exact, parplan.h). */
+static size_t held;
+
+static void *capped(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  size_t old = ptr ? osize : 0;
+  void *q;
+  (void)ud;
+  if (nsize == 0) {
+    free(ptr);
+    held -= old;
+    return NULL;
+  }
+  if (nsize > old && held + (nsize - old) > ((size_t)64 << 20))
+    return NULL;
+  if (!(q = realloc(ptr, nsize)))
+    return NULL;
+  held += nsize - old;
+  return q;
+}
+#endif
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   const char *text = (const char *)data;
   pp_ctx *ctx = NULL;
+#if FUZZ_READER == SPEC
+  pp_ctx_params cp;
+  pp_ctx_params_init(&cp);
+  cp.alloc = capped;
+  if (pp_ctx_create(&cp, &ctx) != PP_OK)
+    return 0;
+#else
   if (pp_ctx_create(NULL, &ctx) != PP_OK)
     return 0;
+#endif
 #if FUZZ_READER == MODEL_JSON || FUZZ_READER == PIPEDREAM
   {
     pp_model *m = NULL;
@@ -109,6 +153,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pp_stage_graph *g = NULL;
     pp_stage_graph_read_json(ctx, text, size, "stages.json", &g);
     pp_stage_graph_destroy(g);
+  }
+#elif FUZZ_READER == ONNX
+  {
+    pp_model *m = NULL;
+    (void)text; /* binary: the bytes as they are */
+    pp_model_read_onnx(ctx, data, size, "model.onnx", NULL, &m);
+    pp_model_destroy(m);
+  }
+#elif FUZZ_READER == RUNS
+  {
+    pp_runs *r = NULL;
+    pp_runs_read_json(ctx, text, size, "RUNS.json", &r);
+    pp_runs_destroy(r);
+  }
+#elif FUZZ_READER == SPEC
+  /* first line the model spec, the rest the cluster spec */
+  (void)text;
+  if (size < 256 && !memchr(data, '/', size) && !memchr(data, 0, size)) {
+    char buf[256], *nl;
+    pp_model *m = NULL;
+    pp_cluster *c = NULL;
+    memcpy(buf, data, size);
+    buf[size] = '\0';
+    if ((nl = strchr(buf, '\n')))
+      *nl = '\0';
+    if (buf[0])
+      pp_model_load(ctx, buf, &m);
+    pp_ctx_clear_error(ctx);
+    if (nl && nl[1])
+      pp_cluster_load(ctx, nl + 1, &c);
+    pp_model_destroy(m);
+    pp_cluster_destroy(c);
   }
 #else
 #error "unknown FUZZ_READER"
