@@ -15,7 +15,7 @@
 ** pp_model_load and pp_cluster_load (a model or cluster generator spec,
 ** "transformer:layers=2,hidden=64", "hier:2x4,gpu=H100"; texts with a
 ** '/' would name files elsewhere and are skipped) under a 64 MiB
-** allocator limit: a spec within the documented limits may still need
+** allocator limit (the tool's --max-memory hook, tools/memguard.c): a spec within the documented limits may still need
 ** more (a 16,384-GPU cluster's bandwidth matrix is 2 GiB), and must then
 ** fail cleanly with PP_ENOMEM, which exercises every generator's
 ** out-of-memory path.  The option parser has its own harness,
@@ -25,7 +25,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* FUZZ_READER's values (CMakeLists.txt numbers PARPLAN_FUZZ_READERS in
@@ -52,27 +51,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #if FUZZ_READER == SPEC
-/* The spec harness's allocator: the C library's, refusing what would
-** take the library past 64 MiB (sizes are exact, parplan.h). */
-static size_t held;
-
-static void *capped(void *ud, void *ptr, size_t osize, size_t nsize)
-{
-  size_t old = ptr ? osize : 0;
-  void *q;
-  (void)ud;
-  if (nsize == 0) {
-    free(ptr);
-    held -= old;
-    return NULL;
-  }
-  if (nsize > old && held + (nsize - old) > ((size_t)64 << 20))
-    return NULL;
-  if (!(q = realloc(ptr, nsize)))
-    return NULL;
-  held += nsize - old;
-  return q;
-}
+/* the tool's --max-memory hook (tools/memguard.c, linked in) */
+void cli_memory_guard(pp_ctx_params *cp, double gib);
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -82,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #if FUZZ_READER == SPEC
   pp_ctx_params cp;
   pp_ctx_params_init(&cp);
-  cp.alloc = capped;
+  cli_memory_guard(&cp, 1.0 / 16); /* 64 MiB */
   if (pp_ctx_create(&cp, &ctx) != PP_OK)
     return 0;
 #else
