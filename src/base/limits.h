@@ -215,13 +215,21 @@
 #define PPI_TEXT_GANTT_MAX_DEVICES 64
 #define PPI_GANTT_MAX_ROWS 4096
 
-/* TUNING: the most path-tree entries (devices x vertices) a cluster with
-** a link graph keeps (4 bytes each, 128 MiB), built on the first pricing
-** that needs paths (cluster_paths.c): every evaluation under an engine
-** routes its reductions' hops, and routing per evaluation made planning
-** on 256 linked GPUs 16x slower.  The table costs 75 MiB and about 2 s
-** to build for 4,096 GPUs; past this size (about 5,600 GPUs on a
-** two-level fabric) the paths are routed per evaluation. */
+/* TUNING: the most entries a cluster with a link graph keeps for its
+** paths (4 bytes each, 128 MiB): under hop routing, the path trees
+** (devices x vertices), built on the first pricing that needs paths;
+** under widest routing, the pair index (devices^2, about 5,790 GPUs at
+** most) and, separately, the pool of the routed pairs' paths, both
+** filled as pairs are routed (cluster_paths.c).  Every evaluation under
+** an engine routes its reductions' hops: routing each again made
+** planning GPT-Neo-2.7B on 512 linked GPUs 1.9x slower (19.7 s against
+** 10.2 s with the cache, one thread). */
 #define PPI_ROUTE_CACHE_MAX 33554432.0
+/* The pool of routed paths: up to PPI_PATH_CHUNKS chunks of
+** PPI_PATH_CHUNK ints (4 MiB each; 128 MiB in all, PPI_ROUTE_CACHE_MAX),
+** allocated as they fill; a pair routed once the pool is full is
+** routed again on every use. */
+#define PPI_PATH_CHUNK (1 << 20)
+#define PPI_PATH_CHUNKS 32
 
 #endif /* PP_LIMITS_H */

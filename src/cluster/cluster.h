@@ -10,6 +10,7 @@
 #include "base/pp_int.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 /* ---- the cluster ------------------------------------------------------ */
 
@@ -42,6 +43,15 @@ struct pp_cluster {
   int32_t *route_tree;
   int route_state;
   pthread_mutex_t route_lock;
+  /* widest routing: the paths of the pairs routed so far, shared by
+  ** every evaluation and thread (cluster_paths.c): pair_path[i * ndev +
+  ** j] is -1 (not yet) or the index in the pool of [n, resources...];
+  ** written under route_lock, read without it (release / acquire).
+  ** NULL when ndev^2 passes PPI_ROUTE_CACHE_MAX. */
+  _Atomic int32_t *pair_path;
+  int32_t *path_pool[PPI_PATH_CHUNKS]; /* chunks of PPI_PATH_CHUNK ints */
+  int64_t path_used;                   /* ints of the pool in use */
+  int pair_state;                      /* 0: not set up, 1: set up */
 
   struct ppi_strmap devmap; /* devices and switches by name */
   struct ppi_strmap typemap;

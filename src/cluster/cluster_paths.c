@@ -31,7 +31,11 @@
 ** table, so 16,384 GPUs route as fast as 16 (a Dijkstra tree per
 ** source, the earlier design, took O((V + L) log L) per source and
 ** 92% of a 8,192-GPU plan).  Scratch: seven arrays of V entries per
-** ppi_routes, reset by a generation stamp, not cleared.
+** ppi_routes, reset by a generation stamp, not cleared.  Each routed
+** pair's path is kept in the cluster (up to 5,790 GPUs and 128 MiB of
+** paths, PPI_ROUTE_CACHE_MAX), shared by every evaluation and thread:
+** every evaluation routes its reductions' hops again, O(hops) per route
+** once kept.
 ** Exact: tests/test_cluster_route.c compares it with every simple path
 ** of small random graphs.
 **
@@ -81,6 +85,56 @@ static pp_status fill_table(pp_ctx *ctx, struct ppi_routes *rt,
   return rc;
 }
 
+/* The pair index of the routed paths' cache (cluster.h, pair_path),
+** once per cluster, under its lock: every pair unknown. */
+static pp_status pair_index(pp_ctx *ctx, struct pp_cluster *c)
+{
+  size_t np = (size_t)c->ndev * (size_t)c->ndev, k;
+  c->pair_state = 1;
+  if ((double)np > PPI_ROUTE_CACHE_MAX)
+    return PP_OK; /* too large: every route computed on use */
+  if (!(c->pair_path = ppi_arena_alloc(&c->arena, ctx, np,
+                                       sizeof *c->pair_path)))
+    return ctx->err;
+  for (k = 0; k < np; k++)
+    atomic_init(&c->pair_path[k], -1);
+  return PP_OK;
+}
+
+/* Keep the path of (i, j) in the cluster's pool, unless the pool is full
+** or another thread kept it first. */
+static void pair_keep(pp_ctx *ctx, struct pp_cluster *c, int32_t i, int32_t j,
+                      const int32_t *res, int32_t n)
+{
+  size_t k = (size_t)i * (size_t)c->ndev + (size_t)j;
+  int64_t at, chunk;
+  pthread_mutex_lock(&c->route_lock);
+  at = c->path_used;
+  chunk = at / PPI_PATH_CHUNK;
+  if (atomic_load_explicit(&c->pair_path[k], memory_order_relaxed) >= 0 ||
+      n + 1 > PPI_PATH_CHUNK)
+    goto out;
+  if (at % PPI_PATH_CHUNK + n + 1 > PPI_PATH_CHUNK) { /* the next chunk */
+    chunk++;
+    at = chunk * PPI_PATH_CHUNK;
+  }
+  if (chunk >= PPI_PATH_CHUNKS)
+    goto out; /* full */
+  if (!c->path_pool[chunk] &&
+      !(c->path_pool[chunk] = ppi_arena_alloc(&c->arena, ctx, PPI_PATH_CHUNK,
+                                              sizeof(int32_t)))) {
+    pp_ctx_clear_error(ctx); /* a cache: routing goes on without it */
+    goto out;
+  }
+  c->path_pool[chunk][at % PPI_PATH_CHUNK] = n;
+  memcpy(c->path_pool[chunk] + at % PPI_PATH_CHUNK + 1, res,
+         (size_t)n * sizeof *res);
+  c->path_used = at + n + 1;
+  atomic_store_explicit(&c->pair_path[k], (int32_t)at, memory_order_release);
+out:
+  pthread_mutex_unlock(&c->route_lock);
+}
+
 pp_status ppi_routes_init(pp_ctx *ctx, struct ppi_routes *rt,
                           const struct pp_cluster *c)
 {
@@ -122,6 +176,13 @@ pp_status ppi_routes_init(pp_ctx *ctx, struct ppi_routes *rt,
     }
     if (!(rt->good = ppi_calloc(ctx, n, sizeof *rt->good)))
       rc = PP_ENOMEM;
+    if (!rc) {
+      struct pp_cluster *mc = (struct pp_cluster *)c;
+      pthread_mutex_lock(&mc->route_lock);
+      if (!mc->pair_state)
+        rc = pair_index(ctx, mc);
+      pthread_mutex_unlock(&mc->route_lock);
+    }
     goto done;
   }
   if (!(rt->tree = ppi_calloc(ctx, (size_t)c->ndev, sizeof *rt->tree))) {
@@ -380,8 +441,30 @@ pp_status ppi_route_path(pp_ctx *ctx, struct ppi_routes *rt, int32_t i,
   *n = 0;
   if (!c->has_links || i == j)
     return PP_OK;
-  if (c->routing == PP_ROUTE_WIDEST)
-    return pair_route(ctx, rt, i, j, res, cap, n);
+  if (c->routing == PP_ROUTE_WIDEST) {
+    struct pp_cluster *mc = (struct pp_cluster *)c; /* its cache */
+    if (c->pair_path) {
+      int32_t at = atomic_load_explicit(
+          &c->pair_path[(size_t)i * (size_t)c->ndev + (size_t)j],
+          memory_order_acquire);
+      if (at >= 0) {
+        const int32_t *p =
+            c->path_pool[at / PPI_PATH_CHUNK] + at % PPI_PATH_CHUNK;
+        if (p[0] > cap)
+          return ppi_fail(ctx, PP_EINTERNAL,
+                          "route from device %d to %d: too long", (int)i,
+                          (int)j);
+        memcpy(res, p + 1, (size_t)p[0] * sizeof *res);
+        *n = p[0];
+        return PP_OK;
+      }
+    }
+    if ((rc = pair_route(ctx, rt, i, j, res, cap, n)))
+      return rc;
+    if (c->pair_path)
+      pair_keep(ctx, mc, i, j, res, *n);
+    return PP_OK;
+  }
   if (rt->table)
     tr = rt->table + (size_t)i * rt->nvert;
   else {
