@@ -16,6 +16,11 @@
 **   seed), unit() in [0, 1) from the top 53 bits;
 ** - name.c: UTF-8 sequences (overlong, surrogate, past U+10FFFF,
 **   truncated), the name rule's messages, the repair of bad bytes;
+** - arena.c: a request far larger than the chunks gets a chunk of its
+**   own and does not set the next chunk's size (a 64 MiB block then 1,000
+**   small ones cost 64 MiB and one 64 KiB chunk, not 192 MiB; issue 22),
+**   the small ones still fill the current chunk, every block zeroed and
+**   16-byte aligned;
 ** - textio.c: numbers that read back exactly and print shortest,
 **   JSON strings, byte sizes, path stems, whole-file reads and atomic
 **   writes (a failed write leaves no file behind).
@@ -103,6 +108,38 @@ static void t_strbuf_nomem(void **state)
   assert_string_equal(b.s, "abc");
   ppi_sb_free(&b);
   pp_ctx_clear_error(f->ctx);
+}
+
+/* ---- arena.c ------------------------------------------------------------ */
+
+static void t_arena(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  struct ppi_arena ar;
+  size_t big = (size_t)64 << 20, i;
+  unsigned char *b, *first, *p;
+  ppi_arena_init(&ar, ppi_ctx_alloc(ctx));
+  first = ppi_arena_alloc(&ar, ctx, 100, 1);
+  assert_non_null(first);
+  assert_int_equal(ar.bytes, 64 * 1024);
+  b = ppi_arena_alloc(&ar, ctx, big, 1);
+  assert_non_null(b);
+  assert_int_equal(ar.bytes, 64 * 1024 + big); /* exactly its size */
+  assert_true(b[0] == 0 && b[big - 1] == 0);
+  for (i = 0; i < 1000; i++) { /* 48 bytes each: the first chunk */
+    p = ppi_arena_alloc(&ar, ctx, 40, 1);
+    assert_non_null(p);
+    assert_int_equal((uintptr_t)p % 16, 0);
+    assert_true(p[0] == 0 && p[39] == 0);
+    memset(p, 0xab, 40);
+  }
+  assert_int_equal(ar.bytes, 64 * 1024 + big);
+  /* past the first chunk: the next shared one is 128 KiB, not 128 MiB */
+  for (i = 0; i < 1000; i++)
+    assert_non_null(ppi_arena_alloc(&ar, ctx, 64, 1));
+  assert_int_equal(ar.bytes, 64 * 1024 + big + 128 * 1024);
+  ppi_arena_free(&ar);
+  assert_int_equal(ar.bytes, 0);
 }
 
 /* ---- i64map.c and strmap.c ----------------------------------------------- */
@@ -510,7 +547,7 @@ int main(void)
       TU_CTX_TEST(t_i64map),       TU_CTX_TEST(t_strmap),
       cmocka_unit_test(t_rng),     TU_CTX_TEST(t_names),
       cmocka_unit_test(t_numbers), cmocka_unit_test(t_paths),
-      TU_CTX_TEST(t_files),
+      TU_CTX_TEST(t_files),         TU_CTX_TEST(t_arena),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

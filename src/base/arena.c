@@ -3,9 +3,14 @@
 ** Bump arena and growable vector.
 **
 ** The arena hands out zero-filled, 16-byte aligned blocks from chunks
-** that double in size (64 KiB first, or the request when larger), so a
-** model of n operators costs O(log n) allocator calls.  Nothing is freed
-** singly; ppi_arena_free releases every chunk.  The vector doubles its
+** that double in size (64 KiB first, at most 64 MiB), so a model of n
+** operators costs O(log n) allocator calls.  A request larger than half
+** the next chunk gets a chunk of its own, linked behind the current one
+** so that its room still serves the small requests, and the doubling
+** goes on from the shared chunks: a cluster's 2 GiB bandwidth matrix
+** used to make the next chunk 4 GiB, for a few names (issue 22: `topo
+** hier:4096x4` took 6-8 GB of address space).  Nothing is freed singly;
+** ppi_arena_free releases every chunk.  The vector doubles its
 ** capacity, so n pushes cost O(n) copies in total.
 */
 #include "base/pp_int.h"
@@ -18,14 +23,17 @@ struct ppi_arena_chunk {
   _Alignas(16) unsigned char data[];
 };
 
-/* TUNING: the first chunk holds a small model or cluster whole. */
+/* TUNING: the first chunk holds a small model or cluster whole; chunks
+** stop doubling at 64 MiB, so a chunk wastes at most that much. */
 #define ARENA_FIRST_CHUNK ((size_t)64 * 1024)
+#define ARENA_MAX_CHUNK ((size_t)64 * 1024 * 1024)
 
 void ppi_arena_init(struct ppi_arena *ar, struct ppi_alloc a)
 {
   ar->a = a;
   ar->head = NULL;
   ar->bytes = 0;
+  ar->grow = 0;
 }
 
 void *ppi_arena_alloc(struct ppi_arena *ar, pp_ctx *ctx, size_t n, size_t size)
@@ -43,9 +51,11 @@ void *ppi_arena_alloc(struct ppi_arena *ar, pp_ctx *ctx, size_t n, size_t size)
   if (want == 0)
     want = 16;
   if (!c || c->size - c->used < want) {
-    chunk = c ? c->size * 2 : ARENA_FIRST_CHUNK;
-    if (chunk < want)
-      chunk = want;
+    size_t next = !ar->grow                      ? ARENA_FIRST_CHUNK
+                  : ar->grow >= ARENA_MAX_CHUNK ? ARENA_MAX_CHUNK
+                                                : ar->grow * 2;
+    bool own = c && want > next / 2; /* a chunk of its own, behind */
+    chunk = own ? want : next < want ? want : next;
     c = ppi_raw_alloc(ar->a, sizeof *c + chunk);
     if (!c) {
       ppi_nomem(ctx);
@@ -53,8 +63,14 @@ void *ppi_arena_alloc(struct ppi_arena *ar, pp_ctx *ctx, size_t n, size_t size)
     }
     c->size = chunk;
     c->used = 0;
-    c->next = ar->head;
-    ar->head = c;
+    if (own) {
+      c->next = ar->head->next;
+      ar->head->next = c;
+    } else {
+      c->next = ar->head;
+      ar->head = c;
+      ar->grow = chunk;
+    }
     ar->bytes += chunk;
   }
   p = c->data + c->used;

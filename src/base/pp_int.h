@@ -238,6 +238,7 @@ struct ppi_arena {
   struct ppi_alloc a;
   struct ppi_arena_chunk *head;
   size_t bytes; /* total bytes of all chunks */
+  size_t grow;  /* the last shared chunk's size (0: none yet) */
 };
 
 PP_INTERNAL void ppi_arena_init(struct ppi_arena *ar, struct ppi_alloc a);
