@@ -147,6 +147,7 @@ struct ppi_routes {
   ** generation that marked a vertex on a shortest path */
   uint32_t gen, *seen[2], *good;
   int32_t *dist[2], *queue[2], *layer[2];
+  int32_t *path; /* ppi_route_ref's buffer, V + 1 entries */
 };
 PP_INTERNAL pp_status ppi_routes_init(pp_ctx *ctx, struct ppi_routes *rt,
                                       const struct pp_cluster *c);
@@ -155,6 +156,11 @@ PP_INTERNAL pp_status ppi_routes_init(pp_ctx *ctx, struct ppi_routes *rt,
 PP_INTERNAL pp_status ppi_route_path(pp_ctx *ctx, struct ppi_routes *rt,
                                      int32_t i, int32_t j, int32_t *res,
                                      int32_t cap, int32_t *n);
+/* The same path without a copy: *path points into the cluster's kept
+** paths, or into rt's own buffer until the next call on rt. */
+PP_INTERNAL pp_status ppi_route_ref(pp_ctx *ctx, struct ppi_routes *rt,
+                                    int32_t i, int32_t j,
+                                    const int32_t **path, int32_t *n);
 PP_INTERNAL double ppi_route_gbps(const struct ppi_routes *rt, int32_t res);
 PP_INTERNAL void ppi_routes_free(pp_ctx *ctx, struct ppi_routes *rt);
 

@@ -174,7 +174,8 @@ pp_status ppi_routes_init(pp_ctx *ctx, struct ppi_routes *rt,
       if (!rt->seen[s] || !rt->dist[s] || !rt->queue[s] || !rt->layer[s])
         rc = PP_ENOMEM;
     }
-    if (!(rt->good = ppi_calloc(ctx, n, sizeof *rt->good)))
+    if (!(rt->good = ppi_calloc(ctx, n, sizeof *rt->good)) ||
+        !(rt->path = ppi_calloc(ctx, n, sizeof *rt->path)))
       rc = PP_ENOMEM;
     if (!rc) {
       struct pp_cluster *mc = (struct pp_cluster *)c;
@@ -430,6 +431,31 @@ static pp_status pair_route(pp_ctx *ctx, struct ppi_routes *rt, int32_t i,
   return PP_OK;
 }
 
+pp_status ppi_route_ref(pp_ctx *ctx, struct ppi_routes *rt, int32_t i,
+                        int32_t j, const int32_t **path, int32_t *n)
+{
+  const struct pp_cluster *c = rt->c;
+  pp_status rc;
+  if (c->has_links && i != j && c->routing == PP_ROUTE_WIDEST &&
+      c->pair_path) {
+    int32_t at = atomic_load_explicit(
+        &c->pair_path[(size_t)i * (size_t)c->ndev + (size_t)j],
+        memory_order_acquire);
+    if (at >= 0) {
+      const int32_t *p = c->path_pool[at / PPI_PATH_CHUNK] + at % PPI_PATH_CHUNK;
+      *path = p + 1;
+      *n = p[0];
+      return PP_OK;
+    }
+  }
+  if (c->has_links && i != j && !rt->path &&
+      !(rt->path = ppi_calloc(ctx, (size_t)rt->nvert + 1, sizeof *rt->path)))
+    return ctx->err;
+  rc = ppi_route_path(ctx, rt, i, j, rt->path, rt->nvert + 1, n);
+  *path = rt->path;
+  return rc;
+}
+
 pp_status ppi_route_path(pp_ctx *ctx, struct ppi_routes *rt, int32_t i,
                          int32_t j, int32_t *res, int32_t cap, int32_t *n)
 {
@@ -514,6 +540,7 @@ void ppi_routes_free(pp_ctx *ctx, struct ppi_routes *rt)
     ppi_free(ctx, rt->layer[s], (n + 1) * sizeof *rt->layer[s]);
   }
   ppi_free(ctx, rt->good, n * sizeof *rt->good);
+  ppi_free(ctx, rt->path, n * sizeof *rt->path);
   ppi_free(ctx, rt->off, n * sizeof *rt->off);
   ppi_free(ctx, rt->adj, (2 * (size_t)c->nlink + 1) * sizeof *rt->adj);
   memset(rt, 0, sizeof *rt);

@@ -657,25 +657,28 @@ struct share {
   struct ppi_routes *rt; /* NULL: no link graph */
   int32_t *cnt[3];       /* [2 x links] per kind */
   int shared;            /* hop_min: divide by cnt (else pairwise) */
-  int32_t *buf, cap;
   double bmin[3];
   pp_status rc;
 };
 
-static int32_t hop_path(struct share *x, int32_t i, int32_t j)
+/* The path of (i, j), not copied (ppi_route_ref): *p until the next. */
+static int32_t hop_path(struct share *x, int32_t i, int32_t j,
+                        const int32_t **p)
 {
   int32_t n = 0;
+  *p = NULL;
   if (!x->rc)
-    x->rc = ppi_route_path(x->ctx, x->rt, i, j, x->buf, x->cap, &n);
+    x->rc = ppi_route_ref(x->ctx, x->rt, i, j, p, &n);
   return x->rc ? 0 : n;
 }
 
 static void hop_count(void *arg, int kind, int32_t i, int32_t j)
 {
   struct share *x = arg;
-  int32_t n = hop_path(x, i, j), h;
+  const int32_t *p;
+  int32_t n = hop_path(x, i, j, &p), h;
   for (h = 0; h < n; h++)
-    x->cnt[kind][x->buf[h]]++;
+    x->cnt[kind][p[h]]++;
 }
 
 static void hop_min(void *arg, int kind, int32_t i, int32_t j)
@@ -683,9 +686,10 @@ static void hop_min(void *arg, int kind, int32_t i, int32_t j)
   struct share *x = arg;
   double bw = INFINITY;
   if (x->rt && x->shared) {
-    int32_t n = hop_path(x, i, j), h;
+    const int32_t *p;
+    int32_t n = hop_path(x, i, j, &p), h;
     for (h = 0; h < n; h++) {
-      double g = ppi_route_gbps(x->rt, x->buf[h]) / x->cnt[kind][x->buf[h]];
+      double g = ppi_route_gbps(x->rt, p[h]) / x->cnt[kind][p[h]];
       if (g < bw)
         bw = g;
     }
@@ -802,14 +806,12 @@ static pp_status allreduce(pp_ctx *ctx, struct ppi_cost *k)
   x.ctx = ctx;
   /* "generic" prices as before engines were modelled: pairwise */
   if (k->c->has_links && k->c->nlink > 0 && k->engine != PP_ENGINE_GENERIC) {
-    x.cap = k->c->ndev + k->c->nswitch + 1;
     if ((rc = ppi_routes_init(ctx, &rt, k->c)))
       return rc;
     x.rt = &rt;
-    x.buf = ppi_alloc(ctx, (size_t)x.cap * sizeof *x.buf);
     for (q = 0; q < 3; q++)
       x.cnt[q] = ppi_calloc(ctx, (size_t)nres, sizeof *x.cnt[q]);
-    if (!x.buf || !x.cnt[0] || !x.cnt[1] || !x.cnt[2])
+    if (!x.cnt[0] || !x.cnt[1] || !x.cnt[2])
       rc = PP_ENOMEM;
     for (s = 0; s < k->S && !rc; s++)
       if (grad_bytes(k, s) > 0) {
@@ -841,7 +843,6 @@ static pp_status allreduce(pp_ctx *ctx, struct ppi_cost *k)
     k->gbytes[s] = grad_bytes(k, s) * xs;
   }
   if (x.rt) {
-    ppi_free(ctx, x.buf, (size_t)x.cap * sizeof *x.buf);
     for (q = 0; q < 3; q++)
       ppi_free(ctx, x.cnt[q], (size_t)nres * sizeof *x.cnt[q]);
     ppi_routes_free(ctx, &rt);
@@ -976,8 +977,7 @@ static double link_load(const struct ppi_cost *k, int32_t s)
 ** every replica and rank of a stage sends at once), as the reductions'
 ** hops do ("Shared links"); else the pairwise bandwidths. */
 static pp_status edge_transfers(pp_ctx *ctx, struct ppi_cost *k, int32_t i,
-                                struct ppi_routes *rt, int32_t *cnt,
-                                int32_t *buf, int32_t cap)
+                                struct ppi_routes *rt, int32_t *cnt)
 {
   const struct ppi_sedge *e = &k->e[i];
   int part = k->rules->partitioned && k->tp > 1;
@@ -996,10 +996,11 @@ static pp_status edge_transfers(pp_ctx *ctx, struct ppi_cost *k, int32_t i,
         int32_t a = ppi_cost_dev(k, e->a, r % Ra, t);
         int32_t b = ppi_cost_dev(k, e->b, r % Rb, t);
         double bw = INFINITY;
+        const int32_t *buf = NULL;
         if (a == b)
           continue;
         n = 0;
-        if (rt && (rc = ppi_route_path(ctx, rt, a, b, buf, cap, &n)))
+        if (rt && (rc = ppi_route_ref(ctx, rt, a, b, &buf, &n)))
           return rc;
         for (h = 0; h < n; h++) {
           if (pass == 0) {
@@ -1026,8 +1027,9 @@ static pp_status edge_transfers(pp_ctx *ctx, struct ppi_cost *k, int32_t i,
       for (t = 0; t < k->tp; t++) {
         int32_t a = ppi_cost_dev(k, e->a, r % Ra, t);
         int32_t b = ppi_cost_dev(k, e->b, r % Rb, t);
+        const int32_t *buf = NULL;
         n = 0;
-        if (a != b && !(rc = ppi_route_path(ctx, rt, a, b, buf, cap, &n)))
+        if (a != b && !(rc = ppi_route_ref(ctx, rt, a, b, &buf, &n)))
           for (h = 0; h < n; h++)
             cnt[buf[h]] = 0;
       }
@@ -1049,8 +1051,7 @@ static pp_status edge_transfers(pp_ctx *ctx, struct ppi_cost *k, int32_t i,
 static pp_status blocking_p2p(pp_ctx *ctx, struct ppi_cost *k)
 {
   struct ppi_routes rt;
-  int32_t i, r, s, cap = k->c->ndev + k->c->nswitch + 1, *buf = NULL,
-                   *cnt = NULL, nres = 2 * k->c->nlink;
+  int32_t i, r, s, *cnt = NULL, nres = 2 * k->c->nlink;
   int links = k->c->has_links && k->c->nlink > 0;
   pp_status rc = PP_OK;
 
@@ -1062,13 +1063,11 @@ static pp_status blocking_p2p(pp_ctx *ctx, struct ppi_cost *k)
   if (links) {
     if ((rc = ppi_routes_init(ctx, &rt, k->c)))
       return rc;
-    buf = ppi_alloc(ctx, (size_t)cap * sizeof *buf);
-    cnt = ppi_calloc(ctx, (size_t)nres, sizeof *cnt);
-    if (!buf || !cnt)
+    if (!(cnt = ppi_calloc(ctx, (size_t)nres, sizeof *cnt)))
       rc = PP_ENOMEM;
   }
   for (i = 0; i < k->ne && !rc; i++)
-    rc = edge_transfers(ctx, k, i, links ? &rt : NULL, cnt, buf, cap);
+    rc = edge_transfers(ctx, k, i, links ? &rt : NULL, cnt);
   for (i = 0; i < k->ne && !rc; i++) {
     const struct ppi_sedge *e = &k->e[i];
     int part = k->rules->partitioned && k->tp > 1;
@@ -1088,7 +1087,6 @@ static pp_status blocking_p2p(pp_ctx *ctx, struct ppi_cost *k)
     }
   }
   if (links) {
-    ppi_free(ctx, buf, (size_t)cap * sizeof *buf);
     ppi_free(ctx, cnt, (size_t)(nres > 0 ? nres : 1) * sizeof *cnt);
     ppi_routes_free(ctx, &rt);
   }
