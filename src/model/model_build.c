@@ -423,16 +423,27 @@ pp_status pp_model_builder_add_edge(pp_model_builder *b, int32_t from,
   return rc;
 }
 
-/* A table key as text, "tp mbs T<type>" or "tp mbs N" (no type): the
-** index of the tables by key, so that a model with many tables (one
-** per micro-batch size, say) is read in linear time, not keys x times
-** (a fuzz finding).  buf holds PP_MAX_NAME + 48 bytes (the type passed
-** ppi_name_problem). */
-static void key_text(char *buf, size_t cap, const char *type, int32_t tp,
-                     int32_t mbs)
+/* A table key as text: tp and mbs as 8 hex digits each, then 'T' and
+** the type, or 'N' (no type): the index of the tables by key, so that a
+** model with many tables (one per micro-batch size, say) is read in
+** linear time, not keys x times (a fuzz finding).  No printf: a
+** built-in model adds thousands of times.  buf holds PP_MAX_NAME + 24
+** bytes (the type passed ppi_name_problem). */
+static void key_text(char *buf, const char *type, int32_t tp, int32_t mbs)
 {
-  snprintf(buf, cap, "%ld %ld %c%s", (long)tp, (long)mbs, type ? 'T' : 'N',
-           type ? type : "");
+  static const char hex[] = "0123456789abcdef";
+  uint32_t v[2];
+  int i, k;
+  v[0] = (uint32_t)tp;
+  v[1] = (uint32_t)mbs;
+  for (k = 0; k < 2; k++)
+    for (i = 0; i < 8; i++)
+      buf[8 * k + i] = hex[(v[k] >> (28 - 4 * i)) & 15];
+  buf[16] = type ? 'T' : 'N';
+  if (type)
+    memcpy(buf + 17, type, strlen(type) + 1);
+  else
+    buf[17] = '\0';
 }
 
 pp_status pp_model_builder_add_time(pp_model_builder *b, int32_t op,
@@ -469,8 +480,8 @@ pp_status pp_model_builder_add_time(pp_model_builder *b, int32_t op,
                  nm, (int)op);
   t.op = op;
   {
-    char kt[PP_MAX_NAME + 48];
-    key_text(kt, sizeof kt, type, tp, mbs);
+    char kt[PP_MAX_NAME + 24];
+    key_text(kt, type, tp, mbs);
     t.table = ppi_strmap_get(&b->keymap, kt);
     if (t.table < 0) {
       struct table_key k;
