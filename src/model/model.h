@@ -62,6 +62,9 @@ struct pp_model {
   int32_t ntname;
   const char **tname;
   int32_t *tab_tid;
+  /* the tables of type id q, ascending: tid_tab[tid_off[q] ..
+  ** tid_off[q + 1]) (pick_in scans one type's, not every table) */
+  int32_t *tid_off, *tid_tab;
 
   int32_t ntps; /* tensor-parallel size tables */
   int32_t *tps_tp;

@@ -764,6 +764,25 @@ static pp_status layout_tables(pp_model_builder *b)
       }
       m->tab_tid[t] = q;
     }
+    m->tid_off = ppi_arena_alloc(ar, ctx, (size_t)m->ntname + 1,
+                                 sizeof(int32_t));
+    m->tid_tab = ppi_arena_alloc(ar, ctx, (size_t)nt, sizeof(int32_t));
+    if (!m->tid_off || !m->tid_tab)
+      return ctx->err;
+    for (t = 0; t < nt; t++) /* counts, then starts, then fill in order */
+      m->tid_off[m->tab_tid[t] + 1]++;
+    for (t = 0; t < m->ntname; t++)
+      m->tid_off[t + 1] += m->tid_off[t];
+    {
+      int32_t q;
+      for (t = 0; t < nt; t++) {
+        q = m->tab_tid[t];
+        m->tid_tab[m->tid_off[q]++] = t;
+      }
+      for (q = m->ntname; q > 0; q--) /* back to starts */
+        m->tid_off[q] = m->tid_off[q - 1];
+      m->tid_off[0] = 0;
+    }
     for (t = 0; t < nt; t++) {
       const struct table_key *k = &PPI_VEC_AT(&b->keys, struct table_key, t);
       m->tab_type[t] = (char *)k->type;

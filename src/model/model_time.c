@@ -153,6 +153,20 @@ static bool pick_in(const struct pp_model *m, int32_t v, int set,
   if (fast) { /* the same choices as below, without a string per table */
     if (mask & 1)
       consider(p, -1, 1, m->micro_batch, tp, mbs);
+    if (mask && !(mask & (mask - 1)) && m->tid_off) {
+      /* one type: its tables alone, in the same (ascending) order */
+      int32_t q = 0, k;
+      while (!(mask >> q & 1))
+        q++;
+      for (k = m->tid_off[q]; k < m->tid_off[q + 1]; k++) {
+        size_t c;
+        t = m->tid_tab[k];
+        c = (size_t)t * (size_t)m->nop + (size_t)v;
+        if (!isnan(m->tab_fwd[c]))
+          consider(p, t, m->tab_tp[t], m->tab_mbs[t], tp, mbs);
+      }
+      return p->table != -2;
+    }
     for (t = 0; t < m->ntable; t++) {
       size_t c = (size_t)t * (size_t)m->nop + (size_t)v;
       if (!(mask >> m->tab_tid[t] & 1) || isnan(m->tab_fwd[c]))
