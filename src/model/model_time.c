@@ -210,7 +210,12 @@ static int32_t second_point(const struct pp_model *m, int32_t v,
                             const struct pick *p, int32_t mbs, int32_t *qmbs)
 {
   int32_t t, best = -2, bm = 0, tid = p->table >= 0 ? m->tab_tid[p->table] : 0;
-  for (t = -1; t < m->ntable; t++) {
+  /* only tid's tables can qualify: with the index, those alone (the
+  ** order does not matter: no two points of one type and tp share a
+  ** micro-batch size, the builder refuses it) */
+  int32_t k = m->tid_off ? m->tid_off[tid] : 0,
+          kend = m->tid_off ? m->tid_off[tid + 1] : 0;
+  for (t = -1; t < m->ntable; t = k < kend ? m->tid_tab[k++] : m->ntable) {
     int32_t tm, ttp, ttid;
     if (t == -1) {
       tm = m->micro_batch;
