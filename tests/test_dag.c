@@ -585,6 +585,26 @@ static void t_generators(void **state)
                 strstr(pp_ctx_errmsg(ctx), "GPU") != NULL);
     pp_ctx_clear_error(ctx);
   }
+  /* The largest image (8192): the semantic head's last upsample is
+  ** 150 x 8192^2 elements, past an int (fuzz_spec's finding: undefined
+  ** behaviour, caught by UBSan in the sanitizer run) */
+  {
+    pp_model *m;
+    pp_op_desc d;
+    int32_t v, nop, found = 0;
+    assert_int_equal(pp_model_load(ctx, "fpn:depth=50,image=8192,batch=1", &m),
+                     PP_OK);
+    nop = pp_model_nop(m);
+    for (v = 0; v < nop; v++) {
+      pp_model_op(m, v, &d);
+      if (!strcmp(d.name, "sem.upsample")) {
+        assert_true(d.out_bytes == (int64_t)2 * 150 * 8192 * 8192);
+        found++;
+      }
+    }
+    assert_int_equal(found, 1);
+    pp_model_destroy(m);
+  }
 }
 
 int main(void)

@@ -268,7 +268,8 @@ static pp_status build_fpn(struct gb *g, const struct ppi_opnet_params *p)
   }
   sum = conv(g, "sem.logits", sum, 150, 1, 1);
   {
-    double n = 150 * p->image * p->image;
+    /* in doubles: 150 x 8192^2 overflows an int (fuzz_spec's finding) */
+    double n = 150.0 * p->image * p->image;
     op(g, "sem.upsample", "Upsample", n, 0, n, 0, 1.06 * n, &sum.id, 1);
   }
   return g->rc;
@@ -415,15 +416,16 @@ static pp_status build_bert(struct gb *g, const struct ppi_opnet_params *p)
 
 static pp_status build_swin(struct gb *g, const struct ppi_opnet_params *p)
 {
-  double side = p->image / 4, C = p->embed, win = p->window * p->window;
+  double img = p->image, side = p->image / 4, C = p->embed,
+         win = (double)p->window * p->window;
   struct tok x = {0, side * side, C};
   char pre[64];
   int st, b;
   int32_t in;
-  in = op(g, "input", "input", 0, 0, 3 * p->image * p->image, 0, 0, NULL, 0);
+  in = op(g, "input", "input", 0, 0, 3 * img * img, 0, 0, NULL, 0);
   x.id = op(g, "patch_embed.conv4x4", "Conv2d", 2 * 3 * C * 16 * x.n,
-            3 * C * 16 + C, x.n * C, 2 * 3 * p->image * p->image,
-            3 * p->image * p->image + x.n * C, &in, 1);
+            3 * C * 16 + C, x.n * C, 2 * 3 * img * img,
+            3 * img * img + x.n * C, &in, 1);
   x = tun(g, "patch_embed", "LayerNorm", x, 2 * C, 8, 2);
   for (st = 0; st < 4; st++) {
     double heads = C / 32; /* Swin-L: 6, 12, 24, 48 heads at embed 192 */
