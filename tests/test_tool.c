@@ -1255,7 +1255,8 @@ static void test_partition_stop(void **state)
 ** matrix (128 MiB) under a 64 MiB limit stops with a clear error and
 ** exit 1, not 2 and not a kill; a plan whose search fits but whose best
 ** plans' simulation does not falls back to the estimate's ranking and
-** says so (by_estimate 2); a limit that is not reached changes nothing. */
+** says so (by_estimate 2), and one where the routed paths' cache does not
+** fit routes without it; a limit that is not reached changes nothing. */
 static void test_max_memory(void **state)
 {
   struct run r, a, b;
@@ -1283,6 +1284,14 @@ static void test_max_memory(void **state)
   assert_int_equal(r.rc, 0);
   expect_contains(r.out, "before the simulator hit its size limit or ran "
                          "out of memory: all are ranked by the estimate");
+  run_free(&r);
+  /* 0.18 GiB: the 4,096-GPU bandwidth matrix (128 MiB) fits, the routed
+  ** pairs' index (64 MiB) does not: a cache, so the search goes on
+  ** without it */
+  r = run("plan --model gpt2-amp --cluster hier:512x8 --batch 8192 "
+          "--max-memory 0.18");
+  assert_int_equal(r.rc, 0);
+  expect_contains(r.out, "all are ranked by the estimate");
   run_free(&r);
   a = run("plan --model gpt2-amp --cluster hier:4x8 --batch 256 "
           "--max-memory 4");

@@ -94,8 +94,10 @@ static pp_status pair_index(pp_ctx *ctx, struct pp_cluster *c)
   if ((double)np > PPI_ROUTE_CACHE_MAX)
     return PP_OK; /* too large: every route computed on use */
   if (!(c->pair_path = ppi_arena_alloc(&c->arena, ctx, np,
-                                       sizeof *c->pair_path)))
-    return ctx->err;
+                                       sizeof *c->pair_path))) {
+    pp_ctx_clear_error(ctx); /* a cache: routing goes on without it */
+    return PP_OK;
+  }
   for (k = 0; k < np; k++)
     atomic_init(&c->pair_path[k], -1);
   return PP_OK;
