@@ -69,9 +69,12 @@ static pp_status fill_table(pp_ctx *ctx, struct ppi_routes *rt,
     c->route_state = 2;
     return PP_OK;
   }
-  if (!(all =
-            ppi_arena_alloc(&c->arena, ctx, (size_t)c->ndev * nv, sizeof *all)))
-    return ctx->err;
+  if (!(all = ppi_arena_alloc(&c->arena, ctx, (size_t)c->ndev * nv,
+                              sizeof *all))) {
+    pp_ctx_clear_error(ctx); /* a cache: routing goes on without it */
+    c->route_state = 2;
+    return PP_OK;
+  }
   for (s = 0; s < c->ndev && !rc; s++)
     if (!(rc = source_tree(ctx, rt, s))) {
       memcpy(all + (size_t)s * nv, rt->tree[s], nv * sizeof *all);
