@@ -32,6 +32,8 @@ enum ob_defect {
   OB_NAN_SHAPE,     /* reshape's target shape a FLOAT initializer
                        [NaN, 64] (fuzz_onnx's first finding: NaN to
                        int64 in the constant reader, undefined) */
+  OB_GEMM_NO_B,     /* fc1's B input named "" (optional-input syntax):
+                       fuzz_onnx's second finding, a NULL read */
   OB_NDEFECT
 };
 

@@ -133,6 +133,7 @@ static void t_onnx_defects(void **state)
       {OB_NO_GRAPH, PP_EINPUT, "tiny.onnx", "no graph"},
       {OB_NO_NODES, PP_EINPUT, "tiny.onnx", "no nodes"},
       {OB_NO_OP_TYPE, PP_EINPUT, "node 5", "op_type"},
+      {OB_GEMM_NO_B, PP_EINPUT, "operator 'fc1' (Gemm)", "input B is missing"},
       {OB_NAN_SHAPE, PP_EINPUT, "operator 'reshape' (Reshape)",
        "a floating-point tensor; ONNX's Reshape takes int64"},
   };

@@ -1211,6 +1211,8 @@ static pp_status i_slice(struct node *x, bool *done)
                     : i == 2 ? "ends"
                     : i == 3 ? "axes"
                              : "steps");
+    if (!has(x, 1))
+      return ifail(x->r, x->j, "input 1 (the starts) is missing");
     n = (int)x->in[1]->elems;
     if (n > MAXD || !has(x, 2) || x->in[2]->elems != n)
       return ifail(x->r, x->j, "starts and ends differ in length");
@@ -1695,7 +1697,9 @@ pp_status ppi_onnx_infer(struct onnx_run *r, size_t j, bool *done)
   if (op_is(op, k_same))
     return i_same(&x);
   if (op_is(op, k_bcast))
-    return i_bcast(&x);
+    return strcmp(op, "Where") || (has(&x, 1) && has(&x, 2))
+               ? i_bcast(&x)
+               : ifail(r, j, "Where needs a condition, X and Y");
   if (op_is(op, k_reduce))
     return i_reduce(&x, done);
   if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") ||
@@ -1714,9 +1718,9 @@ pp_status ppi_onnx_infer(struct onnx_run *r, size_t j, bool *done)
   if (!strcmp(op, "Flatten"))
     return i_flatten(&x);
   if (!strcmp(op, "Gemm"))
-    return i_gemm(&x);
-  if (!strcmp(op, "MatMul"))
-    return i_matmul(&x);
+    return has(&x, 1) ? i_gemm(&x) : ifail(r, j, "input B is missing");
+  if (!strcmp(op, "MatMul")) /* B missing: fuzz_onnx's finding (NULL) */
+    return has(&x, 1) ? i_matmul(&x) : ifail(r, j, "input B is missing");
   if (!strcmp(op, "Concat"))
     return i_concat(&x);
   if (!strcmp(op, "Reshape"))
