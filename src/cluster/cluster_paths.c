@@ -96,8 +96,8 @@ static pp_status pair_index(pp_ctx *ctx, struct pp_cluster *c)
   c->pair_state = 1;
   if ((double)np > PPI_ROUTE_CACHE_MAX)
     return PP_OK; /* too large: every route computed on use */
-  if (!(c->pair_path = ppi_arena_alloc(&c->arena, ctx, np,
-                                       sizeof *c->pair_path))) {
+  if (!(c->pair_path =
+            ppi_arena_alloc(&c->arena, ctx, np, sizeof *c->pair_path))) {
     pp_ctx_clear_error(ctx); /* a cache: routing goes on without it */
     return PP_OK;
   }
@@ -126,8 +126,8 @@ static void pair_keep(pp_ctx *ctx, struct pp_cluster *c, int32_t i, int32_t j,
   if (chunk >= PPI_PATH_CHUNKS)
     goto out; /* full */
   if (!c->path_pool[chunk] &&
-      !(c->path_pool[chunk] = ppi_arena_alloc(&c->arena, ctx, PPI_PATH_CHUNK,
-                                              sizeof(int32_t)))) {
+      !(c->path_pool[chunk] =
+            ppi_arena_alloc(&c->arena, ctx, PPI_PATH_CHUNK, sizeof(int32_t)))) {
     pp_ctx_clear_error(ctx); /* a cache: routing goes on without it */
     goto out;
   }
@@ -170,6 +170,10 @@ pp_status ppi_routes_init(pp_ctx *ctx, struct ppi_routes *rt,
     rt->adj[rt->off[c->link_a[l]] + deg[c->link_a[l]]++] = l;
     rt->adj[rt->off[c->link_b[l]] + deg[c->link_b[l]]++] = l;
   }
+  if (!(rt->path = ppi_calloc(ctx, n, sizeof *rt->path))) {
+    rc = PP_ENOMEM;
+    goto done;
+  }
   if (c->routing == PP_ROUTE_WIDEST) {
     for (s = 0; s < 2; s++) {
       rt->seen[s] = ppi_calloc(ctx, n, sizeof *rt->seen[s]);
@@ -179,8 +183,7 @@ pp_status ppi_routes_init(pp_ctx *ctx, struct ppi_routes *rt,
       if (!rt->seen[s] || !rt->dist[s] || !rt->queue[s] || !rt->layer[s])
         rc = PP_ENOMEM;
     }
-    if (!(rt->good = ppi_calloc(ctx, n, sizeof *rt->good)) ||
-        !(rt->path = ppi_calloc(ctx, n, sizeof *rt->path)))
+    if (!(rt->good = ppi_calloc(ctx, n, sizeof *rt->good)))
       rc = PP_ENOMEM;
     if (!rc) {
       struct pp_cluster *mc = (struct pp_cluster *)c;
@@ -294,8 +297,7 @@ static bool on_path(const struct ppi_routes *rt, int32_t w, int32_t q,
 
 /* Mark the i side's vertices on a shortest path, layers ki - 1 to 1,
 ** each from the layer above: from whichever has fewer links. */
-static void mark_back(struct ppi_routes *rt, double bmin, int32_t h,
-                      int32_t ki)
+static void mark_back(struct ppi_routes *rt, double bmin, int32_t h, int32_t ki)
 {
   const struct pp_cluster *c = rt->c;
   const int32_t *q = rt->queue[0], *lay = rt->layer[0];
@@ -360,8 +362,7 @@ static pp_status pair_route(pp_ctx *ctx, struct ppi_routes *rt, int32_t i,
     int32_t d;
     for (s = 0; s < 2; s++)
       cost[s] = len[s] > rt->layer[s][depth[s]]
-                    ? links_of(rt, rt->queue[s], rt->layer[s][depth[s]],
-                               len[s])
+                    ? links_of(rt, rt->queue[s], rt->layer[s][depth[s]], len[s])
                     : -1;
     if (cost[0] < 0 || cost[1] < 0)
       return ppi_fail(ctx, PP_EINTERNAL,
@@ -436,29 +437,32 @@ static pp_status pair_route(pp_ctx *ctx, struct ppi_routes *rt, int32_t i,
   return PP_OK;
 }
 
+/* The kept path of (i, j) under widest routing, [n, resources...], or
+** NULL when it is not kept (yet). */
+static const int32_t *kept_path(const struct pp_cluster *c, int32_t i,
+                                int32_t j)
+{
+  int32_t at;
+  if (c->routing != PP_ROUTE_WIDEST || !c->pair_path)
+    return NULL;
+  at = atomic_load_explicit(
+      &c->pair_path[(size_t)i * (size_t)c->ndev + (size_t)j],
+      memory_order_acquire);
+  return at < 0 ? NULL
+                : c->path_pool[at / PPI_PATH_CHUNK] + at % PPI_PATH_CHUNK;
+}
+
 pp_status ppi_route_ref(pp_ctx *ctx, struct ppi_routes *rt, int32_t i,
                         int32_t j, const int32_t **path, int32_t *n)
 {
-  const struct pp_cluster *c = rt->c;
-  pp_status rc;
-  if (c->has_links && i != j && c->routing == PP_ROUTE_WIDEST &&
-      c->pair_path) {
-    int32_t at = atomic_load_explicit(
-        &c->pair_path[(size_t)i * (size_t)c->ndev + (size_t)j],
-        memory_order_acquire);
-    if (at >= 0) {
-      const int32_t *p = c->path_pool[at / PPI_PATH_CHUNK] + at % PPI_PATH_CHUNK;
-      *path = p + 1;
-      *n = p[0];
-      return PP_OK;
-    }
+  const int32_t *p = rt->c->has_links && i != j ? kept_path(rt->c, i, j) : NULL;
+  if (p) {
+    *path = p + 1;
+    *n = p[0];
+    return PP_OK;
   }
-  if (c->has_links && i != j && !rt->path &&
-      !(rt->path = ppi_calloc(ctx, (size_t)rt->nvert + 1, sizeof *rt->path)))
-    return ctx->err;
-  rc = ppi_route_path(ctx, rt, i, j, rt->path, rt->nvert + 1, n);
   *path = rt->path;
-  return rc;
+  return ppi_route_path(ctx, rt, i, j, rt->path, rt->nvert + 1, n);
 }
 
 pp_status ppi_route_path(pp_ctx *ctx, struct ppi_routes *rt, int32_t i,
@@ -473,27 +477,19 @@ pp_status ppi_route_path(pp_ctx *ctx, struct ppi_routes *rt, int32_t i,
   if (!c->has_links || i == j)
     return PP_OK;
   if (c->routing == PP_ROUTE_WIDEST) {
-    struct pp_cluster *mc = (struct pp_cluster *)c; /* its cache */
-    if (c->pair_path) {
-      int32_t at = atomic_load_explicit(
-          &c->pair_path[(size_t)i * (size_t)c->ndev + (size_t)j],
-          memory_order_acquire);
-      if (at >= 0) {
-        const int32_t *p =
-            c->path_pool[at / PPI_PATH_CHUNK] + at % PPI_PATH_CHUNK;
-        if (p[0] > cap)
-          return ppi_fail(ctx, PP_EINTERNAL,
-                          "route from device %d to %d: too long", (int)i,
-                          (int)j);
-        memcpy(res, p + 1, (size_t)p[0] * sizeof *res);
-        *n = p[0];
-        return PP_OK;
-      }
+    const int32_t *p = kept_path(c, i, j);
+    if (p) {
+      if (p[0] > cap)
+        return ppi_fail(ctx, PP_EINTERNAL,
+                        "route from device %d to %d: too long", (int)i, (int)j);
+      memcpy(res, p + 1, (size_t)p[0] * sizeof *res);
+      *n = p[0];
+      return PP_OK;
     }
     if ((rc = pair_route(ctx, rt, i, j, res, cap, n)))
       return rc;
-    if (c->pair_path)
-      pair_keep(ctx, mc, i, j, res, *n);
+    if (c->pair_path) /* the cluster's cache, filled through a const */
+      pair_keep(ctx, (struct pp_cluster *)c, i, j, res, *n);
     return PP_OK;
   }
   if (rt->table)
