@@ -223,7 +223,7 @@
 ** filled as pairs are routed (cluster_paths.c).  Every evaluation under
 ** an engine routes its reductions' hops: routing each again made
 ** planning GPT-Neo-2.7B on 512 linked GPUs 1.9x slower (19.7 s against
-** 10.2 s with the cache, one thread). */
+** 10.0-10.2 s with the cache, one thread). */
 #define PPI_ROUTE_CACHE_MAX 33554432.0
 /* The pool of routed paths: up to PPI_PATH_CHUNKS chunks of
 ** PPI_PATH_CHUNK ints (4 MiB each; 128 MiB in all, PPI_ROUTE_CACHE_MAX),

@@ -33,9 +33,9 @@
 ** device past this share (docs/PLANNER.md: 90%). */
 #define MADPIPE_SHARE 0.9
 /* TUNING: MadPipe's ILP is bounded by branch-and-bound nodes, not time,
-** so the result is deterministic: 50 nodes per ILP, and 120 s as a safety
-** net the node limit reaches first (8a30765: the determinism test under
-** ASan). */
+** so the result is deterministic: 50 nodes per ILP, and 120 s for a whole
+** MadPipe run (both phases, every ILP) as a safety net the node limit
+** reaches first (8a30765: the determinism test under ASan). */
 #define MADPIPE_ILP_S 120
 #define MADPIPE_NODES 50
 /* TUNING: points MadPipe tries per plan asked for (--madpipe N: at most
