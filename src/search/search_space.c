@@ -11,7 +11,9 @@
 ** [s dp tp, (s+1) dp tp) of the order, replica r the tp devices
 ** [(s dp + r) tp, ...) inside one node: Megatron's rank order, where the
 ** fast nodes hold the first stages and the partition gives the slow
-** ones less work.  Micro-batch sizes: every divisor of the per-replica
+** ones less work; a set of several types also with its type blocks in
+** every other order (add_orders: a slow node may hold the first or a
+** middle stage).  Micro-batch sizes: every divisor of the per-replica
 ** batch.  Each point carries its lower bound (pp_lower_bound at its tp,
 ** micro-batch size and recomputation, computed once per triple), and
 ** the points are sorted by it, lowest first, so that a good K-th time is
@@ -21,8 +23,9 @@
 ** first, with a bound that is never above any plan of the point.
 ** Invariant: a point's idx is its place in the enumeration order, which
 ** breaks every tie, so the order does not depend on qsort.
-** Complexity: O(sets x tp x pp x divisors x 2 x 3) points, each O(1)
-** after its bound; O(D^2) to order the devices.
+** Complexity: O(sets x orders x tp x pp x divisors x 2 x 3) points
+** (orders at most ORDERS_MAX), each O(1) after its bound; O(D^2) to
+** order the devices.
 ** Source: docs/PLANNER.md, "The search space".
 */
 #include "search/search.h"
@@ -86,6 +89,71 @@ static pp_status add_set(pp_ctx *ctx, struct space *sp, const pp_cluster *c,
   return PP_OK;
 }
 
+/* TUNING: a mixed set of at most 3 type blocks is tried in every order
+** of its blocks (at most 6), one of more blocks fastest first and
+** slowest first only: the points grow with the orders, and 4 types
+** already give 24. */
+#define ORDER_BLOCKS_MAX 3
+#define ORDERS_MAX 6
+
+/* Set k again with its type blocks (the runs of one device type in its
+** order, which keep their own order) in every other order, or only
+** reversed when it has more than ORDER_BLOCKS_MAX blocks: the stage
+** order over device types (a slow node need not hold the last stages). */
+static pp_status add_orders(pp_ctx *ctx, struct space *sp, const pp_cluster *c,
+                            int32_t k, int32_t *buf)
+{
+  const struct dset *s = &sp->sets[k];
+  int32_t st[ORDER_BLOCKS_MAX + 2], perm[ORDER_BLOCKS_MAX], K = 0, i, j, n;
+  int32_t total = 1, p;
+  pp_status rc;
+  for (i = 0; i < s->n; i++)
+    if (i == 0 || pp_cluster_device_type(c, s->dev[i]) !=
+                      pp_cluster_device_type(c, s->dev[i - 1])) {
+      if (K > ORDER_BLOCKS_MAX)
+        break;
+      st[K++] = i;
+    }
+  if (K > ORDER_BLOCKS_MAX) { /* reversed only: each run from its end */
+    int32_t end = s->n;
+    for (i = s->n - 1, n = 0; i >= 0; i--)
+      if (i == 0 || pp_cluster_device_type(c, s->dev[i]) !=
+                        pp_cluster_device_type(c, s->dev[i - 1])) {
+        memcpy(buf + n, s->dev + i, (size_t)(end - i) * sizeof *buf);
+        n += end - i;
+        end = i;
+      }
+    return add_set(ctx, sp, c, buf, n);
+  }
+  st[K] = s->n;
+  for (i = 2; i <= K; i++)
+    total *= i;
+  /* the permutations in lexicographic order by their rank (factorial
+  ** base), the identity (rank 0) left out */
+  for (p = 1; p < total; p++) {
+    int32_t used = 0, r = p, f = total;
+    for (i = 0; i < K; i++) {
+      int32_t q, c2 = 0;
+      f /= K - i;
+      q = r / f;
+      r %= f;
+      for (j = 0; j < K; j++)
+        if (!(used >> j & 1) && c2++ == q)
+          break;
+      perm[i] = j;
+      used |= 1 << j;
+    }
+    for (i = 0, n = 0; i < K; i++) {
+      int32_t b = perm[i], len = st[b + 1] - st[b];
+      memcpy(buf + n, s->dev + st[b], (size_t)len * sizeof *buf);
+      n += len;
+    }
+    if ((rc = add_set(ctx, sp, c, buf, n)))
+      return rc;
+  }
+  return PP_OK;
+}
+
 static pp_status make_sets(pp_ctx *ctx, struct space *sp)
 {
   const pp_cluster *c = sp->c;
@@ -121,7 +189,7 @@ static pp_status make_sets(pp_ctx *ctx, struct space *sp)
   /* TUNING: every subset of device types up to 6 types (64 subsets, 3
   ** device sets each); a cluster of more types keeps them all */
   nmask = sp->p->subsets && T <= 6 ? 1u << T : 0;
-  cap = 3 * (int32_t)(nmask ? nmask : 2);
+  cap = 3 * (int32_t)(nmask ? nmask : 2) * ORDERS_MAX;
   if (!(sp->sets = ppi_calloc(ctx, (size_t)cap, sizeof *sp->sets)))
     goto done;
   sp->setcap = cap;
@@ -151,6 +219,12 @@ static pp_status make_sets(pp_ctx *ctx, struct space *sp)
       if (pw < sp->sets[k].n && (rc = add_set(ctx, sp, c, buf, pw)))
         goto done;
     }
+  }
+  {
+    int32_t k, ns = sp->nset;
+    for (k = 0; k < ns; k++)
+      if (sp->sets[k].mixed && (rc = add_orders(ctx, sp, c, k, buf)))
+        goto done;
   }
   rc = PP_OK;
 done:
