@@ -388,12 +388,8 @@ static pp_status replica_times(pp_ctx *ctx, struct ppi_cost *k)
           ** "Calibration") */
           if (ce && (!isnan(ce->compute_scale) || !isnan(ce->mbs_exponent) ||
                      !isnan(ce->tp_exponent))) {
-            double sc = isnan(ce->compute_scale) ? 1 : ce->compute_scale;
-            if (!isnan(ce->mbs_exponent))
-              sc *= pow((double)k->p->p.micro_batch / k->m->micro_batch,
-                        ce->mbs_exponent);
-            if (!isnan(ce->tp_exponent))
-              sc *= pow((double)k->tp, ce->tp_exponent);
+            double sc = ppi_calib_compute_factor(ce, k->p->p.micro_batch,
+                                                 k->m->micro_batch, k->tp);
             x[0] *= sc;
             x[1] *= sc;
             x[2] *= sc;

@@ -122,6 +122,20 @@ pp_status pp_calibration_get(const pp_calibration *c, int32_t i,
   return PP_OK;
 }
 
+double ppi_calib_compute_factor(const pp_calib_entry *e, int32_t mbs,
+                                int32_t ref_mbs, int32_t tp)
+{
+  double f;
+  if (!e)
+    return 1;
+  f = isnan(e->compute_scale) ? 1 : e->compute_scale;
+  if (!isnan(e->mbs_exponent) && ref_mbs > 0)
+    f *= pow((double)mbs / ref_mbs, e->mbs_exponent);
+  if (!isnan(e->tp_exponent) && tp > 1)
+    f *= pow((double)tp, e->tp_exponent);
+  return f;
+}
+
 double ppi_calib_speedup(const pp_calibration *c, int32_t mbs, int32_t ref_mbs,
                          int32_t tp)
 {
@@ -129,11 +143,7 @@ double ppi_calib_speedup(const pp_calibration *c, int32_t mbs, int32_t ref_mbs,
   size_t i;
   for (i = 0; c && i < c->e.n; i++) {
     const pp_calib_entry *e = &PPI_VEC_AT(&c->e, pp_calib_entry, i);
-    double f = isnan(e->compute_scale) ? 1 : e->compute_scale;
-    if (!isnan(e->mbs_exponent) && ref_mbs > 0)
-      f *= pow((double)mbs / ref_mbs, e->mbs_exponent);
-    if (!isnan(e->tp_exponent) && tp > 1)
-      f *= pow((double)tp, e->tp_exponent);
+    double f = ppi_calib_compute_factor(e, mbs, ref_mbs, tp);
     if (f < smin)
       smin = f;
     if (e->net_scale > 1 && 1 / e->net_scale < smin)

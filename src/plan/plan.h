@@ -43,6 +43,12 @@ PP_INTERNAL pp_status ppi_plan_with_params(pp_ctx *ctx, const pp_plan *p,
                                            const pp_plan_params *q,
                                            pp_plan **out);
 
+/* Entry e's factor on the compute of a plan at micro-batch mbs and
+** tensor-parallel degree tp: compute_scale x (mbs / ref_mbs)^g x tp^h,
+** each where fitted; 1 for NULL (calib.c). */
+PP_INTERNAL double ppi_calib_compute_factor(const pp_calib_entry *e,
+                                            int32_t mbs, int32_t ref_mbs,
+                                            int32_t tp);
 /* The smallest factor a calibration can make a term of a plan at
 ** micro-batch mbs and tensor-parallel degree tp faster by (calib.c): its
 ** entries' compute factors scale x (mbs / ref_mbs)^g x tp^h and 1 / n of

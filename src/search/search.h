@@ -70,6 +70,7 @@ struct worker {
   int32_t nkept, K;
   int32_t *opbuf, *off, *reps, *first;
   int64_t pruned, evaluated, fitting, madpipe, madpipe_fit;
+  int64_t offers, part_pruned; /* partitions priced and bounded out */
   struct ppi_vec bound; /* points where memory binds (MadPipe's pass) */
   bool madpipe_pass;    /* run MadPipe on pts, not the enumeration */
   bool offer_madpipe;   /* ppi_search_offer: the plan is MadPipe's */

@@ -101,8 +101,130 @@ static bool is_short(const struct worker *w, const struct at_point *a)
   return a->short_chain;
 }
 
+/* What try_all's bound needs of the point: per device type of the set,
+** the prefix sums over the chain view's layers of forward + backward (+
+** the recomputed forward) at the point's tp and micro-batch, as the
+** estimate looks them up, its calibration's factor and fixed cost per
+** micro-batch; per stage, the types its devices have. */
+struct part_bound {
+  int32_t T, S;
+  double *pre;     /* [T][L + 1] */
+  double *fac;     /* [T] */
+  double *step;    /* [T] */
+  unsigned char *on; /* [S][T]: stage s has a device of type t */
+  size_t bytes;
+};
+
+static void bound_free(pp_ctx *ctx, struct part_bound *b)
+{
+  if (b->pre)
+    ppi_free(ctx, b->pre, b->bytes);
+  memset(b, 0, sizeof *b);
+}
+
+/* Fills b, or leaves b->pre NULL (no pruning) where a time cannot be
+** looked up: the estimate then reports it. */
+static pp_status bound_init(struct worker *w, const struct at_point *a,
+                            struct part_bound *b)
+{
+  const struct space *sp = w->sp;
+  const pp_model *m = sp->m;
+  const pp_cluster *c = sp->c;
+  const struct point *pt = a->pt;
+  const pp_search_params *p = sp->p;
+  pp_precision prec =
+      p->precision == PP_PREC_MODEL ? pp_model_dtype(m) : p->precision;
+  int32_t T = pp_cluster_ntype(c), L = sp->L, t, l, s, r, q, n;
+  size_t npre = (size_t)T * (size_t)(L + 1);
+  char *mem;
+  memset(b, 0, sizeof *b);
+  b->T = T;
+  b->S = pt->pp;
+  b->bytes = npre * sizeof(double) + 2 * (size_t)T * sizeof(double) +
+             (size_t)pt->pp * (size_t)T;
+  if (!(mem = ppi_calloc(&w->ctx, 1, b->bytes)))
+    return PP_ENOMEM;
+  b->pre = (double *)(void *)mem;
+  b->fac = b->pre + npre;
+  b->step = b->fac + T;
+  b->on = (unsigned char *)(b->step + T);
+  for (s = 0; s < pt->pp; s++)
+    for (r = 0; r < pt->dp; r++)
+      for (q = 0; q < pt->tp; q++)
+        b->on[(size_t)s * T +
+              pp_cluster_device_type(
+                  c, a->set->dev[((int64_t)s * pt->dp + r) * pt->tp + q])] = 1;
+  for (t = 0; t < T; t++) {
+    int32_t d = -1;
+    pp_type_key key;
+    const pp_calib_entry *ce = NULL;
+    for (s = 0; s < pt->pp && d < 0; s++)
+      if (b->on[(size_t)s * T + t])
+        for (n = 0; n < a->set->n && d < 0; n++)
+          if (pp_cluster_device_type(c, a->set->dev[n]) == t)
+            d = a->set->dev[n];
+    if (d < 0)
+      continue;
+    key = pp_model_type_key(m, c, d);
+    key.precision = prec;
+    if (p->calibration)
+      ce = pp_calibration_find(p->calibration, c->type_name[t],
+                               p->engine, prec);
+    b->fac[t] = ppi_calib_compute_factor(ce, pt->mbs, pp_model_micro_batch(m),
+                                         pt->tp);
+    b->step[t] = ce && !isnan(ce->step_ms) ? ce->step_ms : 0;
+    for (l = 0; l < L; l++) {
+      const int32_t *ops = pp_model_layer_members(sp->view, l, &n);
+      double x = 0;
+      int32_t i;
+      for (i = 0; i < n; i++) {
+        pp_op_time ot;
+        if (pp_model_op_time(m, ops[i], &key, pt->tp, pt->mbs, &ot)) {
+          pp_ctx_clear_error(&w->ctx);
+          bound_free(&w->ctx, b);
+          return PP_OK;
+        }
+        x += ot.fwd_ms + ot.bwd_ms + (pt->rec ? ot.fwd_ms : 0);
+      }
+      b->pre[(size_t)t * (L + 1) + l + 1] = b->pre[(size_t)t * (L + 1) + l] + x;
+    }
+  }
+  return PP_OK;
+}
+
+/* A lower bound on the estimate of the partition f: each stage's compute
+** w_s (its slowest type's layers, scaled and with the fixed cost as the
+** estimate prices them, cost_model.c) is at most its straggler's
+** compute, so the steady state is at least (gas - 1) max w_s and the
+** fill, one micro-batch through the chain of stages, at least the sum
+** (cost_eval.c); transfers, collectives, the reduction and the step only
+** add. */
+static double bound_of(const struct part_bound *b, const int32_t *f,
+                       int32_t L, int64_t gas)
+{
+  double sum = 0, mx = 0;
+  int32_t s, t;
+  for (s = 0; s < b->S; s++) {
+    double ws = 0;
+    for (t = 0; t < b->T; t++)
+      if (b->on[(size_t)s * b->T + t]) {
+        const double *pr = b->pre + (size_t)t * (L + 1);
+        double x = b->fac[t] * (pr[f[s + 1]] - pr[f[s]]) + b->step[t];
+        if (x > ws)
+          ws = x;
+      }
+    sum += ws;
+    if (ws > mx)
+      mx = ws;
+  }
+  return (double)(gas - 1) * mx + sum;
+}
+
 /* Every partition of the chain view into pp contiguous runs, in
-** lexicographic order of the cuts, priced by the estimate itself. */
+** lexicographic order of the cuts, priced by the estimate itself; one
+** whose bound (bound_of) exceeds the point's best so far, or the K-th
+** kept estimate, is not priced (it could not be kept: the slack of 1e-9
+** keeps ties, which go to the lesser memory). */
 static pp_status try_all(struct worker *w, const struct at_point *a,
                          struct cand *best, bool *have)
 {
@@ -111,17 +233,29 @@ static pp_status try_all(struct worker *w, const struct at_point *a,
   const int32_t *devs = a->set->dev;
   int32_t S = pt->pp, L = sp->L, s, i;
   int32_t *f = w->first; /* f[s]: first layer of stage s; f[S] = L */
-  pp_status rc = PP_OK;
+  struct part_bound pb;
+  pp_status rc;
+  /* TUNING: the relative slack of the comparison, far above rounding
+  ** (the bound and the estimate add the same times in other orders) */
+  const double slack = 1 + 1e-9;
+  if ((rc = bound_init(w, a, &pb)))
+    return rc;
   for (s = 0; s < S; s++)
     f[s] = s;
   f[S] = L;
   for (;;) {
     pp_plan *pl = NULL;
+    double bar = *have && best->est < w->bar ? best->est : w->bar;
+    if (pb.pre && bound_of(&pb, f, L, a->gas) > bar * slack) {
+      w->part_pruned++;
+      goto next;
+    }
     ppi_chain_ops(sp->view, f, S, w->opbuf, w->off);
     if ((rc = ppi_search_build_plan(&w->ctx, sp, pt, w->opbuf, w->off, devs,
                                     &pl)) ||
         (rc = ppi_search_offer(w, pt, pl, NULL, best, have)))
-      return rc;
+      break;
+  next:
     /* the next cut vector: the last movable cut moves right */
     for (s = S - 1; s >= 1 && f[s] == L - (S - s); s--)
       ;
@@ -131,7 +265,8 @@ static pp_status try_all(struct worker *w, const struct at_point *a,
     for (i = s + 1; i < S; i++)
       f[i] = f[i - 1] + 1;
   }
-  return PP_OK;
+  bound_free(&w->ctx, &pb);
+  return rc;
 }
 
 static bool is_long(const struct worker *w, const struct at_point *a)
@@ -201,6 +336,7 @@ pp_status ppi_eval_point(struct worker *w, const struct point *pt)
                           which would make the counts depend on the
                           thread count (plan_search.c, ROUND) */
   size_t k;
+  int64_t offers = w->offers, part_pruned = w->part_pruned;
   pp_status rc = PP_OK;
 
   if (pt->lb > bar) {
@@ -218,6 +354,12 @@ pp_status ppi_eval_point(struct worker *w, const struct point *pt)
   for (k = 0; k < sizeof strategies / sizeof strategies[0] && rc == PP_OK; k++)
     if (strategies[k].applies(w, &a))
       rc = strategies[k].run(w, &a, &best, &have);
+  if (rc == PP_OK && w->offers == offers && w->part_pruned > part_pruned) {
+    /* every partition bounded out (try_all): the point is pruned */
+    w->evaluated--;
+    w->pruned++;
+    return PP_OK;
+  }
   if (rc == PP_OK && ppi_madpipe_binds(sp, pt, have, best.peak))
     rc = ppi_vec_push(&w->ctx, &w->bound, pt);
   return ppi_search_keep_best(w, rc, &best, have);

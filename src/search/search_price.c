@@ -306,6 +306,7 @@ pp_status ppi_search_offer(struct worker *w, const struct point *pt,
 {
   struct ppi_price x;
   pp_status rc = best_zero(&w->ctx, w->sp, &pl, &x);
+  w->offers++;
   if (rc) {
     pp_plan_destroy(pl);
     pp_partition_destroy(part);
