@@ -85,6 +85,7 @@ struct ppi_cost {
   double *opmax;     /* [S] parameters of its largest operator per rank */
 
   unsigned est;
+  struct ppi_share_cache *cache; /* borrowed; NULL: none */
 };
 
 /* Fill *k for plan p, model m, cluster c (all checked).  Allocates with
@@ -93,6 +94,13 @@ PP_INTERNAL pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k,
                                     const pp_plan *p, const pp_model *m,
                                     const pp_cluster *c,
                                     const pp_cost_params *cp);
+/* The same with a cache of the reductions' slowest hops (cost_eval.h),
+** which plans of one device layout share. */
+PP_INTERNAL pp_status ppi_cost_init_cached(pp_ctx *ctx, struct ppi_cost *k,
+                                           const pp_plan *p, const pp_model *m,
+                                           const pp_cluster *c,
+                                           const pp_cost_params *cp,
+                                           struct ppi_share_cache *cache);
 PP_INTERNAL void ppi_cost_free(pp_ctx *ctx, struct ppi_cost *k);
 
 /* Engine rules (engine.c). */

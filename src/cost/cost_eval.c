@@ -507,6 +507,13 @@ pp_status pp_evaluate(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
                       const pp_cluster *c, const pp_cost_params *cp,
                       pp_eval **out)
 {
+  return ppi_evaluate_cached(ctx, p, m, c, cp, NULL, out);
+}
+
+pp_status ppi_evaluate_cached(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
+                              const pp_cluster *c, const pp_cost_params *cp,
+                              struct ppi_share_cache *cache, pp_eval **out)
+{
   struct ppi_cost k;
   struct pp_eval *e;
   pp_status rc;
@@ -516,7 +523,7 @@ pp_status pp_evaluate(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
                : PP_EINVAL;
   *out = NULL;
   if ((rc = pp_plan_check(ctx, p, m, c)) ||
-      (rc = ppi_cost_init(ctx, &k, p, m, c, cp)))
+      (rc = ppi_cost_init_cached(ctx, &k, p, m, c, cp, cache)))
     return rc;
   if (!(e = ppi_calloc(ctx, 1, sizeof *e))) {
     ppi_cost_free(ctx, &k);

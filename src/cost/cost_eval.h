@@ -29,4 +29,18 @@ struct ppi_eval_view {
 PP_INTERNAL const struct ppi_eval_view *ppi_eval_view(const pp_eval *e,
                                                       struct ppi_eval_view *v);
 
+/* The slowest hops of every stage's gradient reduction depend on the
+** plan's devices (which replicas and ranks each stage has, where), the
+** stages that reduce anything, the engine, the precision, the cluster
+** and the calibration, not on which operators a stage holds: plans that
+** differ only there (the planner's partitions of one point) share them.
+** One entry, the last layout priced (cost_model.c). */
+struct ppi_share_cache;
+PP_INTERNAL struct ppi_share_cache *ppi_share_cache_new(pp_ctx *ctx);
+PP_INTERNAL void ppi_share_cache_free(pp_ctx *ctx, struct ppi_share_cache *x);
+/* pp_evaluate with the cache (NULL: none); the same result. */
+PP_INTERNAL pp_status ppi_evaluate_cached(
+    pp_ctx *ctx, const pp_plan *p, const pp_model *m, const pp_cluster *c,
+    const pp_cost_params *cp, struct ppi_share_cache *cache, pp_eval **out);
+
 #endif /* PP_COST_EVAL_H */

@@ -29,6 +29,7 @@
 ** O(R) per allreduce.
 */
 #include "cost/cost.h"
+#include "cost/cost_eval.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -781,6 +782,139 @@ double ppi_cost_device_memory(const struct ppi_cost *k, int32_t d, double state,
   return x->total_bytes;
 }
 
+/* The cache of the slowest hops (cost_eval.h): an entry's key is
+** everything slowest_hops reads besides the cluster's fixed routes; its
+** value, per stage, the slowest hop of each kind unshared (b0) and
+** shared (b1) and whether the hierarchical applies.  The planner's
+** points of one layout (set, tp, pp, dp) differ in micro-batch,
+** schedule and recomputation and come in the order of their bounds, so
+** the cache keeps SHARE_ENTRIES layouts, replaced in turn. */
+/* TUNING: 64 layouts, more than the device sets x tp x pp of a search
+** usually prices (the rest are pruned); an entry holds O(devices). */
+#define SHARE_ENTRIES 64
+
+struct share_entry {
+  int valid;
+  const struct pp_cluster *c;
+  const pp_calibration *cal;
+  pp_engine engine;
+  pp_precision prec;
+  int32_t S, tp, ndev; /* ndev: devices in the key */
+  int32_t *rep;        /* [S] replicas per stage */
+  uint8_t *reduces;    /* [S] grad_bytes > 0 */
+  int32_t *dev;        /* [ndev] in stage, replica, rank order */
+  double *b0, *b1;     /* [3 S] */
+  uint8_t *hier;       /* [S] */
+};
+
+struct ppi_share_cache {
+  struct share_entry e[SHARE_ENTRIES];
+  int32_t next; /* the entry replaced next */
+};
+
+struct ppi_share_cache *ppi_share_cache_new(pp_ctx *ctx)
+{
+  return ppi_calloc(ctx, 1, sizeof(struct ppi_share_cache));
+}
+
+static void share_entry_clear(pp_ctx *ctx, struct share_entry *x)
+{
+  size_t S = (size_t)x->S;
+  if (x->valid) {
+    ppi_free(ctx, x->rep, S * sizeof *x->rep);
+    ppi_free(ctx, x->reduces, S * sizeof *x->reduces);
+    ppi_free(ctx, x->b0, 3 * S * sizeof *x->b0);
+    ppi_free(ctx, x->b1, 3 * S * sizeof *x->b1);
+    ppi_free(ctx, x->hier, S * sizeof *x->hier);
+    ppi_free(ctx, x->dev, (size_t)x->ndev * sizeof *x->dev);
+  }
+  memset(x, 0, sizeof *x);
+}
+
+void ppi_share_cache_free(pp_ctx *ctx, struct ppi_share_cache *x)
+{
+  int32_t i;
+  if (!x)
+    return;
+  for (i = 0; i < SHARE_ENTRIES; i++)
+    share_entry_clear(ctx, &x->e[i]);
+  ppi_free(ctx, x, sizeof *x);
+}
+
+static int32_t key_devices(const struct ppi_cost *k)
+{
+  return k->nrep * k->tp;
+}
+
+/* The entry holding k's layout, or NULL. */
+static const struct share_entry *share_cache_find(const struct ppi_cost *k)
+{
+  int32_t j, s, r, t, i;
+  if (!k->cache)
+    return NULL;
+  for (j = 0; j < SHARE_ENTRIES; j++) {
+    const struct share_entry *x = &k->cache->e[j];
+    bool same = x->valid && x->c == k->c && x->cal == k->cp.calibration &&
+                x->engine == k->engine && x->prec == k->prec && x->S == k->S &&
+                x->tp == k->tp && x->ndev == key_devices(k);
+    for (s = 0, i = 0; same && s < k->S; s++) {
+      same = x->rep[s] == ppi_cost_nrep(k, s) &&
+             x->reduces[s] == (grad_bytes(k, s) > 0);
+      for (r = 0; same && r < ppi_cost_nrep(k, s); r++)
+        for (t = 0; same && t < k->tp; t++)
+          same = x->dev[i++] == ppi_cost_dev(k, s, r, t);
+    }
+    if (same)
+      return x;
+  }
+  return NULL;
+}
+
+/* Keep k's layout and its hops (b0, b1: [3 S]; hier: [S]) in the next
+** entry; a failed allocation leaves it empty, which only costs time. */
+static void share_cache_put(pp_ctx *ctx, const struct ppi_cost *k,
+                            const double *b0, const double *b1,
+                            const uint8_t *hier)
+{
+  struct share_entry *x;
+  int32_t s, r, t, i = 0, nd = key_devices(k);
+  size_t S = (size_t)k->S;
+  if (!k->cache || nd < 1 || S < 1)
+    return;
+  x = &k->cache->e[k->cache->next];
+  k->cache->next = (k->cache->next + 1) % SHARE_ENTRIES;
+  share_entry_clear(ctx, x);
+  x->rep = ppi_alloc(ctx, S * sizeof *x->rep);
+  x->reduces = ppi_alloc(ctx, S * sizeof *x->reduces);
+  x->b0 = ppi_alloc(ctx, 3 * S * sizeof *x->b0);
+  x->b1 = ppi_alloc(ctx, 3 * S * sizeof *x->b1);
+  x->hier = ppi_alloc(ctx, S * sizeof *x->hier);
+  x->dev = ppi_alloc(ctx, (size_t)nd * sizeof *x->dev);
+  x->S = k->S;
+  x->ndev = nd;
+  x->valid = 1; /* so that clear frees what came */
+  if (!x->rep || !x->reduces || !x->b0 || !x->b1 || !x->hier || !x->dev) {
+    share_entry_clear(ctx, x);
+    pp_ctx_clear_error(ctx); /* the evaluation does not need the cache */
+    return;
+  }
+  x->c = k->c;
+  x->cal = k->cp.calibration;
+  x->engine = k->engine;
+  x->prec = k->prec;
+  x->tp = k->tp;
+  for (s = 0; s < k->S; s++) {
+    x->rep[s] = ppi_cost_nrep(k, s);
+    x->reduces[s] = grad_bytes(k, s) > 0;
+    x->hier[s] = hier[s];
+    memcpy(x->b0 + 3 * s, b0 + 3 * s, 3 * sizeof *b0);
+    memcpy(x->b1 + 3 * s, b1 + 3 * s, 3 * sizeof *b1);
+    for (r = 0; r < ppi_cost_nrep(k, s); r++)
+      for (t = 0; t < k->tp; t++)
+        x->dev[i++] = ppi_cost_dev(k, s, r, t);
+  }
+}
+
 /* Every stage's gradient reduction: ring or hierarchical (the faster
 ** under --allreduce auto), with the links its concurrent hops share on
 ** a cluster with a link graph under an engine (every stage reduces at
@@ -795,13 +929,24 @@ static pp_status allreduce(pp_ctx *ctx, struct ppi_cost *k)
   struct share x;
   int32_t s, q, nres = 2 * k->c->nlink;
   pp_status rc = PP_OK;
+  const struct share_entry *hit = share_cache_find(k);
+  double *hb0 = NULL, *hb1 = NULL;
+  uint8_t *hh = NULL;
 
   memset(&x, 0, sizeof x);
   memset(&rt, 0, sizeof rt);
   x.k = k;
   x.ctx = ctx;
+  if (k->cache && !hit) { /* what the cache will keep */
+    hb0 = ppi_alloc(ctx, 3 * (size_t)k->S * sizeof *hb0);
+    hb1 = ppi_alloc(ctx, 3 * (size_t)k->S * sizeof *hb1);
+    hh = ppi_alloc(ctx, (size_t)k->S * sizeof *hh);
+    if (!hb0 || !hb1 || !hh)
+      rc = PP_ENOMEM;
+  }
   /* "generic" prices as before engines were modelled: pairwise */
-  if (k->c->has_links && k->c->nlink > 0 && k->engine != PP_ENGINE_GENERIC) {
+  if (!rc && !hit && k->c->has_links && k->c->nlink > 0 &&
+      k->engine != PP_ENGINE_GENERIC) {
     if ((rc = ppi_routes_init(ctx, &rt, k->c)))
       return rc;
     x.rt = &rt;
@@ -817,10 +962,22 @@ static pp_status allreduce(pp_ctx *ctx, struct ppi_cost *k)
   }
   for (s = 0; s < k->S && !rc; s++) {
     double b0[3], b1[3], ring, hier = -1, xs;
-    int h = slowest_hops(&x, s, 0, b0);
-    slowest_hops(&x, s, 1, b1);
-    if ((rc = x.rc))
-      break;
+    int h;
+    if (hit) {
+      memcpy(b0, hit->b0 + 3 * s, sizeof b0);
+      memcpy(b1, hit->b1 + 3 * s, sizeof b1);
+      h = hit->hier[s];
+    } else {
+      h = slowest_hops(&x, s, 0, b0);
+      slowest_hops(&x, s, 1, b1);
+      if ((rc = x.rc))
+        break;
+      if (hb0) {
+        memcpy(hb0 + 3 * s, b0, sizeof b0);
+        memcpy(hb1 + 3 * s, b1, sizeof b1);
+        hh[s] = (uint8_t)h;
+      }
+    }
     for (q = 0; q < 3; q++)
       k->ar_slow[3 * s + q] = b1[q] < INFINITY && b1[q] > 0 ? b0[q] / b1[q] : 1;
     ring = ring_ms(k, ppi_cost_nrep(k, s), b1[0], grad_bytes(k, s), 2, 1);
@@ -843,6 +1000,11 @@ static pp_status allreduce(pp_ctx *ctx, struct ppi_cost *k)
       ppi_free(ctx, x.cnt[q], (size_t)nres * sizeof *x.cnt[q]);
     ppi_routes_free(ctx, &rt);
   }
+  if (!rc && hb0)
+    share_cache_put(ctx, k, hb0, hb1, hh);
+  ppi_free(ctx, hb0, 3 * (size_t)k->S * sizeof *hb0);
+  ppi_free(ctx, hb1, 3 * (size_t)k->S * sizeof *hb1);
+  ppi_free(ctx, hh, (size_t)k->S * sizeof *hh);
   return rc;
 }
 
@@ -1196,10 +1358,19 @@ pp_status ppi_cost_init(pp_ctx *ctx, struct ppi_cost *k, const pp_plan *p,
                         const pp_model *m, const pp_cluster *c,
                         const pp_cost_params *cp)
 {
+  return ppi_cost_init_cached(ctx, k, p, m, c, cp, NULL);
+}
+
+pp_status ppi_cost_init_cached(pp_ctx *ctx, struct ppi_cost *k,
+                               const pp_plan *p, const pp_model *m,
+                               const pp_cluster *c, const pp_cost_params *cp,
+                               struct ppi_share_cache *cache)
+{
   int32_t s, i, n;
   pp_status rc;
 
   memset(k, 0, sizeof *k);
+  k->cache = cache;
   k->p = p;
   k->m = m;
   k->c = c;

@@ -65,7 +65,7 @@ pp_status ppi_compare_random(pp_ctx *ctx, const pp_model *m,
     ppi_chain_ops(sp.view, first, pt->pp, ops, off);
     if ((rc = ppi_search_build_plan(ctx, &sp, pt, ops, off,
                                     sp.sets[pt->set].dev, &pl)) ||
-        (rc = ppi_search_price(ctx, &sp, pl, &x))) {
+        (rc = ppi_search_price(ctx, &sp, pl, NULL, &x))) {
       pp_plan_destroy(pl);
       goto done;
     }

@@ -146,6 +146,7 @@ static void worker_free(pp_ctx *ctx, struct worker *w, int32_t nop, int32_t S)
   ppi_free(ctx, w->off, (size_t)(S + 1) * sizeof *w->off);
   ppi_free(ctx, w->reps, (size_t)S * sizeof *w->reps);
   ppi_free(ctx, w->first, (size_t)(S + 1) * sizeof *w->first);
+  ppi_share_cache_free(ctx, w->share);
   ppi_vec_free(ctx, &w->bound);
 }
 
@@ -264,7 +265,8 @@ static pp_status open_space(struct search_run *r)
               ppi_alloc(ctx, (size_t)(nop > 0 ? nop : 1) * sizeof *w->opbuf)) ||
         !(w->off = ppi_alloc(ctx, (size_t)(maxS + 1) * sizeof *w->off)) ||
         !(w->reps = ppi_alloc(ctx, (size_t)maxS * sizeof *w->reps)) ||
-        !(w->first = ppi_alloc(ctx, (size_t)(maxS + 1) * sizeof *w->first)))
+        !(w->first = ppi_alloc(ctx, (size_t)(maxS + 1) * sizeof *w->first)) ||
+        !(w->share = ppi_share_cache_new(ctx)))
       return PP_ENOMEM;
     w->close_share = INFINITY;
     w->close_idx = INT64_MAX;

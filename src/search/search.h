@@ -20,6 +20,7 @@
 #ifndef PP_SEARCH_H
 #define PP_SEARCH_H
 
+#include "cost/cost_eval.h"
 #include "search/plan_search.h"
 
 /* A set of devices the points use, in rank order. */
@@ -44,6 +45,8 @@ struct cand {
   double est, sim, bubble, peak;
   double spread; /* the estimate's relative spread */
   int mapped, madpipe, calibrated;
+  int64_t order; /* within its point: the partition's lexicographic
+                    rank + 1 (try_all), else 0; breaks exact ties */
 };
 
 struct space {
@@ -70,7 +73,9 @@ struct worker {
   int32_t nkept, K;
   int32_t *opbuf, *off, *reps, *first;
   int64_t pruned, evaluated, fitting, madpipe, madpipe_fit;
-  int64_t offers, part_pruned; /* partitions priced and bounded out */
+  int64_t offers, part_pruned;   /* partitions priced and bounded out */
+  int64_t offer_order;           /* the next offer's cand.order */
+  struct ppi_share_cache *share; /* the last layout's reduction hops */
   struct ppi_vec bound; /* points where memory binds (MadPipe's pass) */
   bool madpipe_pass;    /* run MadPipe on pts, not the enumeration */
   bool offer_madpipe;   /* ppi_search_offer: the plan is MadPipe's */
@@ -135,8 +140,12 @@ struct ppi_price {
   bool fits;
   int32_t worst;
 };
+/* share: the worker's cache of the reductions' hops (cost_eval.h), or
+** NULL. */
 PP_INTERNAL pp_status ppi_search_price(pp_ctx *ctx, const struct space *sp,
-                                       const pp_plan *pl, struct ppi_price *x);
+                                       const pp_plan *pl,
+                                       struct ppi_share_cache *share,
+                                       struct ppi_price *x);
 /* A candidate plan of the point: keep it (and part, both owned) in *best
 ** when it fits and is better, else note how close it came. */
 PP_INTERNAL pp_status ppi_search_offer(struct worker *w, const struct point *pt,

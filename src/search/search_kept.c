@@ -83,7 +83,7 @@ static pp_status remap(pp_ctx *ctx, const struct space *sp, struct cand *x,
     if (rc)
       goto done;
   }
-  if ((rc = ppi_search_price(ctx, sp, pl, &y)))
+  if ((rc = ppi_search_price(ctx, sp, pl, NULL, &y)))
     goto done;
   if (y.fits && y.est < x->est) {
     pp_plan_destroy(x->plan);

@@ -28,6 +28,7 @@
 #include "search/search.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* TUNING: chains with at most this many partitions into pp runs are
@@ -108,9 +109,9 @@ static bool is_short(const struct worker *w, const struct at_point *a)
 ** micro-batch; per stage, the types its devices have. */
 struct part_bound {
   int32_t T, S;
-  double *pre;     /* [T][L + 1] */
-  double *fac;     /* [T] */
-  double *step;    /* [T] */
+  double *pre;       /* [T][L + 1] */
+  double *fac;       /* [T] */
+  double *step;      /* [T] */
   unsigned char *on; /* [S][T]: stage s has a device of type t */
   size_t bytes;
 };
@@ -168,10 +169,10 @@ static pp_status bound_init(struct worker *w, const struct at_point *a,
     key = pp_model_type_key(m, c, d);
     key.precision = prec;
     if (p->calibration)
-      ce = pp_calibration_find(p->calibration, c->type_name[t],
-                               p->engine, prec);
-    b->fac[t] = ppi_calib_compute_factor(ce, pt->mbs, pp_model_micro_batch(m),
-                                         pt->tp);
+      ce =
+          pp_calibration_find(p->calibration, c->type_name[t], p->engine, prec);
+    b->fac[t] =
+        ppi_calib_compute_factor(ce, pt->mbs, pp_model_micro_batch(m), pt->tp);
     b->step[t] = ce && !isnan(ce->step_ms) ? ce->step_ms : 0;
     for (l = 0; l < L; l++) {
       const int32_t *ops = pp_model_layer_members(sp->view, l, &n);
@@ -199,8 +200,8 @@ static pp_status bound_init(struct worker *w, const struct at_point *a,
 ** fill, one micro-batch through the chain of stages, at least the sum
 ** (cost_eval.c); transfers, collectives, the reduction and the step only
 ** add. */
-static double bound_of(const struct part_bound *b, const int32_t *f,
-                       int32_t L, int64_t gas)
+static double bound_of(const struct part_bound *b, const int32_t *f, int32_t L,
+                       int64_t gas)
 {
   double sum = 0, mx = 0;
   int32_t s, t;
@@ -220,11 +221,64 @@ static double bound_of(const struct part_bound *b, const int32_t *f,
   return (double)(gas - 1) * mx + sum;
 }
 
-/* Every partition of the chain view into pp contiguous runs, in
-** lexicographic order of the cuts, priced by the estimate itself; one
-** whose bound (bound_of) exceeds the point's best so far, or the K-th
-** kept estimate, is not priced (it could not be kept: the slack of 1e-9
-** keeps ties, which go to the lesser memory). */
+/* The least bound_of over every partition into S contiguous runs, on a
+** set of one device type (type t): the sum of the w_s is then fixed, so
+** the least largest stage decides, the min-max DP over prefix sums
+** (O(S L^2)).  MadPipe's plans of the point are contiguous partitions
+** into S stages as well, so none is priced below it (its steady load on
+** a device of several stages is larger still). */
+static double bound_minmax(pp_ctx *ctx, const struct part_bound *b, int32_t t,
+                           int32_t L, int64_t gas)
+{
+  const double *pr = b->pre + (size_t)t * (L + 1);
+  int32_t S = b->S, s, i, j;
+  double *cur, *nxt, best;
+  if (S > L || !(cur = ppi_alloc(ctx, 2 * (size_t)(L + 1) * sizeof *cur)))
+    return 0;
+  nxt = cur + L + 1;
+  /* cur[i]: the least largest stage over the first i layers in s runs */
+  for (i = 0; i <= L; i++)
+    cur[i] = i ? b->fac[t] * pr[i] + b->step[t] : INFINITY;
+  for (s = 2; s <= S; s++) {
+    for (i = 0; i <= L; i++) {
+      nxt[i] = INFINITY;
+      for (j = s - 1; j < i; j++) {
+        double w = b->fac[t] * (pr[i] - pr[j]) + b->step[t];
+        double x = cur[j] > w ? cur[j] : w;
+        if (x < nxt[i])
+          nxt[i] = x;
+      }
+    }
+    memcpy(cur, nxt, (size_t)(L + 1) * sizeof *cur);
+  }
+  best = (double)(gas - 1) * cur[L] + b->fac[t] * pr[L] + S * b->step[t];
+  ppi_free(ctx, cur, 2 * (size_t)(L + 1) * sizeof *cur);
+  return best;
+}
+
+/* A partition of try_all: its bound and its rank in lexicographic
+** order of the cuts. */
+struct tried {
+  double lb;
+  int64_t rank;
+};
+
+static int tried_cmp(const void *x, const void *y)
+{
+  const struct tried *a = x, *b = y;
+  if (a->lb != b->lb)
+    return a->lb < b->lb ? -1 : 1;
+  return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* Every partition of the chain view into pp contiguous runs, priced by
+** the estimate itself, the least bound (bound_of) first; once the bound
+** exceeds the point's best so far, or the K-th kept estimate, the rest
+** could not be kept and are not priced (the slack of 1e-9 keeps ties,
+** which go to the lesser memory, then to the partition first in
+** lexicographic order: ppi_search_offer, cand.order).  Without a bound
+** (a time that cannot be looked up) every partition is priced, in
+** lexicographic order. */
 static pp_status try_all(struct worker *w, const struct at_point *a,
                          struct cand *best, bool *have)
 {
@@ -234,28 +288,34 @@ static pp_status try_all(struct worker *w, const struct at_point *a,
   int32_t S = pt->pp, L = sp->L, s, i;
   int32_t *f = w->first; /* f[s]: first layer of stage s; f[S] = L */
   struct part_bound pb;
+  struct tried *t = NULL;
+  int32_t *cuts = NULL;
+  int64_t n = 0, cap = 0, k;
   pp_status rc;
   /* TUNING: the relative slack of the comparison, far above rounding
   ** (the bound and the estimate add the same times in other orders) */
   const double slack = 1 + 1e-9;
   if ((rc = bound_init(w, a, &pb)))
     return rc;
+  cap = (int64_t)binom_capped(L - 1, S - 1, SHORT_CHAIN);
+  if (cap < 1)
+    cap = 1;
+  if (!(t = ppi_alloc(&w->ctx, (size_t)cap * sizeof *t)) ||
+      !(cuts =
+            ppi_alloc(&w->ctx, (size_t)cap * (size_t)(S + 1) * sizeof *cuts))) {
+    rc = PP_ENOMEM;
+    goto done;
+  }
   for (s = 0; s < S; s++)
     f[s] = s;
   f[S] = L;
   for (;;) {
-    pp_plan *pl = NULL;
-    double bar = *have && best->est < w->bar ? best->est : w->bar;
-    if (pb.pre && bound_of(&pb, f, L, a->gas) > bar * slack) {
-      w->part_pruned++;
-      goto next;
-    }
-    ppi_chain_ops(sp->view, f, S, w->opbuf, w->off);
-    if ((rc = ppi_search_build_plan(&w->ctx, sp, pt, w->opbuf, w->off, devs,
-                                    &pl)) ||
-        (rc = ppi_search_offer(w, pt, pl, NULL, best, have)))
+    if (n == cap)
       break;
-  next:
+    memcpy(cuts + n * (S + 1), f, (size_t)(S + 1) * sizeof *f);
+    t[n].lb = pb.pre ? bound_of(&pb, f, L, a->gas) : 0;
+    t[n].rank = n;
+    n++;
     /* the next cut vector: the last movable cut moves right */
     for (s = S - 1; s >= 1 && f[s] == L - (S - s); s--)
       ;
@@ -265,6 +325,27 @@ static pp_status try_all(struct worker *w, const struct at_point *a,
     for (i = s + 1; i < S; i++)
       f[i] = f[i - 1] + 1;
   }
+  qsort(t, (size_t)n, sizeof *t, tried_cmp);
+  for (k = 0; k < n && !rc; k++) {
+    pp_plan *pl = NULL;
+    double bar = *have && best->est < w->bar ? best->est : w->bar;
+    if (t[k].lb > bar * slack) { /* sorted: the rest are above too */
+      w->part_pruned += n - k;
+      break;
+    }
+    memcpy(f, cuts + t[k].rank * (S + 1), (size_t)(S + 1) * sizeof *f);
+    ppi_chain_ops(sp->view, f, S, w->opbuf, w->off);
+    w->offer_order = t[k].rank + 1;
+    if (!(rc = ppi_search_build_plan(&w->ctx, sp, pt, w->opbuf, w->off, devs,
+                                     &pl)))
+      rc = ppi_search_offer(w, pt, pl, NULL, best, have);
+    w->offer_order = 0;
+  }
+done:
+  if (cuts)
+    ppi_free(&w->ctx, cuts, (size_t)cap * (size_t)(S + 1) * sizeof *cuts);
+  if (t)
+    ppi_free(&w->ctx, t, (size_t)cap * sizeof *t);
   bound_free(&w->ctx, &pb);
   return rc;
 }
@@ -360,7 +441,21 @@ pp_status ppi_eval_point(struct worker *w, const struct point *pt)
     w->pruned++;
     return PP_OK;
   }
-  if (rc == PP_OK && ppi_madpipe_binds(sp, pt, have, best.peak))
-    rc = ppi_vec_push(&w->ctx, &w->bound, pt);
+  if (rc == PP_OK && ppi_madpipe_binds(sp, pt, have, best.peak)) {
+    /* recorded with the bound of its best contiguous partition, which
+    ** MadPipe's pass compares with the kept plans (one device type) */
+    struct point q = *pt;
+    struct part_bound pb;
+    if (!(rc = bound_init(w, &a, &pb)) && pb.pre) {
+      double x = bound_minmax(&w->ctx, &pb,
+                              pp_cluster_device_type(sp->c, a.set->dev[0]),
+                              sp->L, a.gas);
+      if (x > q.lb)
+        q.lb = x;
+      bound_free(&w->ctx, &pb);
+    }
+    if (rc == PP_OK)
+      rc = ppi_vec_push(&w->ctx, &w->bound, &q);
+  }
   return ppi_search_keep_best(w, rc, &best, have);
 }

@@ -219,7 +219,8 @@ void ppi_search_cost_params(const struct space *sp, pp_cost_params *cp)
 }
 
 pp_status ppi_search_price(pp_ctx *ctx, const struct space *sp,
-                           const pp_plan *pl, struct ppi_price *x)
+                           const pp_plan *pl, struct ppi_share_cache *share,
+                           struct ppi_price *x)
 {
   pp_cost_params cp;
   pp_eval *e;
@@ -227,7 +228,7 @@ pp_status ppi_search_price(pp_ctx *ctx, const struct space *sp,
   pp_device_memory dm;
   pp_status rc;
   ppi_search_cost_params(sp, &cp);
-  if ((rc = pp_evaluate(ctx, pl, sp->m, sp->c, &cp, &e)))
+  if ((rc = ppi_evaluate_cached(ctx, pl, sp->m, sp->c, &cp, share, &e)))
     return rc;
   pp_eval_get_summary(e, &es);
   memset(x, 0, sizeof *x);
@@ -266,13 +267,13 @@ static bool cheaper(const struct ppi_price *a, const struct ppi_price *b)
 ** buffers and copies are not priced, so a stage that fits anyway would
 ** win only by what the model leaves out. */
 static pp_status best_zero(pp_ctx *ctx, const struct space *sp, pp_plan **pl,
-                           struct ppi_price *x)
+                           struct ppi_share_cache *share, struct ppi_price *x)
 {
   pp_plan_params q;
   unsigned mask;
   int32_t z;
   pp_status rc;
-  if ((rc = ppi_search_price(ctx, sp, *pl, x)))
+  if ((rc = ppi_search_price(ctx, sp, *pl, share, x)))
     return rc;
   pp_plan_get_params(*pl, &q);
   mask = ppi_search_zero_mask(sp->p, pp_plan_nstage(*pl)) & ~(1u << q.zero);
@@ -285,7 +286,7 @@ static pp_status best_zero(pp_ctx *ctx, const struct space *sp, pp_plan **pl,
       break;
     q.zero = z;
     if ((rc = ppi_plan_with_params(ctx, *pl, &q, &alt)) ||
-        (rc = ppi_search_price(ctx, sp, alt, &y))) {
+        (rc = ppi_search_price(ctx, sp, alt, share, &y))) {
       pp_plan_destroy(alt);
       return rc;
     }
@@ -305,7 +306,7 @@ pp_status ppi_search_offer(struct worker *w, const struct point *pt,
                            bool *have)
 {
   struct ppi_price x;
-  pp_status rc = best_zero(&w->ctx, w->sp, &pl, &x);
+  pp_status rc = best_zero(&w->ctx, w->sp, &pl, w->share, &x);
   w->offers++;
   if (rc) {
     pp_plan_destroy(pl);
@@ -325,8 +326,12 @@ pp_status ppi_search_offer(struct worker *w, const struct point *pt,
     pp_partition_destroy(part);
     return PP_OK;
   }
-  if (*have &&
-      !(x.est < best->est || (x.est == best->est && x.share < best->peak))) {
+  /* the least estimate, then the least memory, then (try_all) the
+  ** partition first in lexicographic order, whatever order it came in */
+  if (*have && !(x.est < best->est ||
+                 (x.est == best->est &&
+                  (x.share < best->peak ||
+                   (x.share == best->peak && w->offer_order < best->order))))) {
     pp_plan_destroy(pl);
     pp_partition_destroy(part);
     return PP_OK;
@@ -342,6 +347,7 @@ pp_status ppi_search_offer(struct worker *w, const struct point *pt,
   best->calibrated = x.calibrated;
   best->peak = x.share;
   best->madpipe = w->offer_madpipe;
+  best->order = w->offer_order;
   *have = true;
   return PP_OK;
 }
