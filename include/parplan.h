@@ -1359,6 +1359,11 @@ typedef struct pp_map_params {
                                  context's allocator from several threads
                                  (part and solve, docs/MAPPING.md) */
   int64_t samples;            /* random: mappings; anneal: steps; 10000 */
+  int64_t max_nodes;          /* exact search: a budget of search nodes
+                                 (0, the default: none); with one, the
+                                 search spends nodes, not seconds (part
+                                 and solve is skipped), so its result
+                                 does not depend on the machine */
   const volatile sig_atomic_t *stop; /* NULL (default): none; nonzero:
                                         the exact search stops as at its
                                         time limit (timed_out), keeping
@@ -1377,8 +1382,9 @@ typedef struct pp_map_summary {
   double objective_ms;   /* the mapping's value */
   double lower_bound_ms; /* no mapping is better */
   int optimal;           /* proven */
-  int timed_out;
-  int64_t nodes; /* search nodes (exact) */
+  int timed_out;         /* the time limit or the stop flag cut it (a
+                            spent max_nodes is not optimal, not this) */
+  int64_t nodes;         /* search nodes (exact) */
   double seconds;
   int32_t stages, replicas, devices;
 } pp_map_summary;
@@ -1441,6 +1447,11 @@ typedef struct pp_search_params {
                                         best plans so far (summary
                                         interrupted); a signal handler may
                                         set it */
+  int64_t map_nodes; /* the exact mapping's budget of search nodes per kept
+                        plan, on one thread, so that the placement does not
+                        depend on the machine (map_time_s still caps it);
+                        default 20000; 0: time only, on the search's
+                        threads */
 } pp_search_params;
 void pp_search_params_init(pp_search_params *p);
 

@@ -60,12 +60,14 @@ static void random_inst(uint64_t *rng, struct inst *x, bool mixed)
     x->eb[x->ne] = x->S - 1;
     x->em[x->ne++] = 1e6 * tu_rand(rng, 400);
   }
-  /* bandwidths: sometimes two nodes of identical devices (twins) */
+  /* bandwidths: sometimes nodes of identical devices (twins), of 4 or of
+  ** 2 (up to four nodes, which swap as a whole while unused) */
   if (tu_rand(rng, 3) == 0) {
     double in = 20 + tu_rand(rng, 100), out = 1 + tu_rand(rng, 20);
+    int ns = tu_rand(rng, 2) ? 4 : 2;
     for (i = 0; i < x->D; i++)
       for (j = 0; j < x->D; j++)
-        x->bw[i][j] = i == j ? 0 : (i / 4 == j / 4 ? in : out);
+        x->bw[i][j] = i == j ? 0 : (i / ns == j / ns ? in : out);
   } else {
     for (i = 0; i < x->D; i++)
       for (j = 0; j <= i; j++)

@@ -788,7 +788,7 @@ static void t_random_plans(void **state)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
   uint64_t rng = 2026;
-  int iter, ran = 0, uneven = 0, shared_ran = 0;
+  int iter, ran = 0, uneven = 0, shared_ran = 0, closed = 0;
   for (iter = 0; iter < 3000; iter++) {
     struct inst in;
     int allow_shared = iter % 4 == 3, d;
@@ -866,15 +866,46 @@ static void t_random_plans(void **state)
                   x.bytes == y.bytes);
     }
     pp_sim_destroy(s2);
+    /* without the record of every event, rings whose channels are theirs
+    ** alone (channels, no device in two stage replicas) run in closed
+    ** form (sim.c, ring_closed_form): the same iteration, device by
+    ** device, as stepping them */
+    {
+      pp_cost_params cq = cp;
+      pp_sim_summary s3;
+      int32_t st;
+      cq.record = 0;
+      assert_int_equal(pp_simulate(ctx, in.p, in.m, in.c, &cq, &s2), PP_OK);
+      assert_int_equal(pp_sim_get_summary(s2, &s3), PP_OK);
+      if (s3.iteration_ms != sum.iteration_ms || s3.nevents != sum.nevents)
+        fail_msg("iteration %d: without the record %.17g ms, %lld tasks; "
+                 "with it %.17g ms, %lld tasks",
+                 iter, s3.iteration_ms, (long long)s3.nevents, sum.iteration_ms,
+                 (long long)sum.nevents);
+      for (d = 0; d < in.ndev; d++) {
+        pp_sim_device a, b;
+        assert_int_equal(pp_sim_device_get(s, d, &a), PP_OK);
+        assert_int_equal(pp_sim_device_get(s2, d, &b), PP_OK);
+        assert_true(a.used == b.used && a.busy_ms == b.busy_ms &&
+                    a.bubble_ms == b.bubble_ms &&
+                    a.peak_memory_bytes == b.peak_memory_bytes);
+        tu_near(a.comm_ms, b.comm_ms, "communication, without the record");
+      }
+      for (st = 0; st < pp_plan_nstage(in.p); st++)
+        closed += cp.network == PP_NET_CHANNELS && !in.shared &&
+                  pp_plan_nreplica(in.p, st) > 1;
+      pp_sim_destroy(s2);
+    }
     pp_sim_destroy(s);
     pp_eval_destroy(e);
     inst_free(&in);
   }
   print_message("%d random plans simulated (%d with shared devices, %d with "
-                "replica counts that differ)\n",
-                ran, shared_ran, uneven);
+                "replica counts that differ; %d reductions in closed form "
+                "without the record)\n",
+                ran, shared_ran, uneven, closed);
   assert_int_equal(ran, 3000);
-  assert_true(shared_ran >= 300 && uneven >= 300);
+  assert_true(shared_ran >= 300 && uneven >= 300 && closed >= 300);
 }
 
 /* ---- stragglers and mixed types ------------------------------------------ */

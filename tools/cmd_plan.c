@@ -50,6 +50,10 @@ const struct cli_opt search_opts[] = {
      .help = "--all-devices use every device (no idle subsets)"},
     {"--map-time", CLI_DOUBLE, PLAN(sp.map_time_s), 0, 1e6,
      .help = "--map-time S  exact mapping per kept plan (default 1; 0: off)"},
+    {"--map-nodes", CLI_INT, PLAN(sp.map_nodes), 0, 1e12,
+     .help = "--map-nodes N  the exact mapping's budget of search nodes per "
+             "kept plan, the same placement on every machine (default "
+             "20000; 0: --map-time alone)"},
     {"--madpipe", CLI_INT, PLAN(sp.madpipe), 0, 1000,
      .help = "--madpipe N   MadPipe where memory binds (1f1b-star, one device "
              "type)\n"

@@ -427,6 +427,7 @@ def plan(model, cluster, batch: int, *, top: Optional[int] = None,
          schedule=None, recompute=None, max_tp: Optional[int] = None,
          max_micro_batch: Optional[int] = None, all_devices: bool = False,
          map_time: Optional[float] = None, madpipe: Optional[int] = None,
+         map_nodes: Optional[int] = None,
          simulate: bool = True, memory_margin: Optional[float] = None,
          precision=None, engine=None, zero=None, optimizer=None,
          allreduce=None, reserve_gb: Optional[float] = None,
@@ -474,6 +475,8 @@ def plan(model, cluster, batch: int, *, top: Optional[int] = None,
             sp.subsets = 0
         if map_time is not None:
             sp.map_time_s = float(map_time)
+        if map_nodes is not None:
+            sp.map_nodes = int(map_nodes)
         if madpipe is not None:
             sp.madpipe = int(madpipe)
         sp.simulate = 1 if simulate else 0

@@ -156,6 +156,13 @@
 ** clusters keep the planner's own placement). */
 #define PPI_PLAN_MAP_MAX_DEVICES 512
 
+/* TUNING: the exact mapper's budget of search nodes per kept plan in the
+** planner (pp_map_params.max_nodes; --map-time still caps it in
+** seconds).  Nodes, not seconds, so that the placement is the same on
+** every machine; the figure is set below (measurement in docs/PLANNER.md,
+** "Per point"). */
+#define PPI_PLAN_MAP_NODES 20000
+
 /* TUNING: the fraction of every device's capacity a searched plan must
 ** leave free (pp_search_params.memory_margin, parplan plan
 ** --memory-margin): a plan is kept only when each device's total is at

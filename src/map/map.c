@@ -426,7 +426,9 @@ static pp_status run_exact(const struct map_job *j, int32_t *dev,
   if (sr.time_limit < p->time_limit_s / 100)
     sr.time_limit = p->time_limit_s / 100;
   sr.threads = p->threads;
-  sr.parts_s = p->time_limit_s * 3 / 4;
+  /* part and solve shares time, not nodes: not with a budget of nodes */
+  sr.parts_s = p->max_nodes > 0 ? 0 : p->time_limit_s * 3 / 4;
+  sr.max_nodes = p->max_nodes;
   if ((rc = ppi_map_exact(j->ctx, q, j->start, dev, &sr)))
     return rc;
   sum->optimal = sr.optimal;
@@ -500,9 +502,11 @@ pp_status pp_map(pp_ctx *ctx, const pp_stage_graph *g, const pp_cluster *c,
   if (R < 1 || R > PP_MAX_DEVICES)
     return ppi_fail(ctx, PP_EINPUT, "map: %d replicas; 1 to %d", (int)R,
                     PP_MAX_DEVICES);
-  if (!(p->time_limit_s > 0) || p->threads < 1 || p->samples < 1)
+  if (!(p->time_limit_s > 0) || p->threads < 1 || p->samples < 1 ||
+      p->max_nodes < 0)
     return ppi_fail(ctx, PP_EINPUT,
-                    "map: time limit, threads and samples must be positive");
+                    "map: time limit, threads and samples must be positive, "
+                    "max_nodes not negative");
   n = g->S * R;
   if (n > pp_cluster_ndev(c))
     return ppi_fail(ctx, PP_EINPUT,

@@ -50,6 +50,11 @@ struct ppi_map {
   double *bw_sorted; /* [D * (D-1)] */
   int32_t *twin;     /* [D]: the lowest device interchangeable with d */
   bool twins;        /* some class has two devices or more */
+  /* classes that swap as a whole (a node of twins for another): for a
+  ** class's lowest device c, its swappable classes' lowest devices below
+  ** it, swap[swap_off[c] ..]; none when !twins */
+  int32_t *swap_off, *swap; /* [D + 1], [swap_off[D]] */
+  int32_t *csize;           /* [D] class size, by its lowest device */
 };
 
 /* One transfer of m bytes between devices a and b, ms. */
@@ -131,10 +136,11 @@ PP_INTERNAL double ppi_map_group_bounds(const pp_ctx *ctx,
 struct ppi_map_search {
   double time_limit; /* seconds, whole search */
   int32_t threads;
-  double parts_s; /* at most this for map_parts.c's start; 0: none */
+  double parts_s;    /* at most this for map_parts.c's start; 0: none */
+  int64_t max_nodes; /* a budget of nodes (0: none; pp_map_params) */
   /* results */
   double value, lower;
-  bool optimal, timed_out;
+  bool optimal, timed_out; /* timed_out: the clock or the stop flag */
   int64_t nodes;
   double seconds;
 };

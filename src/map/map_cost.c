@@ -229,8 +229,42 @@ double ppi_map_lower_bound(const pp_ctx *ctx, const struct ppi_map *q)
   return a > b ? a : b;
 }
 
+/* Whether twin classes a < b (their lowest devices) swap as a whole: the
+** permutation exchanging their members in order and fixing every other
+** device keeps the objective (the compute of every stage and every
+** bandwidth).  Twins have one row to third devices, so the
+** representatives' rows decide, with the bandwidth inside each class and
+** between the two both ways. */
+static bool classes_swap(const struct ppi_map *q, int32_t a, int32_t b)
+{
+  int32_t D = q->D, S = q->S, k, a2 = -1, b2 = -1;
+  if (q->csize[a] != q->csize[b])
+    return false;
+  for (k = 0; k < S; k++)
+    if (q->cu[(size_t)k * D + a] != q->cu[(size_t)k * D + b])
+      return false;
+  for (k = 0; k < D; k++) {
+    if (q->twin[k] == a || q->twin[k] == b) {
+      if (q->twin[k] == a && k != a && a2 < 0)
+        a2 = k;
+      if (q->twin[k] == b && k != b && b2 < 0)
+        b2 = k;
+      continue;
+    }
+    if (q->B[(size_t)a * D + k] != q->B[(size_t)b * D + k] ||
+        q->B[(size_t)k * D + a] != q->B[(size_t)k * D + b])
+      return false;
+  }
+  if (q->B[(size_t)a * D + b] != q->B[(size_t)b * D + a])
+    return false;
+  return a2 < 0 || (q->B[(size_t)a * D + a2] == q->B[(size_t)b * D + b2] &&
+                    q->B[(size_t)a2 * D + a] == q->B[(size_t)b2 * D + b]);
+}
+
 /* The tables derived from a problem: bandwidths sorted per device (the
-** bounds read them) and twins (devices the objective cannot tell apart). */
+** bounds read them), twins (devices the objective cannot tell apart) and
+** classes of twins that swap as a whole (the nodes of a regular
+** cluster). */
 pp_status ppi_map_finish(pp_ctx *ctx, struct ppi_arena *ar, struct ppi_map *q)
 {
   int32_t D = q->D, S = q->S, d, i, k;
@@ -263,6 +297,29 @@ pp_status ppi_map_finish(pp_ctx *ctx, struct ppi_arena *ar, struct ppi_map *q)
         break;
       }
     }
+  }
+  if (!PPI_ARENA_NEW(ar, ctx, q->csize, D) ||
+      !PPI_ARENA_NEW(ar, ctx, q->swap_off, (size_t)D + 1))
+    return PP_ENOMEM;
+  for (d = 0; d < D; d++)
+    q->csize[q->twin[d]]++;
+  /* two passes: count, then fill; O(C^2 D) for C classes */
+  for (k = 0; k < 2; k++) {
+    int32_t n = 0;
+    for (d = 0; d < D; d++) {
+      q->swap_off[d] = n;
+      if (!q->twins || q->twin[d] != d)
+        continue;
+      for (i = 0; i < d; i++)
+        if (q->twin[i] == i && classes_swap(q, i, d)) {
+          if (k)
+            q->swap[n] = i;
+          n++;
+        }
+    }
+    q->swap_off[D] = n;
+    if (!k && !PPI_ARENA_NEW(ar, ctx, q->swap, n > 0 ? (size_t)n : 1))
+      return PP_ENOMEM;
   }
   return PP_OK;
 }

@@ -119,13 +119,15 @@ struct srch {
   int32_t *first_of;       /* [R] the first variable of each copy (symmetry) */
   int32_t *p;              /* [n] device or -1 */
   uint8_t *used;           /* [D] */
+  int32_t *cused;          /* [D] devices used per class (lowest device) */
   double *part;            /* [n] compute + transfers to placed neighbours */
   double *maxcu, *maxpair; /* [S] */
   struct cand *cands;      /* [n * D] a level's candidates */
   int32_t *tried;          /* [n * D] twin classes tried, by level stamp */
   int32_t *best;           /* [n] the mapping found */
-  int64_t nodes;
-  int result;  /* 1 found, 0 none, -1 timed out, -2 gave up (greedy) */
+  int64_t nodes, node_limit; /* node_limit 0: none */
+  int result;  /* 1 found, 0 none, -1 timed out, -2 gave up (greedy), -3 its
+                  nodes spent */
   bool greedy; /* commit to each replica's first completion */
   /* the cover rule (every device used, p2p, no twins): replica r holds
   ** the lowest device free when it starts; root[r] the stage put there,
@@ -261,6 +263,7 @@ static void place(struct srch *x, int32_t v, int32_t d, double *save)
   x->part[v] = c;
   x->p[v] = d;
   x->used[d] = 1;
+  x->cused[q->twin[d]]++;
   if (q->cu[(size_t)s * q->D + d] > x->maxcu[s])
     x->maxcu[s] = q->cu[(size_t)s * q->D + d];
   if (np > x->maxpair[s])
@@ -273,6 +276,7 @@ static void unplace(struct srch *x, int32_t v, const double *save)
   int32_t S = q->S, s = v % S, r = v / S, k, d = x->p[v];
   x->p[v] = -1;
   x->used[d] = 0;
+  x->cused[q->twin[d]]--;
   if (q->obj != MAP_AR)
     for (k = q->adj_off[s]; k < q->adj_off[s + 1]; k++) {
       int32_t u = r * S + q->adj_s[k];
@@ -346,6 +350,8 @@ static int dfs(struct srch *x, int32_t k)
     memcpy(x->best, x->p, (size_t)q->n * sizeof *x->p);
     return 1;
   }
+  if (x->node_limit > 0 && x->nodes >= x->node_limit)
+    return -3;
   if ((++x->nodes & (CLOCK_EVERY - 1)) == 0 &&
       (ppi_now_s() > x->deadline || ppi_stopped(&q->stop)))
     return -1;
@@ -368,9 +374,18 @@ static int dfs(struct srch *x, int32_t k)
     if (x->used[d])
       continue;
     if (q->twins) { /* the lowest free twin of a class only */
-      if (tried[q->twin[d]])
+      int32_t c = q->twin[d], j;
+      if (tried[c])
         continue;
-      tried[q->twin[d]] = 1;
+      tried[c] = 1;
+      /* and of unused classes that swap as a whole, the lowest only */
+      if (x->cused[c] == 0) {
+        for (j = q->swap_off[c]; j < q->swap_off[c + 1]; j++)
+          if (x->cused[q->swap[j]] == 0)
+            break;
+        if (j < q->swap_off[c + 1])
+          continue;
+      }
     }
     if (admissible(x, v, d, &key)) {
       int32_t j, f = 0;
@@ -414,6 +429,7 @@ static void search(struct job *j)
   for (i = 0; i < j->x.q->n; i++)
     j->x.p[i] = -1;
   memset(j->x.used, 0, (size_t)j->x.q->D);
+  memset(j->x.cused, 0, (size_t)j->x.q->D * sizeof *j->x.cused);
   for (i = 0; i < j->x.q->S; i++)
     j->x.maxcu[i] = j->x.maxpair[i] = 0;
   j->x.nodes = 0;
@@ -474,6 +490,12 @@ static bool stage_major_of(const struct ppi_map *q)
   return q->R > 1 && ar > pp;
 }
 
+/* A share of a node budget, at least one node. */
+static int64_t share(int64_t budget, int64_t parts)
+{
+  return budget / parts > 0 ? budget / parts : 1;
+}
+
 /* Greedy probes for a better incumbent (upper end only, so exactness is
 ** untouched): at targets rising from just above the lower bound, place
 ** the replicas one after the other, each at its first completion in the
@@ -495,8 +517,11 @@ static void probe(const struct ppi_map *q, struct job *j, double lo, double *hi,
     j->x.t = t;
     j->x.greedy = true;
     j->x.deadline = now + each < deadline ? now + each : deadline;
+    j->x.node_limit =
+        out->max_nodes > 0 ? share(out->max_nodes, PROBE_DIV * NPROBE) : 0;
     search(j);
     j->x.greedy = false;
+    j->x.node_limit = 0;
     out->nodes += j->x.nodes;
     if (j->x.result == 1) {
       double v = ppi_map_value(q, j->x.best, NULL);
@@ -583,14 +608,15 @@ static pp_status job_alloc(pp_ctx *ctx, struct job *j, const struct ppi_map *q,
     return PP_ENOMEM;
   x->p = ppi_alloc(ctx, (size_t)q->n * sizeof *x->p);
   x->used = ppi_alloc(ctx, (size_t)q->D);
+  x->cused = ppi_alloc(ctx, (size_t)q->D * sizeof *x->cused);
   x->part = ppi_alloc(ctx, (size_t)q->n * sizeof *x->part);
   x->maxcu = ppi_alloc(ctx, (size_t)q->S * sizeof *x->maxcu);
   x->maxpair = ppi_alloc(ctx, (size_t)q->S * sizeof *x->maxpair);
   x->cands = ppi_alloc(ctx, (size_t)q->n * q->D * sizeof *x->cands);
   x->tried = ppi_alloc(ctx, (size_t)q->n * q->D * sizeof *x->tried);
   x->best = ppi_alloc(ctx, (size_t)q->n * sizeof *x->best);
-  if (!x->p || !x->used || !x->part || !x->maxcu || !x->maxpair || !x->cands ||
-      !x->tried || !x->best)
+  if (!x->p || !x->used || !x->cused || !x->part || !x->maxcu || !x->maxpair ||
+      !x->cands || !x->tried || !x->best)
     return PP_ENOMEM;
   return PP_OK;
 }
@@ -600,6 +626,7 @@ static void job_free(pp_ctx *ctx, struct job *j, const struct ppi_map *q)
   struct srch *x = &j->x;
   ppi_free(ctx, x->p, (size_t)q->n * sizeof *x->p);
   ppi_free(ctx, x->used, (size_t)q->D);
+  ppi_free(ctx, x->cused, (size_t)q->D * sizeof *x->cused);
   ppi_free(ctx, x->part, (size_t)q->n * sizeof *x->part);
   ppi_free(ctx, x->maxcu, (size_t)q->S * sizeof *x->maxcu);
   ppi_free(ctx, x->maxpair, (size_t)q->S * sizeof *x->maxpair);
@@ -716,7 +743,7 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
   double *vals = NULL; /* the allreduce's achievable values (ar_values) */
   int32_t nv = 0;
   size_t vbytes = 0;
-  bool done = false, proved = false;
+  bool done = false, proved = false, clock_cut = false;
   pp_status rc = PP_OK;
 
   out->nodes = 0;
@@ -807,8 +834,12 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
       proof = hi <= lo * (1 + CLOSED) || hi - lo < 1e-12 ||
               from >= hi * (1 - CLOSED);
     }
-    if (t_now > deadline || ppi_stopped(&q->stop))
+    if (t_now > deadline || ppi_stopped(&q->stop)) {
+      clock_cut = true;
       break;
+    }
+    if (out->max_nodes > 0 && out->nodes >= out->max_nodes)
+      break; /* the budget is spent */
     slice = out->time_limit / ROUND_DIV;
     if (slice < deadline - t_now && deadline - t_now < 2 * slice)
       slice = deadline - t_now;
@@ -828,6 +859,12 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
     for (i = 0; i < k; i++) {
       jobs[i].x.t = target[i];
       jobs[i].x.deadline = t_now + slice < deadline ? t_now + slice : deadline;
+      /* nodes as the clock's slices: a round's targets share a tenth of
+      ** the budget, the proof all that is left */
+      jobs[i].x.node_limit =
+          out->max_nodes <= 0 ? 0
+          : proof             ? out->max_nodes - out->nodes
+                              : share(out->max_nodes, (int64_t)ROUND_DIV * k);
     }
     if ((rc = ppi_fanout(ctx, "map", run_job, jobs, sizeof *jobs,
                          offsetof(struct job, ctx), k)))
@@ -846,6 +883,7 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
         proved = true; /* no mapping at or below lo */
       } else {
         unknown = true;
+        clock_cut = clock_cut || jobs[i].x.result == -1;
         if (target[i] > wlo)
           wlo = target[i];
       }
@@ -859,7 +897,7 @@ pp_status ppi_map_exact(pp_ctx *ctx, const struct ppi_map *q,
     if (!unknown)
       wlo = lo;
   }
-  out->timed_out = !done;
+  out->timed_out = !done && (clock_cut || out->max_nodes <= 0);
 out:
   out->value = hi;
   out->lower = lo < hi ? lo : hi;

@@ -76,6 +76,7 @@ void pp_search_params_init(pp_search_params *p)
   p->recompute = -1;
   p->subsets = 1;
   p->map_time_s = 1;
+  p->map_nodes = PPI_PLAN_MAP_NODES;
   p->simulate = 1;
   p->madpipe = 4;
   p->precision = PP_PREC_MODEL;
@@ -126,6 +127,10 @@ static pp_status check_params(pp_ctx *ctx, const pp_search_params *p)
     return ppi_fail(ctx, PP_EINPUT,
                     "plan: tensor-parallel and micro-batch limits must be "
                     ">= 0");
+  if (p->map_nodes < 0)
+    return ppi_fail(ctx, PP_EINVAL,
+                    "plan: map_nodes %lld (a budget of nodes, 0 for none)",
+                    (long long)p->map_nodes);
   if (!(p->map_time_s >= 0) || !isfinite(p->map_time_s))
     return ppi_fail(ctx, PP_EINPUT, "plan: the mapping time must be >= 0");
   if (p->madpipe < 0 || p->madpipe > 1000)

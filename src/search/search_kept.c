@@ -59,8 +59,13 @@ static pp_status remap(pp_ctx *ctx, const struct space *sp, struct cand *x,
   mpp.replicas = R;
   mpp.time_limit_s = limit_s;
   mpp.stop = p->stop;
-  mpp.threads =
-      p->threads < PPI_MAX_MAP_THREADS ? p->threads : PPI_MAX_MAP_THREADS;
+  /* a budget of nodes, on one thread: the same placement on every
+  ** machine and at every thread count; the time limit only caps it
+  ** (map_nodes 0: the time alone, on the search's threads) */
+  mpp.max_nodes = p->map_nodes;
+  mpp.threads = p->map_nodes > 0                   ? 1
+                : p->threads < PPI_MAX_MAP_THREADS ? p->threads
+                                                   : PPI_MAX_MAP_THREADS;
   if ((rc = pp_map(ctx, g, sp->c, &mpp, &mp)))
     goto done;
   { /* a mapping its time limit cut depends on the machine's speed */

@@ -178,7 +178,9 @@ pp_status ppi_madpipe_points(pp_ctx *ctx, const struct worker *ws, int32_t T,
   for (i = 0; i < T; i++)
     for (k = 0; k < ws[i].bound.n; k++) {
       const struct point *q = &PPI_VEC_AT(&ws[i].bound, struct point, k);
-      if (nkept < K || q->lb <= kept[K - 1].est)
+      /* where MadPipe can win: its bound below the best kept plan (the
+      ** cap its ILP's period gets, mp_cap), or the list not full */
+      if (nkept < K || q->lb <= kept[0].est)
         (*bpts)[n++] = *q;
     }
   qsort(*bpts, n, sizeof **bpts, ppi_point_cmp);

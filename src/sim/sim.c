@@ -11,6 +11,10 @@
 ** allreduce of every replicated stage as ring steps (one ring per tp
 ** rank in the plan's replica order, or the three phases of the
 ** hierarchical allreduce when the cost model picks it); then the update.
+** A ring whose channels nothing else uses (channel mode, each device in
+** one stage replica), when every event need not be recorded, is priced
+** in closed form once all its members are ready (ring_closed_form): the
+** same times in O(n K) arithmetic instead of O(n K) events.
 **
 ** Order: every replica runs its stage's schedule order (sched.c); a
 ** task starts when it is the next of its replica, its inputs have
@@ -43,9 +47,10 @@
 ** replica whose next task never starts would be a bug, reported as
 ** PP_EINTERNAL rather than a wrong time.
 **
-** Complexity: O(E log E) for E tasks (compute, transfers, ring steps),
-** plus, with link sharing, O(active transfers x hops) per transfer
-** event.
+** Complexity: O(E log E) for E tasks (compute, transfers, ring steps;
+** closed-form rings add their members, not their steps, to E, and
+** O(n K) arithmetic), plus, with link sharing, O(active transfers x
+** hops) per transfer event.
 */
 #include "sim/sim.h"
 #include "base/heap.h"
@@ -54,7 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EV_COMP, EV_XFER, EV_FLOW, EV_FLOWSTART, EV_WAKE, EV_RELEASE };
+enum { EV_COMP, EV_XFER, EV_FLOW, EV_FLOWSTART, EV_WAKE, EV_RELEASE, EV_RING };
 enum { X_ACT, X_GRAD, X_RING };
 
 /* TUNING: pattern times closer than this share of the period are equal
@@ -70,6 +75,7 @@ struct xfer {
   int64_t idx;             /* act/grad: micro-batch slot; ring: step */
   int64_t pred, rec, next;
   double remaining, last, rate;
+  double t0;    /* links: when it started moving */
   double scale; /* B(src, dst) / the route's narrowest link */
   int32_t ver, res_off, nres;
   int32_t active_pos;
@@ -84,6 +90,7 @@ struct chan {
 struct ring {
   int32_t first, n, steps;
   double chunk;
+  int32_t nready; /* closed form: members ready so far */
 };
 
 struct run {
@@ -138,6 +145,8 @@ struct run {
   int32_t *sent, *recvd, *deliv;
   bool *ready, *sdone;
   int64_t *slot_last; /* rec that made the slot's next send possible */
+  bool ring_closed;   /* rings in closed form (ring_closed_form) */
+  double *ready_at;   /* per slot: when it became ready (closed form) */
 
   /* links */
   struct ppi_routes rt;
@@ -285,6 +294,7 @@ static pp_status link_activate(struct run *r, int64_t id)
                                         : PP_TASK_ALLREDUCE;
   x->remaining = x->bytes;
   x->last = r->now;
+  x->t0 = r->now;
   x->rate = 0;
   x->active_pos = (int32_t)r->active.n;
   for (i = 0; i < x->nres; i++)
@@ -475,10 +485,64 @@ static pp_status ring_try(struct run *r, int32_t g)
               PPI_VEC_AT(&r->slot_q, int32_t, g), g, k, r->slot_last[g], -1);
 }
 
+/* A ring whose channels nothing else uses, in closed form once every
+** member is ready: member i sends step k of R->steps when it has
+** received step k - 1 from its predecessor and its channel is free, so
+** with e_i(k) the end of that send, e_i(k) = max(e_i(k - 1), e_{i-1}(k -
+** 1)) + d_i and e_i(-1) its ready time, d_i the channel's time for a
+** chunk (chan_start's, latency included); member i is done when its last
+** send and its last receipt are, max(e_i(K - 1), e_{i-1}(K - 1)).  The
+** same times as stepping the ring through the channels (which keeps
+** every step as a transfer: O(n^2) events and records for n members),
+** in O(n K) arithmetic and O(n) memory. */
+static pp_status ring_closed_form(struct run *r, struct ring *R)
+{
+  int32_t n = R->n, K = R->steps, i, k;
+  double *e, *d;
+  pp_status rc = PP_OK;
+  if (!(e = ppi_alloc(r->ctx, 2 * (size_t)n * sizeof *e)))
+    return PP_ENOMEM;
+  d = e + n;
+  for (i = 0; i < n; i++) {
+    int32_t g = R->first + i, h = R->first + (i + 1) % n;
+    int32_t a = PPI_VEC_AT(&r->slot_dev, int32_t, g);
+    int32_t b = PPI_VEC_AT(&r->slot_dev, int32_t, h);
+    d[i] = a == b || !(R->chunk > 0) ? 0 : ppi_cost_comm(r->k, a, b, R->chunk);
+    e[i] = r->ready_at[g];
+    r->comm_ms[a] += K * d[i];
+  }
+  r->ntask += (int64_t)n * K;
+  for (k = 0; k < K; k++) {
+    double prev = e[n - 1]; /* e_{n-1}(k - 1): member 0's predecessor */
+    for (i = 0; i < n; i++) {
+      double old = e[i];               /* e_i(k - 1) */
+      double in = k == 0 ? old : prev; /* step 0 waits for no receipt */
+      e[i] = (old > in ? old : in) + d[i];
+      prev = old;
+    }
+  }
+  for (i = 0; i < n && !rc; i++) {
+    double pred = e[(i + n - 1) % n];
+    double done =
+        K == 0 ? r->ready_at[R->first + i] : (e[i] > pred ? e[i] : pred);
+    rc = push(r, done, EV_RING, R->first + i, 0);
+  }
+  ppi_free(r->ctx, e, 2 * (size_t)n * sizeof *e);
+  return rc;
+}
+
 static pp_status slot_ready(struct run *r, int32_t g, int64_t why)
 {
   r->ready[g] = true;
   r->slot_last[g] = later(r, r->slot_last[g], why);
+  if (r->ring_closed) {
+    int32_t ri = PPI_VEC_AT(&r->slot_ring, int32_t, g);
+    struct ring *R = &PPI_VEC_AT(&r->rings, struct ring, ri);
+    r->ready_at[g] = r->now;
+    if (++R->nready < R->n)
+      return PP_OK;
+    return ring_closed_form(r, R);
+  }
   return ring_try(r, g);
 }
 
@@ -805,6 +869,7 @@ static pp_status add_ring(struct run *r, const int32_t *devs, const int32_t *q,
   R.n = n;
   R.steps = steps;
   R.chunk = chunk;
+  R.nready = 0;
   if ((rc = ppi_vec_push(r->ctx, &r->rings, &R)))
     return rc;
   for (i = 0; i < n; i++) {
@@ -1066,8 +1131,23 @@ static pp_status setup(struct run *r)
       !PPI_ARENA_NEW(&r->ar, r->ctx, r->deliv, ns) ||
       !PPI_ARENA_NEW(&r->ar, r->ctx, r->ready, ns) ||
       !PPI_ARENA_NEW(&r->ar, r->ctx, r->sdone, ns) ||
-      !PPI_ARENA_NEW(&r->ar, r->ctx, r->slot_last, ns))
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->slot_last, ns) ||
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->ready_at, ns))
     return PP_ENOMEM;
+  /* rings in closed form where their channels are theirs alone: channel
+  ** mode (links share), each device in one stage replica (so no other
+  ** ring, phase or stage transfer crosses a ring's device pair while it
+  ** runs), and no record of every step wanted */
+  r->ring_closed = !r->record && k->cp.network == PP_NET_CHANNELS;
+  if (r->ring_closed) {
+    int32_t *use = ppi_calloc(r->ctx, (size_t)k->ndev, sizeof *use);
+    if (!use)
+      return PP_ENOMEM;
+    for (q = 0; q < r->R && r->ring_closed; q++)
+      for (t = 0; t < r->tp && r->ring_closed; t++)
+        r->ring_closed = ++use[rep_dev(r, q, t)] == 1;
+    ppi_free(r->ctx, use, (size_t)k->ndev * sizeof *use);
+  }
   for (i = 0; i < ns; i++)
     r->slot_last[i] = -1;
   if (k->cp.network == PP_NET_LINKS) {
@@ -1121,16 +1201,21 @@ static pp_status run_loop(struct run *r)
     } else if (type == EV_FLOWSTART) {
       if ((rc = link_activate(r, e.id)))
         return rc;
+    } else if (type == EV_RING) { /* a closed-form ring member is done */
+      int32_t g = (int32_t)e.id;
+      int32_t steps = PPI_VEC_AT(&r->rings, struct ring,
+                                 PPI_VEC_AT(&r->slot_ring, int32_t, g))
+                          .steps;
+      r->sent[g] = r->deliv[g] = r->recvd[g] = steps;
+      if ((rc = ring_check_done(r, g, -1)))
+        return rc;
     } else {
       struct xfer *x = &PPI_VEC_AT(&r->xf, struct xfer, e.id);
       int32_t i;
       int64_t last;
       for (i = 0; i < x->nres; i++)
         r->rescount[PPI_VEC_AT(&r->res, int32_t, x->res_off + i)].n--;
-      r->comm_ms[x->src] +=
-          r->now - (x->rec >= 0 && r->record
-                        ? PPI_VEC_AT(&r->ev, pp_sim_event, x->rec).start_ms
-                        : r->now);
+      r->comm_ms[x->src] += r->now - x->t0; /* with the record or not */
       if (x->rec >= 0 && r->record)
         PPI_VEC_AT(&r->ev, pp_sim_event, x->rec).end_ms = r->now;
       last = PPI_VEC_AT(&r->active, int64_t, r->active.n - 1);
