@@ -180,7 +180,7 @@ pp_status ppi_madpipe_points(pp_ctx *ctx, const struct worker *ws, int32_t T,
       const struct point *q = &PPI_VEC_AT(&ws[i].bound, struct point, k);
       /* where MadPipe can win: its bound below the best kept plan (the
       ** cap its ILP's period gets, mp_cap), or the list not full */
-      if (nkept < K || q->lb <= kept[0].est)
+      if (nkept < K || q->mlb <= kept[0].est)
         (*bpts)[n++] = *q;
     }
   qsort(*bpts, n, sizeof **bpts, ppi_point_cmp);
@@ -199,7 +199,7 @@ pp_status ppi_madpipe_point(struct worker *w, const struct point *pt)
   double arbw, linkbw;
   int64_t gas = sp->p->global_batch / pt->dp / pt->mbs;
   pp_status rc;
-  if (pt->lb > w->bar) /* a better plan came since it was recorded */
+  if (pt->mlb > w->bar) /* a better plan came since it was recorded */
     return PP_OK;
   memset(&best, 0, sizeof best);
   ppi_point_net(w, pt, &arbw, &linkbw);

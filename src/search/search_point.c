@@ -446,12 +446,13 @@ pp_status ppi_eval_point(struct worker *w, const struct point *pt)
     ** MadPipe's pass compares with the kept plans (one device type) */
     struct point q = *pt;
     struct part_bound pb;
+    q.mlb = q.lb;
     if (!(rc = bound_init(w, &a, &pb)) && pb.pre) {
       double x = bound_minmax(&w->ctx, &pb,
                               pp_cluster_device_type(sp->c, a.set->dev[0]),
                               sp->L, a.gas);
-      if (x > q.lb)
-        q.lb = x;
+      if (x > q.mlb)
+        q.mlb = x;
       bound_free(&w->ctx, &pb);
     }
     if (rc == PP_OK)

@@ -419,7 +419,7 @@ static pp_status make_points(pp_ctx *ctx, const struct space *sp,
               pt.mbs = mbs;
               pt.sched = (int8_t)sc;
               pt.rec = (int8_t)rec;
-              pt.lb = lb;
+              pt.lb = pt.mlb = lb;
               pt.idx = idx++;
               rc = ppi_vec_push(ctx, &v, &pt);
             }
