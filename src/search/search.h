@@ -34,8 +34,8 @@ struct point {
   int32_t set, tp, pp, dp, mbs;
   int8_t sched, rec;
   double lb;
-  double mlb; /* recorded for MadPipe: the bound of its best contiguous
-                 partition (search_point.c), at least lb; else lb */
+  double mlb;  /* recorded for MadPipe: the bound of its best contiguous
+                  partition (search_point.c), at least lb; else lb */
   int64_t idx; /* enumeration order: the tie-break */
 };
 
