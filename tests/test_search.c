@@ -225,6 +225,11 @@ static void check_plans(pp_ctx *ctx, const pp_search *s, const pp_model *m,
     assert_true(fabs(es.iteration_ms - y.estimate_ms) <=
                 1e-9 * es.iteration_ms);
     assert_true(y.estimate_ms >= y.lower_bound_ms * (1 - 1e-9));
+    /* the point's bound (fill and drain included) holds for the
+    ** simulator too, and the search's is the least of them */
+    if (y.simulated_ms > 0)
+      assert_true(y.simulated_ms >= y.lower_bound_ms * (1 - 1e-9));
+    assert_true(sum.lower_bound_ms <= y.lower_bound_ms * (1 + 1e-12));
     if (i > 0) { /* best first: by simulated time where simulated */
       pp_search_plan prev;
       pp_search_plan_get(s, i - 1, &prev);
@@ -343,6 +348,21 @@ static void t_exhaustive(void **state)
     }
     check_plans(ctx, s, m, c);
     pp_search_destroy(s);
+    { /* simulated, with mapping: every kept plan's simulated time is at
+      ** least its point's bound (fill and drain included) */
+      pp_search_params sp;
+      pp_search_params_init(&sp);
+      sp.global_batch = gbs;
+      sp.threads = 1 + iter % 2;
+      sp.subsets = mixed;
+      sp.top_k = 5;
+      sp.memory_margin = 0;
+      sp.calibration = cal;
+      if (pp_plan_search(ctx, m, c, &sp, &s) != PP_OK)
+        fail_msg("plan: %s", pp_ctx_errmsg(ctx));
+      check_plans(ctx, s, m, c);
+      pp_search_destroy(s);
+    }
     pp_calibration_destroy(cal);
     pp_cluster_destroy(c);
     pp_model_destroy(m);

@@ -362,13 +362,142 @@ static int64_t divisors(int64_t B, int64_t lim, int64_t *d)
   return i;
 }
 
+/* The fill bound (fill_bound) of a point on one device type: per (tp,
+** micro-batch, recomputation, type), the prefix sums over the chain
+** view's layers of forward + backward (+ the recomputed forward) as the
+** estimate and the simulator look them up, and the calibration's factor
+** and fixed cost per micro-batch. */
+struct fill_ent {
+  int32_t tp, mbs, type;
+  int8_t rec, ok; /* ok 0: a time could not be looked up (no bound) */
+  double fac, step;
+  double *pre; /* [L + 1] */
+};
+
+static pp_status fill_get(pp_ctx *ctx, struct ppi_vec *t,
+                          const struct space *sp, int32_t tp, int32_t mbs,
+                          int rec, int32_t dev, const struct fill_ent **out)
+{
+  const pp_model *m = sp->m;
+  const pp_search_params *p = sp->p;
+  int32_t type = pp_cluster_device_type(sp->c, dev), L = sp->L, l, n, i;
+  pp_precision prec =
+      p->precision == PP_PREC_MODEL ? pp_model_dtype(m) : p->precision;
+  struct fill_ent e;
+  const pp_calib_entry *ce = NULL;
+  pp_type_key key;
+  size_t k;
+  for (k = 0; k < t->n; k++) {
+    const struct fill_ent *x = &PPI_VEC_AT(t, struct fill_ent, k);
+    if (x->tp == tp && x->mbs == mbs && x->rec == rec && x->type == type) {
+      *out = x;
+      return PP_OK;
+    }
+  }
+  memset(&e, 0, sizeof e);
+  e.tp = tp;
+  e.mbs = mbs;
+  e.rec = (int8_t)rec;
+  e.type = type;
+  e.ok = 1;
+  if (!(e.pre = ppi_calloc(ctx, (size_t)L + 1, sizeof *e.pre)))
+    return PP_ENOMEM;
+  key = pp_model_type_key(m, sp->c, dev);
+  key.precision = prec;
+  if (p->calibration)
+    ce = pp_calibration_find(p->calibration, sp->c->type_name[type], p->engine,
+                             prec);
+  e.fac = ppi_calib_compute_factor(ce, mbs, pp_model_micro_batch(m), tp);
+  e.step = ce && !isnan(ce->step_ms) ? ce->step_ms : 0;
+  for (l = 0; l < L && e.ok; l++) {
+    const int32_t *ops = pp_model_layer_members(sp->view, l, &n);
+    double x = 0;
+    for (i = 0; i < n; i++) {
+      pp_op_time ot;
+      if (pp_model_op_time(m, ops[i], &key, tp, mbs, &ot)) {
+        pp_ctx_clear_error(ctx);
+        e.ok = 0;
+        break;
+      }
+      x += ot.fwd_ms + ot.bwd_ms + (rec ? ot.fwd_ms : 0);
+    }
+    e.pre[l + 1] = e.pre[l] + x;
+  }
+  if (ppi_vec_push(ctx, t, &e)) {
+    ppi_free(ctx, e.pre, ((size_t)L + 1) * sizeof *e.pre);
+    return ctx->err;
+  }
+  *out = &PPI_VEC_AT(t, struct fill_ent, t->n - 1);
+  return PP_OK;
+}
+
+static void fill_free(pp_ctx *ctx, struct ppi_vec *t, int32_t L)
+{
+  size_t k;
+  for (k = 0; k < t->n; k++)
+    ppi_free(ctx, PPI_VEC_AT(t, struct fill_ent, k).pre,
+             ((size_t)L + 1) * sizeof(double));
+  ppi_vec_free(ctx, t);
+}
+
+/* A lower bound on every plan of a point on one device type with S
+** stages of contiguous layers and m micro-batches per replica, estimated
+** or simulated: stage j's replica is busy m w_j (forward, backward and
+** recomputation of its layers, fac x their times + the fixed cost), and
+** before its first task the micro-batch's forward, after its last the
+** backward, has to pass every earlier stage, so an iteration takes at
+** least P_j + m w_j, P_j the earlier stages' work (transfers,
+** collectives, the reduction and the step only add; the estimate's fill
+** and steady state exceed it too).  On one type, with stage j on layers
+** [a, b): fac (m pre[b] - (m - 1) pre[a]) + (j + m) step, which grows
+** with b and, m >= 1, does not with a, so the greedy that makes each
+** stage as long as the target allows (leaving one layer to each later
+** stage) decides whether a target is reachable, and bisection finds the
+** least max over j (returned from below: the largest target shown
+** unreachable).  O(S log L) per target, 60 targets. */
+static double fill_bound(const struct fill_ent *e, int32_t S, int32_t L,
+                         int64_t m)
+{
+  double lo = 0, hi, M = (double)m;
+  int it;
+  if (!e->ok || S < 1 || S > L || m < 1)
+    return 0;
+  hi = e->fac * M * e->pre[L] + (S - 1 + M) * e->step; /* any partition */
+  for (it = 0; it < 60; it++) {
+    double T = (lo + hi) / 2;
+    int32_t a = 0, j;
+    bool ok = true;
+    for (j = 0; j < S && ok; j++) {
+      int32_t bl = a + 1, bh = L - (S - 1 - j), b;
+      double base = -(M - 1) * e->fac * e->pre[a] + (j + M) * e->step;
+      if (base + e->fac * M * e->pre[bl] > T) {
+        ok = false;
+        break;
+      }
+      while (bl < bh) { /* the largest b in [bl, bh] within T */
+        b = bl + (bh - bl + 1) / 2;
+        if (base + e->fac * M * e->pre[b] <= T)
+          bl = b;
+        else
+          bh = b - 1;
+      }
+      a = bl;
+    }
+    if (ok && a == L)
+      hi = T;
+    else
+      lo = T;
+  }
+  return lo;
+}
+
 /* The points in v (struct point), the most promising first. */
 static pp_status make_points(pp_ctx *ctx, const struct space *sp,
                              struct ppi_vec *vp, double *space_lb)
 {
   const pp_search_params *p = sp->p;
   struct lbtab lt = {0, 0, NULL, NULL, NULL, NULL};
-  struct ppi_vec v;
+  struct ppi_vec v, ft;
   int32_t k, tp, pp, maxtp = p->max_tp ? p->max_tp : ppi_node_size(sp->c);
   pp_status rc = PP_OK;
   int64_t idx = 0, *div, nd, di;
@@ -382,6 +511,7 @@ static pp_status make_points(pp_ctx *ctx, const struct space *sp,
     maxtp = 8;
   *space_lb = INFINITY;
   ppi_vec_init(&v, sizeof(struct point));
+  ppi_vec_init(&ft, sizeof(struct fill_ent));
   for (k = 0; k < sp->nset && !rc; k++) {
     const struct dset *s = &sp->sets[k];
     for (tp = 1; tp <= maxtp && tp <= s->n && !rc; tp++) {
@@ -405,6 +535,17 @@ static pp_status make_points(pp_ctx *ctx, const struct space *sp,
               continue;
             if ((rc = lb_get(ctx, &lt, sp, tp, mbs, rec, &lb)))
               break;
+            /* one device type, partitions of the chain view (not an
+            ** operator DAG's): the fill bound too */
+            if (!s->mixed && !sp->dag) {
+              const struct fill_ent *fe = NULL;
+              double f;
+              if ((rc = fill_get(ctx, &ft, sp, tp, mbs, rec, s->dev[0], &fe)))
+                break;
+              f = fill_bound(fe, pp, sp->L, B / mbs);
+              if (f > lb)
+                lb = f;
+            }
             if (lb < *space_lb)
               *space_lb = lb;
             for (sc = 0; sc < 3 && !rc; sc++) {
@@ -429,6 +570,7 @@ static pp_status make_points(pp_ctx *ctx, const struct space *sp,
     }
   }
   lb_free(ctx, &lt);
+  fill_free(ctx, &ft, sp->L);
   ppi_free(ctx, div, MAX_DIVISORS * sizeof *div);
   if (rc) {
     ppi_vec_free(ctx, &v);
