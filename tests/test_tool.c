@@ -1238,7 +1238,12 @@ static void test_partition_stop(void **state)
            PP_TOOL);
   assert_int_equal(tu_sh(cmd, &out, &err), 0);
   assert_int_equal(sscanf(out, "%ld", &ms), 1);
-  if (ms > 3000)
+  /* 2 s and up to 2 s more: about one run in five of this command ends
+  ** at 3.2-3.4 s (Debug and Release alike, on an idle machine): a step of
+  ** CBC's that neither its time limit nor the cut callback interrupts;
+  ** under a loaded CI machine it crossed 3 s.  A real overrun (the
+  ** minutes it took before issue 22) still fails. */
+  if (ms > 4000)
     fail_msg("partition --time-limit 2: %ld ms", ms);
   r = run("partition --model gpt2-amp --stages 16 --objective madpipe "
           "--memory-gb 5 --time-limit 2");
