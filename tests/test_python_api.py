@@ -78,7 +78,16 @@ class TestPlan(Base):
                 self.assertEqual(getattr(got, k), row[k], k)
         self.assertEqual(r.summary["points"], want["search"]["points"])
         self.assertEqual(r.summary["lower_bound_ms"], want["lower_bound_ms"])
+        # 0, 1 or 2, as the report says (not a bool)
+        self.assertEqual(r.summary["by_estimate"],
+                         want["search"]["by_estimate"])
         return r
+
+    def test_by_estimate_size_limit(self):
+        # past the simulator's size limit: 2, as --json says
+        r = parplan.plan("gpt2-amp", "hier:16x8", 4194304)
+        self.assertEqual(r.summary["by_estimate"], 2)
+        self.assertEqual(r.report["search"]["by_estimate"], 2)
 
     def test_gpt2_amp_default(self):
         self.same_plan(*GPT2, 32, [])

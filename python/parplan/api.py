@@ -515,8 +515,11 @@ def plan(model, cluster, batch: int, *, top: Optional[int] = None,
         c.check(lib.pp_search_get_summary(sr, ctypes.byref(ss)))
         summary = {n: getattr(ss, n) for n, _ in _lib.SearchSummary._fields_
                    if n != "cost"}
-        for k in ("timed_out", "interrupted", "by_estimate"):
+        for k in ("timed_out", "interrupted"):
             summary[k] = bool(summary[k])
+        # 0: by the simulator; 1: by the estimate (time, or no simulation);
+        # 2: by the estimate, the simulator's size or memory limit (as the
+        # report's search.by_estimate)
         plans = []
         for i in range(ss.nplans):
             row = _lib.SearchPlan()
