@@ -142,6 +142,16 @@ struct ppi_price {
   bool fits;
   int32_t worst;
 };
+/* What the planner's bounds need of one device type (device dev's) at
+** (tp, mbs, rec): into pre[0..L] the prefix sums over the chain view's
+** layers of forward + backward (+ the recomputed forward) as the estimate
+** and the simulator look them up, into *fac and *step the calibration's
+** compute factor and fixed cost per micro-batch (1 and 0 without one).
+** Returns false, its error cleared, when a time cannot be looked up (no
+** bound then; the pricing reports it). */
+PP_INTERNAL bool ppi_layer_prefix(pp_ctx *ctx, const struct space *sp,
+                                  int32_t dev, int32_t tp, int32_t mbs, int rec,
+                                  double *pre, double *fac, double *step);
 /* share: the worker's cache of the reductions' hops (cost_eval.h), or
 ** NULL. */
 PP_INTERNAL pp_status ppi_search_price(pp_ctx *ctx, const struct space *sp,

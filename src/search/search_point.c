@@ -129,13 +129,9 @@ static pp_status bound_init(struct worker *w, const struct at_point *a,
                             struct part_bound *b)
 {
   const struct space *sp = w->sp;
-  const pp_model *m = sp->m;
   const pp_cluster *c = sp->c;
   const struct point *pt = a->pt;
-  const pp_search_params *p = sp->p;
-  pp_precision prec =
-      p->precision == PP_PREC_MODEL ? pp_model_dtype(m) : p->precision;
-  int32_t T = pp_cluster_ntype(c), L = sp->L, t, l, s, r, q, n;
+  int32_t T = pp_cluster_ntype(c), L = sp->L, t, s, r, q, n;
   size_t npre = (size_t)T * (size_t)(L + 1);
   char *mem;
   memset(b, 0, sizeof *b);
@@ -157,37 +153,16 @@ static pp_status bound_init(struct worker *w, const struct at_point *a,
                   c, a->set->dev[((int64_t)s * pt->dp + r) * pt->tp + q])] = 1;
   for (t = 0; t < T; t++) {
     int32_t d = -1;
-    pp_type_key key;
-    const pp_calib_entry *ce = NULL;
     for (s = 0; s < pt->pp && d < 0; s++)
       if (b->on[(size_t)s * T + t])
         for (n = 0; n < a->set->n && d < 0; n++)
           if (pp_cluster_device_type(c, a->set->dev[n]) == t)
             d = a->set->dev[n];
-    if (d < 0)
-      continue;
-    key = pp_model_type_key(m, c, d);
-    key.precision = prec;
-    if (p->calibration)
-      ce =
-          pp_calibration_find(p->calibration, c->type_name[t], p->engine, prec);
-    b->fac[t] =
-        ppi_calib_compute_factor(ce, pt->mbs, pp_model_micro_batch(m), pt->tp);
-    b->step[t] = ce && !isnan(ce->step_ms) ? ce->step_ms : 0;
-    for (l = 0; l < L; l++) {
-      const int32_t *ops = pp_model_layer_members(sp->view, l, &n);
-      double x = 0;
-      int32_t i;
-      for (i = 0; i < n; i++) {
-        pp_op_time ot;
-        if (pp_model_op_time(m, ops[i], &key, pt->tp, pt->mbs, &ot)) {
-          pp_ctx_clear_error(&w->ctx);
-          bound_free(&w->ctx, b);
-          return PP_OK;
-        }
-        x += ot.fwd_ms + ot.bwd_ms + (pt->rec ? ot.fwd_ms : 0);
-      }
-      b->pre[(size_t)t * (L + 1) + l + 1] = b->pre[(size_t)t * (L + 1) + l] + x;
+    if (d >= 0 && !ppi_layer_prefix(&w->ctx, sp, d, pt->tp, pt->mbs, pt->rec,
+                                    b->pre + (size_t)t * (L + 1), &b->fac[t],
+                                    &b->step[t])) {
+      bound_free(&w->ctx, b);
+      return PP_OK;
     }
   }
   return PP_OK;

@@ -209,6 +209,42 @@ pp_status ppi_search_build_plan(pp_ctx *ctx, const struct space *sp,
   return ppi_plan_of(ctx, sp->p, z, &sh, ops, off, devs, out);
 }
 
+bool ppi_layer_prefix(pp_ctx *ctx, const struct space *sp, int32_t dev,
+                      int32_t tp, int32_t mbs, int rec, double *pre,
+                      double *fac, double *step)
+{
+  const pp_model *m = sp->m;
+  const pp_search_params *p = sp->p;
+  pp_precision prec =
+      p->precision == PP_PREC_MODEL ? pp_model_dtype(m) : p->precision;
+  const pp_calib_entry *ce =
+      p->calibration ? pp_calibration_find(
+                           p->calibration,
+                           sp->c->type_name[pp_cluster_device_type(sp->c, dev)],
+                           p->engine, prec)
+                     : NULL;
+  pp_type_key key = pp_model_type_key(m, sp->c, dev);
+  int32_t l, n, i;
+  key.precision = prec;
+  *fac = ppi_calib_compute_factor(ce, mbs, pp_model_micro_batch(m), tp);
+  *step = ce && !isnan(ce->step_ms) ? ce->step_ms : 0;
+  pre[0] = 0;
+  for (l = 0; l < sp->L; l++) {
+    const int32_t *ops = pp_model_layer_members(sp->view, l, &n);
+    double x = 0;
+    for (i = 0; i < n; i++) {
+      pp_op_time ot;
+      if (pp_model_op_time(m, ops[i], &key, tp, mbs, &ot)) {
+        pp_ctx_clear_error(ctx);
+        return false;
+      }
+      x += ot.fwd_ms + ot.bwd_ms + (rec ? ot.fwd_ms : 0);
+    }
+    pre[l + 1] = pre[l] + x;
+  }
+  return true;
+}
+
 void ppi_search_cost_params(const struct space *sp, pp_cost_params *cp)
 {
   pp_cost_params_init(cp);

@@ -378,14 +378,8 @@ static pp_status fill_get(pp_ctx *ctx, struct ppi_vec *t,
                           const struct space *sp, int32_t tp, int32_t mbs,
                           int rec, int32_t dev, const struct fill_ent **out)
 {
-  const pp_model *m = sp->m;
-  const pp_search_params *p = sp->p;
-  int32_t type = pp_cluster_device_type(sp->c, dev), L = sp->L, l, n, i;
-  pp_precision prec =
-      p->precision == PP_PREC_MODEL ? pp_model_dtype(m) : p->precision;
+  int32_t type = pp_cluster_device_type(sp->c, dev), L = sp->L;
   struct fill_ent e;
-  const pp_calib_entry *ce = NULL;
-  pp_type_key key;
   size_t k;
   for (k = 0; k < t->n; k++) {
     const struct fill_ent *x = &PPI_VEC_AT(t, struct fill_ent, k);
@@ -399,30 +393,10 @@ static pp_status fill_get(pp_ctx *ctx, struct ppi_vec *t,
   e.mbs = mbs;
   e.rec = (int8_t)rec;
   e.type = type;
-  e.ok = 1;
   if (!(e.pre = ppi_calloc(ctx, (size_t)L + 1, sizeof *e.pre)))
     return PP_ENOMEM;
-  key = pp_model_type_key(m, sp->c, dev);
-  key.precision = prec;
-  if (p->calibration)
-    ce = pp_calibration_find(p->calibration, sp->c->type_name[type], p->engine,
-                             prec);
-  e.fac = ppi_calib_compute_factor(ce, mbs, pp_model_micro_batch(m), tp);
-  e.step = ce && !isnan(ce->step_ms) ? ce->step_ms : 0;
-  for (l = 0; l < L && e.ok; l++) {
-    const int32_t *ops = pp_model_layer_members(sp->view, l, &n);
-    double x = 0;
-    for (i = 0; i < n; i++) {
-      pp_op_time ot;
-      if (pp_model_op_time(m, ops[i], &key, tp, mbs, &ot)) {
-        pp_ctx_clear_error(ctx);
-        e.ok = 0;
-        break;
-      }
-      x += ot.fwd_ms + ot.bwd_ms + (rec ? ot.fwd_ms : 0);
-    }
-    e.pre[l + 1] = e.pre[l] + x;
-  }
+  e.ok = (int8_t)ppi_layer_prefix(ctx, sp, dev, tp, mbs, rec, e.pre, &e.fac,
+                                  &e.step);
   if (ppi_vec_push(ctx, t, &e)) {
     ppi_free(ctx, e.pre, ((size_t)L + 1) * sizeof *e.pre);
     return ctx->err;
