@@ -650,8 +650,10 @@ pp_status pp_cluster_describe(pp_ctx *ctx, const pp_cluster *c, int json,
 /* ====================================================================
 ** Plan: how one model is trained on one cluster.  Stages are lists of
 ** operators; every stage has one or more replicas, and every replica
-** lists the devices of its tensor-parallel group (tp of them, rank
-** order).  Replica counts may differ per stage (PipeDream): global
+** lists the devices of its tensor-parallel group (its stage's tp of
+** them, rank order).  Every stage has its own tp degree (the plan's tp
+** unless set): a stage of slow devices may split its layers over more
+** of them.  Replica counts may differ per stage (PipeDream): global
 ** micro-batch m goes to replica m mod R_s of stage s.  A device may hold
 ** several stages (MadPipe's special processor).
 */
@@ -698,7 +700,9 @@ double pp_optimizer_factor(pp_optimizer o);
 typedef struct pp_plan_params {
   int64_t global_batch;   /* samples per iteration; required, > 0 */
   int32_t micro_batch;    /* samples per micro-batch; default 1 */
-  int32_t tp;             /* tensor-parallel degree; default 1 */
+  int32_t tp;             /* tensor-parallel degree of every stage that
+                             does not set its own; default 1.  A
+                             finished plan's is its stage 0's */
   pp_schedule schedule;   /* default PP_SCHED_1F1B */
   int recompute;          /* activation recomputation; default 0 */
   pp_optimizer optimizer; /* default PP_OPT_ADAM_MIXED */
@@ -720,7 +724,12 @@ void pp_plan_builder_destroy(pp_plan_builder *b);
 /** \brief Append a stage holding nops operators; *id gets its index. */
 pp_status pp_plan_builder_add_stage(pp_plan_builder *b, const int32_t *ops,
                                     int32_t nops, int32_t *id);
-/** \brief Append a replica to stage s: devs holds tp device indices. */
+/** \brief Give stage s its own tensor-parallel degree tp (1..
+** PP_MAX_DEVICES), before any replica of s is added. */
+pp_status pp_plan_builder_set_stage_tp(pp_plan_builder *b, int32_t s,
+                                       int32_t tp);
+/** \brief Append a replica to stage s: devs holds the stage's tp device
+** indices. */
 pp_status pp_plan_builder_add_replica(pp_plan_builder *b, int32_t s,
                                       const int32_t *devs);
 /** \brief Fix the in-flight count of stage s (how many micro-batches'
@@ -772,6 +781,10 @@ int32_t pp_plan_nstage(const pp_plan *p);
 /** \brief Stage s's operators: *n indices owned by p. */
 const int32_t *pp_plan_stage_ops(const pp_plan *p, int32_t s, int32_t *n);
 int32_t pp_plan_nreplica(const pp_plan *p, int32_t s);
+/** \brief Stage s's tensor-parallel degree (0 out of range). */
+int32_t pp_plan_stage_tp(const pp_plan *p, int32_t s);
+/** \brief The tp degree every stage has, or 0 when stages differ. */
+int32_t pp_plan_uniform_tp(const pp_plan *p);
 /** \brief The tp devices of replica r of stage s, owned by p. */
 const int32_t *pp_plan_replica(const pp_plan *p, int32_t s, int32_t r);
 /** \brief Micro-batches each replica of stage s runs per iteration. */
@@ -995,6 +1008,7 @@ typedef struct pp_stage_cost {
   int64_t micro_batches; /* per replica per iteration */
   int32_t in_flight;     /* micro-batches whose activations it keeps */
   int32_t group;         /* 1F1B* group (1 = holds the last stage), else 0 */
+  int32_t tp;            /* its tensor-parallel degree */
 } pp_stage_cost;
 pp_status pp_eval_stage(const pp_eval *e, int32_t s, pp_stage_cost *out);
 

@@ -69,6 +69,11 @@
 ** a device count stays in int32. */
 #define PPI_MAX_TP 1024
 
+/* Distinct tensor-parallel degrees of one plan's stages its lower bound
+** reads each operator at (cost_eval.c); a plan with more gets the bound
+** 0, which stays a bound.  Real plans mix two or three. */
+#define PPI_MAX_TP_DEGREES 32
+
 /* MadPipe's bisection iterations (phase 1 of its Algorithm 1): each halves
 ** the period interval, so 1,000 is past any double's precision. */
 #define PPI_MAX_MADPIPE_ITERATIONS 1000

@@ -33,7 +33,7 @@ struct ppi_cost {
   const struct pp_model *m;
   const struct pp_cluster *c;
   pp_cost_params cp;
-  int32_t S, tp, ndev, nrep; /* stages, tp degree, devices, replicas */
+  int32_t S, ndev, nrep; /* stages, devices, replicas */
   int64_t nmb;               /* micro-batches per iteration, all replicas */
   int64_t *gas;              /* [S] micro-batches per replica */
   int32_t *stage_of;         /* [nop] */
@@ -149,17 +149,55 @@ PP_INTERNAL double ppi_cost_device_memory(const struct ppi_cost *k, int32_t d,
                                           double live, double trans,
                                           pp_device_memory *x);
 
-/* The bytes one tp rank sends of a boundary tensor of `bytes'. */
-static inline double ppi_cost_p2p_bytes(const struct ppi_cost *k, double bytes)
+/* Stage s's tensor-parallel degree. */
+static inline int32_t ppi_cost_tp(const struct ppi_cost *k, int32_t s)
 {
-  return k->rules->whole ? bytes : bytes / k->tp;
+  return k->p->stp[s];
+}
+
+/* The bytes one tp rank of stage s sends of a boundary tensor of
+** `bytes'. */
+static inline double ppi_cost_p2p_bytes(const struct ppi_cost *k, int32_t s,
+                                        double bytes)
+{
+  return k->rules->whole ? bytes : bytes / ppi_cost_tp(k, s);
+}
+
+/* The rank pairs of a transfer from stage a to stage b: pair t runs
+** from rank t mod tp_a to rank t mod tp_b.  An engine whose ranks send
+** the whole tensor feeds each receiving rank once; one that splits it
+** sends 1/n of it over each of the n = max(tp_a, tp_b) pairs (each
+** receiver then gathers).  Stages of one degree: tp pairs, rank to
+** rank, as before. */
+static inline int32_t ppi_cost_npair(const struct ppi_cost *k, int32_t a,
+                                     int32_t b)
+{
+  int32_t ta = ppi_cost_tp(k, a), tb = ppi_cost_tp(k, b);
+  return k->rules->whole ? tb : (ta > tb ? ta : tb);
+}
+/* The bytes of a boundary tensor of `bytes' one pair carries. */
+static inline double ppi_cost_pair_bytes(const struct ppi_cost *k, int32_t a,
+                                         int32_t b, double bytes)
+{
+  return k->rules->whole ? bytes : bytes / ppi_cost_npair(k, a, b);
+}
+/* How many pairs share one rank at either end (they run one after the
+** other there): 1 when the degrees are equal. */
+static inline int32_t ppi_cost_pair_fan(const struct ppi_cost *k, int32_t a,
+                                        int32_t b)
+{
+  int32_t n = ppi_cost_npair(k, a, b), ta = ppi_cost_tp(k, a),
+          tb = ppi_cost_tp(k, b);
+  int32_t fa = (n + ta - 1) / ta, fb = (n + tb - 1) / tb;
+  return fa > fb ? fa : fb;
 }
 
 /* What a transfer of those bytes puts on the wire: nothing when the
 ** engine's transfers block (they are inside the stages' compute). */
-static inline double ppi_cost_wire_bytes(const struct ppi_cost *k, double bytes)
+static inline double ppi_cost_wire_bytes(const struct ppi_cost *k, int32_t a,
+                                         int32_t b, double bytes)
 {
-  return k->rules->blocking ? 0 : ppi_cost_p2p_bytes(k, bytes);
+  return k->rules->blocking ? 0 : ppi_cost_pair_bytes(k, a, b, bytes);
 }
 
 /* Transfer time of the bytes of one tp rank over devices i -> j. */
@@ -189,14 +227,17 @@ PP_INTERNAL double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
 static inline int32_t ppi_cost_dev(const struct ppi_cost *k, int32_t s,
                                    int32_t r, int32_t t)
 {
-  return k->p->dev[(size_t)(k->p->rep_off[s] + r) * k->tp + t];
+  return k->p->dev[k->p->dev_off[k->p->rep_off[s] + r] + t];
 }
 static inline int32_t ppi_cost_nrep(const struct ppi_cost *k, int32_t s)
 {
   return k->p->rep_off[s + 1] - k->p->rep_off[s];
 }
-/* Time of one transfer of stage edge e (bytes per rank) between replica
-** ra of stage a and rb of stage b: the slowest of the tp rank pairs. */
+/* Time of one transfer of stage edge e between replica ra of stage a and
+** rb of stage b: the slowest of the rank pairs.  Stages of one tp degree
+** pair rank t with rank t; otherwise every rank of the larger group
+** receives from rank t mod tp of the smaller (or sends to it), which
+** sends its share to each (docs/COST_MODEL.md, "Tensor parallelism"). */
 PP_INTERNAL double ppi_cost_edge_ms(const struct ppi_cost *k,
                                     const struct ppi_sedge *e, int32_t ra,
                                     int32_t rb);

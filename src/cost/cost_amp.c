@@ -119,13 +119,19 @@ pp_status ppi_cost_amp(pp_ctx *ctx, const struct ppi_cost *k,
 {
   const struct pp_model *m = k->m;
   const struct pp_cluster *c = k->c;
-  int32_t S = k->S, dp = ppi_cost_nrep(k, 0), mp = k->tp, s, i, n, t, d;
+  int32_t S = k->S, dp = ppi_cost_nrep(k, 0), mp = pp_plan_uniform_tp(k->p);
+  int32_t s, i, n, t, d;
   int32_t mbs = k->p->p.micro_batch;
   double H = hyper(m, "hidden"), V = hyper(m, "vocab");
   struct amp_type *ty;
   pp_status rc = PP_OK;
 
   memset(out, 0, sizeof *out);
+  if (mp == 0)
+    return ppi_fail(ctx, PP_EINPUT,
+                    "%s: AMP's cost model needs one tp degree in every stage "
+                    "(stage 0 has %d, a later stage another)",
+                    k->p->source, (int)ppi_cost_tp(k, 0));
   for (s = 1; s < S; s++)
     if (ppi_cost_nrep(k, s) != dp)
       return ppi_fail(ctx, PP_EINPUT,

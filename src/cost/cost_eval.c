@@ -123,15 +123,17 @@ static pp_status channel_steady(pp_ctx *ctx, const struct ppi_cost *k,
     const struct ppi_sedge *e = &k->e[i];
     int64_t L = pair_period(k, e), per = k->nmb / L;
     int32_t Ra = ppi_cost_nrep(k, e->a), Rb = ppi_cost_nrep(k, e->b);
+    int32_t np = ppi_cost_npair(k, e->a, e->b), ta = ppi_cost_tp(k, e->a),
+            tb = ppi_cost_tp(k, e->b);
+    double pb = ppi_cost_pair_bytes(k, e->a, e->b, e->bytes);
     for (m = 0; m < L && !rc; m++)
-      for (t = 0; t < k->tp && !rc; t++)
+      for (t = 0; t < np && !rc; t++)
         for (dir = 0; dir < 2 && !rc; dir++) {
-          int32_t x = ppi_cost_dev(k, e->a, (int32_t)(m % Ra), t);
-          int32_t y = ppi_cost_dev(k, e->b, (int32_t)(m % Rb), t);
+          int32_t x = ppi_cost_dev(k, e->a, (int32_t)(m % Ra), t % ta);
+          int32_t y = ppi_cost_dev(k, e->b, (int32_t)(m % Rb), t % tb);
           int32_t from = dir ? y : x, to = dir ? x : y, id;
           int64_t key = (int64_t)from * k->ndev + to;
-          double ms =
-              ppi_cost_comm(k, from, to, ppi_cost_p2p_bytes(k, e->bytes));
+          double ms = ppi_cost_comm(k, from, to, pb);
           if (from == to || ms <= 0)
             continue;
           if ((id = ppi_i64map_get(&map, key)) < 0) {
@@ -212,7 +214,7 @@ static pp_status analytic(pp_ctx *ctx, const struct ppi_cost *k,
   for (s = 0; s < S; s++)
     for (r = 0; r < ppi_cost_nrep(k, s); r++) {
       int32_t q = k->p->rep_off[s] + r, t;
-      for (t = 0; t < k->tp; t++) {
+      for (t = 0; t < ppi_cost_tp(k, s); t++) {
         d = ppi_cost_dev(k, s, r, t);
         dload[d] += (double)(k->gas[s] - 1) * k->comp[q];
         dev_upd[d] += k->u[q];
@@ -265,7 +267,7 @@ static void memory(const struct ppi_cost *k, pp_device_memory *mem,
   ** the largest transient and recomputation peak until the totals */
   for (s = 0; s < k->S; s++)
     for (r = 0; r < ppi_cost_nrep(k, s); r++)
-      for (t = 0; t < k->tp; t++) {
+      for (t = 0; t < ppi_cost_tp(k, s); t++) {
         pp_device_memory *x = &mem[ppi_cost_dev(k, s, r, t)];
         x->used = 1;
         x->model_bytes += k->state[s];
@@ -305,9 +307,9 @@ static void memory(const struct ppi_cost *k, pp_device_memory *mem,
 }
 
 static pp_status lower_bound_k(pp_ctx *ctx, const pp_model *m,
-                               const pp_cluster *c, int64_t gbs, int32_t tp,
-                               int32_t mbs, int recompute, pp_precision prec,
-                               double *out)
+                               const pp_cluster *c, int64_t gbs,
+                               const int32_t *tps, int32_t ntp, int32_t mbs,
+                               int recompute, pp_precision prec, double *out)
 {
   int32_t nt = c->ntype, t, v, i;
   int32_t *rep, *cnt;
@@ -339,15 +341,24 @@ static pp_status lower_bound_k(pp_ctx *ctx, const pp_model *m,
     key = pp_model_type_key(m, c, rep[t]);
     key.precision = prec;
     for (v = 0; v < m->nop; v++) {
-      pp_op_time x;
-      double y;
-      if ((rc = pp_model_op_time(m, v, &key, tp, mbs, &x)))
-        goto done;
-      y = x.fwd_ms + x.bwd_ms + (recompute ? x.fwd_ms : 0);
-      r[(size_t)t * m->nop + v] = y;
-      Rt[t] += y;
-      if (y < best[v])
-        best[v] = y;
+      /* stages of several tp degrees: each operator at the degree of
+      ** least device time (tp x its time), and the critical path at its
+      ** fastest */
+      double dt = INFINITY;
+      int32_t j;
+      for (j = 0; j < ntp; j++) {
+        pp_op_time x;
+        double y;
+        if ((rc = pp_model_op_time(m, v, &key, tps[j], mbs, &x)))
+          goto done;
+        y = x.fwd_ms + x.bwd_ms + (recompute ? x.fwd_ms : 0);
+        if (y * tps[j] < dt)
+          dt = y * tps[j];
+        if (y < best[v])
+          best[v] = y;
+      }
+      r[(size_t)t * m->nop + v] = dt;
+      Rt[t] += dt;
     }
   }
   for (t = 0; t < nt; t++)
@@ -365,7 +376,7 @@ static pp_status lower_bound_k(pp_ctx *ctx, const pp_model *m,
         }
       s += mn;
     }
-    lb1 = (double)N * tp * s / denom;
+    lb1 = (double)N * s / denom;
   }
   for (i = 0; i < m->nop; i++) {
     int32_t a, n;
@@ -403,7 +414,7 @@ pp_status pp_lower_bound(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
                     "pp_lower_bound: global batch %lld, micro-batch %d, tp %d "
                     "(positive, and the micro-batch must divide the batch)",
                     (long long)gbs, (int)mbs, (int)tp);
-  return lower_bound_k(ctx, m, c, gbs, tp, mbs, recompute, PP_PREC_MODEL,
+  return lower_bound_k(ctx, m, c, gbs, &tp, 1, mbs, recompute, PP_PREC_MODEL,
                        out_ms);
 }
 
@@ -417,7 +428,7 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
   e->S = k->S;
   e->ndev = k->ndev;
   e->sched = k->p->p.schedule;
-  e->tp = k->tp;
+  e->tp = pp_plan_uniform_tp(k->p); /* 0: the stages differ */
   e->micro_batch = k->p->p.micro_batch;
   e->global_batch = k->p->p.global_batch;
   e->recompute = k->p->p.recompute;
@@ -443,6 +454,7 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
     pp_stage_cost *x = &e->st[s];
     int32_t i;
     x->straggler = 0;
+    x->tp = ppi_cost_tp(k, s);
     for (r = 0; r < ppi_cost_nrep(k, s); r++) {
       int32_t q = k->p->rep_off[s] + r;
       if (k->comp[q] > x->compute_ms || r == 0) {
@@ -492,14 +504,35 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
   e->sum.throughput = e->sum.iteration_ms > 0 ? (double)k->p->p.global_batch /
                                                     (e->sum.iteration_ms / 1000)
                                               : INFINITY;
-  rc = lower_bound_k(ctx, k->m, k->c, k->p->p.global_batch, k->tp,
-                     k->p->p.micro_batch, k->p->p.recompute, k->prec,
-                     &e->sum.lower_bound_ms);
-  /* under a calibration, the bound shrinks with what it can speed up
-  ** (the search's bounds alike, search_space.c) */
-  if (k->cp.kind != PP_COST_AMP)
-    e->sum.lower_bound_ms *= ppi_calib_speedup(
-        k->cp.calibration, k->p->p.micro_batch, k->m->micro_batch, k->tp);
+  {
+    /* the plan's degrees, each once */
+    int32_t tps[PPI_MAX_TP_DEGREES], ntp = 0, s2, j, over = 0;
+    double sp = INFINITY;
+    for (s2 = 0; s2 < k->S; s2++) {
+      for (j = 0; j < ntp && tps[j] != ppi_cost_tp(k, s2); j++)
+        ;
+      if (j == ntp && ntp < PPI_MAX_TP_DEGREES)
+        tps[ntp++] = ppi_cost_tp(k, s2);
+      else if (j == ntp)
+        over = 1;
+    }
+    rc = lower_bound_k(ctx, k->m, k->c, k->p->p.global_batch, tps, ntp,
+                       k->p->p.micro_batch, k->p->p.recompute, k->prec,
+                       &e->sum.lower_bound_ms);
+    if (over)
+      e->sum.lower_bound_ms = 0;
+    /* under a calibration, the bound shrinks with what it can speed up
+    ** (the search's bounds alike, search_space.c), at the degree it
+    ** speeds up most */
+    for (j = 0; j < ntp; j++) {
+      double x = ppi_calib_speedup(k->cp.calibration, k->p->p.micro_batch,
+                                   k->m->micro_batch, tps[j]);
+      if (x < sp)
+        sp = x;
+    }
+    if (k->cp.kind != PP_COST_AMP)
+      e->sum.lower_bound_ms *= sp;
+  }
   return rc;
 }
 

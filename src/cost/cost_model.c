@@ -119,7 +119,7 @@ double ppi_cost_time_spread(const struct ppi_cost *k, double iter_ms,
   comp = 1 - (comm_ms < 1 ? comm_ms : 1);
   for (s = 0; s < k->S; s++)
     for (r = 0; r < ppi_cost_nrep(k, s); r++)
-      for (t = 0; t < k->tp; t++) {
+      for (t = 0; t < ppi_cost_tp(k, s); t++) {
         const pp_calib_entry *ce =
             ppi_cost_calib(k, k->c->dev_type[ppi_cost_dev(k, s, r, t)]);
         double x = DEFAULT_TIME_SPREAD;
@@ -144,7 +144,7 @@ double ppi_cost_time_spread(const struct ppi_cost *k, double iter_ms,
                                         k->m->micro_batch))
                          : 0;
           double h = !isnan(ce->tp_exponent) && ce->tp_sd > 0
-                         ? comp * ce->tp_sd * log((double)k->tp)
+                         ? comp * ce->tp_sd * log((double)ppi_cost_tp(k, s))
                          : 0;
           /* the transfers' share, at most, for the links inside nodes */
           double w = ce->intra_scale > 0 && ce->intra_sd > 0
@@ -189,15 +189,16 @@ double ppi_cost_comm(const struct ppi_cost *k, int32_t i, int32_t j,
 double ppi_cost_edge_ms(const struct ppi_cost *k, const struct ppi_sedge *e,
                         int32_t ra, int32_t rb)
 {
-  double worst = 0, per = ppi_cost_p2p_bytes(k, e->bytes);
-  int32_t t;
-  for (t = 0; t < k->tp; t++) {
-    double x = ppi_cost_comm(k, ppi_cost_dev(k, e->a, ra, t),
-                             ppi_cost_dev(k, e->b, rb, t), per);
+  double worst = 0, per = ppi_cost_pair_bytes(k, e->a, e->b, e->bytes);
+  int32_t t, n = ppi_cost_npair(k, e->a, e->b), ta = ppi_cost_tp(k, e->a),
+             tb = ppi_cost_tp(k, e->b);
+  for (t = 0; t < n; t++) {
+    double x = ppi_cost_comm(k, ppi_cost_dev(k, e->a, ra, t % ta),
+                             ppi_cost_dev(k, e->b, rb, t % tb), per);
     if (x > worst)
       worst = x;
   }
-  return worst;
+  return worst * ppi_cost_pair_fan(k, e->a, e->b);
 }
 
 static int cmp_sedge(const void *x, const void *y)
@@ -247,7 +248,7 @@ static pp_status stage_times(struct ppi_cost *k, int32_t s,
   for (i = 0; i < n; i++) {
     pp_op_time t;
     int nar;
-    if ((rc = pp_model_op_time(k->m, ops[i], key, k->tp, k->p->p.micro_batch,
+    if ((rc = pp_model_op_time(k->m, ops[i], key, ppi_cost_tp(k, s), k->p->p.micro_batch,
                                &t)))
       return rc;
     out[0] += t.fwd_ms;
@@ -260,12 +261,12 @@ static pp_status stage_times(struct ppi_cost *k, int32_t s,
       ** memory-bound (docs/COST_MODEL.md, "Optimizer step") */
       pp_op_sizes z;
       if ((rc =
-               pp_model_op_sizes(k->m, ops[i], k->tp, k->p->p.micro_batch, &z)))
+               pp_model_op_sizes(k->m, ops[i], ppi_cost_tp(k, s), k->p->p.micro_batch, &z)))
         return rc;
       out[3] += z.param_bytes / pp_precision_bytes(k->m->dtype) *
                 ((t.update_ms > 0 ? 0 : step) + pass) / bw;
     }
-    if (k->tp > 1 && k->engine != PP_ENGINE_GENERIC &&
+    if (ppi_cost_tp(k, s) > 1 && k->engine != PP_ENGINE_GENERIC &&
         (t.est & (PP_EST_TP | PP_EST_FLOPS)) &&
         (nar = tp_allreduces(k->m, ops[i])) > 0) {
       pp_op_sizes z; /* the whole tensor: every rank ends with all of it */
@@ -297,7 +298,7 @@ static double ring_ms(const struct ppi_cost *k, int32_t n, double bmin,
 /* The slowest link of the ring over replica r of stage s's tp ranks. */
 static double tp_ring_bw(const struct ppi_cost *k, int32_t s, int32_t r)
 {
-  int32_t t, tp = k->tp;
+  int32_t t, tp = ppi_cost_tp(k, s);
   double bmin = INFINITY;
   for (t = 0; t < tp; t++) {
     double bw = ppi_cost_bw(k, ppi_cost_dev(k, s, r, t),
@@ -313,7 +314,7 @@ static double tp_ring_bw(const struct ppi_cost *k, int32_t s, int32_t r)
 static double tp_comm_ms(const struct ppi_cost *k, int32_t s, int32_t r,
                          double bytes, double count)
 {
-  return count > 0 ? ring_ms(k, k->tp, tp_ring_bw(k, s, r), bytes, 2, count)
+  return count > 0 ? ring_ms(k, ppi_cost_tp(k, s), tp_ring_bw(k, s, r), bytes, 2, count)
                    : 0;
 }
 
@@ -323,7 +324,7 @@ static double dp_ring_ms(const struct ppi_cost *k, int32_t s, double bytes)
 {
   int32_t R = ppi_cost_nrep(k, s), r, t;
   double bmin = INFINITY;
-  for (t = 0; t < k->tp && R > 1; t++)
+  for (t = 0; t < ppi_cost_tp(k, s) && R > 1; t++)
     for (r = 0; r < R; r++) {
       double bw = ppi_cost_bw(k, ppi_cost_dev(k, s, r, t),
                               ppi_cost_dev(k, s, (r + 1) % R, t));
@@ -375,7 +376,7 @@ static pp_status replica_times(pp_ctx *ctx, struct ppi_cost *k)
     memset(have, 0, (size_t)nt);
     for (r = 0; r < ppi_cost_nrep(k, s) && !rc; r++) {
       int32_t q = k->p->rep_off[s] + r;
-      for (t = 0; t < k->tp && !rc; t++) {
+      for (t = 0; t < ppi_cost_tp(k, s) && !rc; t++) {
         int32_t d = ppi_cost_dev(k, s, r, t), ty = k->c->dev_type[d];
         double *x = cache + (size_t)ty * 6, cm, f, b, rcm;
         if (!have[ty]) {
@@ -390,7 +391,7 @@ static pp_status replica_times(pp_ctx *ctx, struct ppi_cost *k)
           if (ce && (!isnan(ce->compute_scale) || !isnan(ce->mbs_exponent) ||
                      !isnan(ce->tp_exponent))) {
             double sc = ppi_calib_compute_factor(ce, k->p->p.micro_batch,
-                                                 k->m->micro_batch, k->tp);
+                                                 k->m->micro_batch, ppi_cost_tp(k, s));
             x[0] *= sc;
             x[1] *= sc;
             x[2] *= sc;
@@ -440,7 +441,7 @@ static pp_status stage_sizes(pp_ctx *ctx, struct ppi_cost *k)
       pp_op_sizes z;
       int32_t root;
       v = ops[i];
-      if ((rc = pp_model_op_sizes(m, v, k->tp, k->p->p.micro_batch, &z)))
+      if ((rc = pp_model_op_sizes(m, v, ppi_cost_tp(k, s), k->p->p.micro_batch, &z)))
         break;
       k->est |= z.est;
       k->saved[s] += z.saved_bytes;
@@ -451,7 +452,7 @@ static pp_status stage_sizes(pp_ctx *ctx, struct ppi_cost *k)
         pp_op_sizes zr;
         seen[root] = 1;
         if (root != v &&
-            (rc = pp_model_op_sizes(m, root, k->tp, k->p->p.micro_batch, &zr)))
+            (rc = pp_model_op_sizes(m, root, ppi_cost_tp(k, s), k->p->p.micro_batch, &zr)))
           break;
         k->param[s] += root == v ? z.param_bytes : zr.param_bytes;
       }
@@ -531,8 +532,8 @@ static pp_status stage_graph(pp_ctx *ctx, struct ppi_cost *k)
   if ((rc = ppi_stage_edges(ctx, k->m, k->stage_of, scale, &k->e, &k->ne)))
     return rc;
   for (i = 0; i < k->ne; i++) {
-    k->xout[k->e[i].a] += ppi_cost_p2p_bytes(k, k->e[i].bytes);
-    k->xin[k->e[i].b] += ppi_cost_p2p_bytes(k, k->e[i].bytes);
+    k->xout[k->e[i].a] += ppi_cost_p2p_bytes(k, k->e[i].a, k->e[i].bytes);
+    k->xin[k->e[i].b] += ppi_cost_p2p_bytes(k, k->e[i].b, k->e[i].bytes);
   }
   return PP_OK;
 }
@@ -625,12 +626,12 @@ static int visit_hops(const struct ppi_cost *k, int32_t s, hop_fn fn, void *arg)
   int hier = 1;
   if (R <= 1)
     return 0;
-  for (t = 0; t < k->tp; t++)
+  for (t = 0; t < ppi_cost_tp(k, s); t++)
     for (r = 0; r < R; r++)
       fn(arg, 0, ppi_cost_dev(k, s, r, t), ppi_cost_dev(k, s, (r + 1) % R, t));
-  for (t = 0; t < k->tp && hier; t++)
+  for (t = 0; t < ppi_cost_tp(k, s) && hier; t++)
     hier = hier_group(k, s, t, &nn, &kk, idx);
-  for (t = 0; t < k->tp && hier; t++) {
+  for (t = 0; t < ppi_cost_tp(k, s) && hier; t++) {
     hier_group(k, s, t, &nn, &kk, idx);
     for (a = 0; a < nn; a++)
       for (j = 0; j < kk; j++) {
@@ -749,7 +750,8 @@ static void engine_memory(struct ppi_cost *k)
     /* the model's output (logits) of the previous micro-batch */
     if (k->rules->keeps && last >= 0 && k->stage_of[last] == s) {
       pp_op_sizes z;
-      if (pp_model_op_sizes(k->m, last, k->tp, k->p->p.micro_batch, &z) ==
+      if (pp_model_op_sizes(k->m, last, ppi_cost_tp(k, s), k->p->p.micro_batch,
+                            &z) ==
           PP_OK)
         k->keep[s] = z.out_bytes * k->ratio;
     }
@@ -799,8 +801,8 @@ struct share_entry {
   const pp_calibration *cal;
   pp_engine engine;
   pp_precision prec;
-  int32_t S, tp, ndev; /* ndev: devices in the key */
-  int32_t *rep;        /* [S] replicas per stage */
+  int32_t S, ndev; /* ndev: devices in the key */
+  int32_t *rep;    /* [2 S] replicas and tp degree per stage */
   uint8_t *reduces;    /* [S] grad_bytes > 0 */
   int32_t *dev;        /* [ndev] in stage, replica, rank order */
   double *b0, *b1;     /* [3 S] */
@@ -821,7 +823,7 @@ static void share_entry_clear(pp_ctx *ctx, struct share_entry *x)
 {
   size_t S = (size_t)x->S;
   if (x->valid) {
-    ppi_free(ctx, x->rep, S * sizeof *x->rep);
+    ppi_free(ctx, x->rep, 2 * S * sizeof *x->rep);
     ppi_free(ctx, x->reduces, S * sizeof *x->reduces);
     ppi_free(ctx, x->b0, 3 * S * sizeof *x->b0);
     ppi_free(ctx, x->b1, 3 * S * sizeof *x->b1);
@@ -843,7 +845,7 @@ void ppi_share_cache_free(pp_ctx *ctx, struct ppi_share_cache *x)
 
 static int32_t key_devices(const struct ppi_cost *k)
 {
-  return k->nrep * k->tp;
+  return k->p->dev_off[k->nrep];
 }
 
 /* The entry holding k's layout, or NULL. */
@@ -856,12 +858,13 @@ static const struct share_entry *share_cache_find(const struct ppi_cost *k)
     const struct share_entry *x = &k->cache->e[j];
     bool same = x->valid && x->c == k->c && x->cal == k->cp.calibration &&
                 x->engine == k->engine && x->prec == k->prec && x->S == k->S &&
-                x->tp == k->tp && x->ndev == key_devices(k);
+                x->ndev == key_devices(k);
     for (s = 0, i = 0; same && s < k->S; s++) {
-      same = x->rep[s] == ppi_cost_nrep(k, s) &&
+      same = x->rep[2 * s] == ppi_cost_nrep(k, s) &&
+             x->rep[2 * s + 1] == ppi_cost_tp(k, s) &&
              x->reduces[s] == (grad_bytes(k, s) > 0);
       for (r = 0; same && r < ppi_cost_nrep(k, s); r++)
-        for (t = 0; same && t < k->tp; t++)
+        for (t = 0; same && t < ppi_cost_tp(k, s); t++)
           same = x->dev[i++] == ppi_cost_dev(k, s, r, t);
     }
     if (same)
@@ -884,7 +887,7 @@ static void share_cache_put(pp_ctx *ctx, const struct ppi_cost *k,
   x = &k->cache->e[k->cache->next];
   k->cache->next = (k->cache->next + 1) % SHARE_ENTRIES;
   share_entry_clear(ctx, x);
-  x->rep = ppi_alloc(ctx, S * sizeof *x->rep);
+  x->rep = ppi_alloc(ctx, 2 * S * sizeof *x->rep);
   x->reduces = ppi_alloc(ctx, S * sizeof *x->reduces);
   x->b0 = ppi_alloc(ctx, 3 * S * sizeof *x->b0);
   x->b1 = ppi_alloc(ctx, 3 * S * sizeof *x->b1);
@@ -902,15 +905,15 @@ static void share_cache_put(pp_ctx *ctx, const struct ppi_cost *k,
   x->cal = k->cp.calibration;
   x->engine = k->engine;
   x->prec = k->prec;
-  x->tp = k->tp;
   for (s = 0; s < k->S; s++) {
-    x->rep[s] = ppi_cost_nrep(k, s);
+    x->rep[2 * s] = ppi_cost_nrep(k, s);
+    x->rep[2 * s + 1] = ppi_cost_tp(k, s);
     x->reduces[s] = grad_bytes(k, s) > 0;
     x->hier[s] = hier[s];
     memcpy(x->b0 + 3 * s, b0 + 3 * s, 3 * sizeof *b0);
     memcpy(x->b1 + 3 * s, b1 + 3 * s, 3 * sizeof *b1);
     for (r = 0; r < ppi_cost_nrep(k, s); r++)
-      for (t = 0; t < k->tp; t++)
+      for (t = 0; t < ppi_cost_tp(k, s); t++)
         x->dev[i++] = ppi_cost_dev(k, s, r, t);
   }
 }
@@ -1019,12 +1022,15 @@ static pp_status allreduce(pp_ctx *ctx, struct ppi_cost *k)
 ** once; on a cluster with a link graph the rings that leave a node share
 ** its link out (as the gradient reduction's hops, "Shared links").  It
 ** runs after the drain, before the step, so its time joins the step of
-** every replica of those stages.  O(groups x S x R x tp). */
+** every replica of those stages.  Stages of different tp degrees: T,
+** their largest, rings, ring t through rank t mod tp of each stage, each
+** moving the largest shard (the smallest degree's).
+** O(groups x S x R x tp). */
 static pp_status tied_sync(pp_ctx *ctx, struct ppi_cost *k)
 {
   const struct pp_model *m = k->m;
   double elem;
-  int32_t g, v, s, n, r, t, i, R = 0, *st, *cnt;
+  int32_t g, v, s, n, r, t, i, R = 0, T, tmin, *st, *cnt;
   uint8_t *in;
   pp_status rc = PP_OK;
 
@@ -1058,32 +1064,42 @@ static pp_status tied_sync(pp_ctx *ctx, struct ppi_cost *k)
     if (n < 2)
       continue;
     R = 0;
+    T = 0;
+    tmin = PP_MAX_DEVICES;
     for (s = 0, n = 0; s < k->S; s++)
       if (in[s]) {
         st[n++] = s;
         if (ppi_cost_nrep(k, s) > R)
           R = ppi_cost_nrep(k, s);
+        if (ppi_cost_tp(k, s) > T)
+          T = ppi_cost_tp(k, s);
+        if (ppi_cost_tp(k, s) < tmin)
+          tmin = ppi_cost_tp(k, s);
       }
-    if ((rc = pp_model_op_sizes(m, g, k->tp, k->p->p.micro_batch, &z)))
+    if ((rc = pp_model_op_sizes(m, g, tmin, k->p->p.micro_batch, &z)))
       goto done;
     bytes = z.param_bytes / pp_precision_bytes(m->dtype) * elem;
     memset(cnt, 0, (size_t)(k->c->nnode > 0 ? k->c->nnode : 1) * sizeof *cnt);
     for (r = 0; r < R && k->c->has_links; r++)
-      for (t = 0; t < k->tp; t++)
+      for (t = 0; t < T; t++)
         for (i = 0; i < n; i++) {
-          int32_t a = ppi_cost_dev(k, st[i], r % ppi_cost_nrep(k, st[i]), t);
+          int32_t a = ppi_cost_dev(k, st[i], r % ppi_cost_nrep(k, st[i]),
+                                   t % ppi_cost_tp(k, st[i]));
           int32_t b = ppi_cost_dev(k, st[(i + 1) % n],
-                                   r % ppi_cost_nrep(k, st[(i + 1) % n]), t);
+                                   r % ppi_cost_nrep(k, st[(i + 1) % n]),
+                                   t % ppi_cost_tp(k, st[(i + 1) % n]));
           if (k->c->dev_node[a] != k->c->dev_node[b])
             cnt[k->c->dev_node[a]]++;
         }
     for (r = 0; r < R; r++)
-      for (t = 0; t < k->tp; t++) {
+      for (t = 0; t < T; t++) {
         double bmin = INFINITY, x;
         for (i = 0; i < n; i++) {
-          int32_t a = ppi_cost_dev(k, st[i], r % ppi_cost_nrep(k, st[i]), t);
+          int32_t a = ppi_cost_dev(k, st[i], r % ppi_cost_nrep(k, st[i]),
+                                   t % ppi_cost_tp(k, st[i]));
           int32_t b = ppi_cost_dev(k, st[(i + 1) % n],
-                                   r % ppi_cost_nrep(k, st[(i + 1) % n]), t);
+                                   r % ppi_cost_nrep(k, st[(i + 1) % n]),
+                                   t % ppi_cost_tp(k, st[(i + 1) % n]));
           double bw = ppi_cost_bw(k, a, b);
           if (k->c->has_links && k->c->dev_node[a] != k->c->dev_node[b] &&
               cnt[k->c->dev_node[a]] > 1)
@@ -1138,21 +1154,28 @@ static pp_status edge_transfers(pp_ctx *ctx, struct ppi_cost *k, int32_t i,
                                 struct ppi_routes *rt, int32_t *cnt)
 {
   const struct ppi_sedge *e = &k->e[i];
-  int part = k->rules->partitioned && k->tp > 1;
+  int32_t ta = ppi_cost_tp(k, e->a), tb = ppi_cost_tp(k, e->b);
+  int32_t np = ta > tb ? ta : tb, fan = (np + ta - 1) / ta;
+  int part = k->rules->partitioned && np > 1;
   double extra = pp_model_pipe_extra(k->m); /* as sent, not converted */
-  double act = part ? e->bytes / k->tp : e->bytes;
+  double act = part ? e->bytes / np : e->bytes;
   double nf = 1 + part + (extra > 0), nb = 1 + part, lat = k->c->latency_us;
   int32_t Ra = ppi_cost_nrep(k, e->a), Rb = ppi_cost_nrep(k, e->b);
   int32_t R = Ra > Rb ? Ra : Rb, r, t, h, n, pass;
+
+  if (!part) /* each receiving rank gets the whole tensor */
+    np = tb;
+  if ((np + tb - 1) / tb > fan)
+    fan = (np + tb - 1) / tb;
   pp_status rc = PP_OK;
 
   k->xf[i] = k->xb[i] = 0;
   /* pass 0 counts the pairs on each link, pass 1 prices them */
   for (pass = rt ? 0 : 1; pass < 2; pass++)
     for (r = 0; r < R; r++)
-      for (t = 0; t < k->tp; t++) {
-        int32_t a = ppi_cost_dev(k, e->a, r % Ra, t);
-        int32_t b = ppi_cost_dev(k, e->b, r % Rb, t);
+      for (t = 0; t < np; t++) {
+        int32_t a = ppi_cost_dev(k, e->a, r % Ra, t % ta);
+        int32_t b = ppi_cost_dev(k, e->b, r % Rb, t % tb);
         double bw = INFINITY;
         const int32_t *buf = NULL;
         if (a == b)
@@ -1175,16 +1198,17 @@ static pp_status edge_transfers(pp_ctx *ctx, struct ppi_cost *k, int32_t i,
           bw *= ppi_cost_net_share(k, a, b);
         else
           bw = ppi_cost_bw(k, a, b);
-        if (nf * lat / 1000 + (act + extra) / (bw * 1e6) > k->xf[i])
-          k->xf[i] = nf * lat / 1000 + (act + extra) / (bw * 1e6);
-        if (nb * lat / 1000 + act / (bw * 1e6) > k->xb[i])
-          k->xb[i] = nb * lat / 1000 + act / (bw * 1e6);
+        /* a rank in fan pairs runs them one after the other */
+        if (fan * (nf * lat / 1000 + (act + extra) / (bw * 1e6)) > k->xf[i])
+          k->xf[i] = fan * (nf * lat / 1000 + (act + extra) / (bw * 1e6));
+        if (fan * (nb * lat / 1000 + act / (bw * 1e6)) > k->xb[i])
+          k->xb[i] = fan * (nb * lat / 1000 + act / (bw * 1e6));
       }
   if (rt)
     for (r = 0; r < R; r++)
-      for (t = 0; t < k->tp; t++) {
-        int32_t a = ppi_cost_dev(k, e->a, r % Ra, t);
-        int32_t b = ppi_cost_dev(k, e->b, r % Rb, t);
+      for (t = 0; t < np; t++) {
+        int32_t a = ppi_cost_dev(k, e->a, r % Ra, t % ta);
+        int32_t b = ppi_cost_dev(k, e->b, r % Rb, t % tb);
         const int32_t *buf = NULL;
         n = 0;
         if (a != b && !(rc = ppi_route_ref(ctx, rt, a, b, &buf, &n)))
@@ -1228,14 +1252,14 @@ static pp_status blocking_p2p(pp_ctx *ctx, struct ppi_cost *k)
     rc = edge_transfers(ctx, k, i, links ? &rt : NULL, cnt);
   for (i = 0; i < k->ne && !rc; i++) {
     const struct ppi_sedge *e = &k->e[i];
-    int part = k->rules->partitioned && k->tp > 1;
     for (s = 0; s < 2; s++) {
-      int32_t st = s ? e->b : e->a;
+      int32_t st = s ? e->b : e->a, tst = ppi_cost_tp(k, st);
+      int part = k->rules->partitioned && tst > 1;
       for (r = 0; r < ppi_cost_nrep(k, st); r++) {
         int32_t q = k->p->rep_off[st] + r;
         /* the receiver gathers the activation, the sender its output
         ** and the gradient */
-        double g = part ? (s ? 1 : 2) * ring_ms(k, k->tp, tp_ring_bw(k, st, r),
+        double g = part ? (s ? 1 : 2) * ring_ms(k, tst, tp_ring_bw(k, st, r),
                                                 e->bytes, 1, 1)
                         : 0;
         k->f[q] += k->xf[i] + (s ? g : 0);
@@ -1379,7 +1403,6 @@ pp_status ppi_cost_init_cached(pp_ctx *ctx, struct ppi_cost *k,
   else
     pp_cost_params_init(&k->cp);
   k->S = p->nstage;
-  k->tp = p->p.tp;
   k->ndev = c->ndev;
   k->nrep = p->rep_off[p->nstage];
   k->nmb = p->p.global_batch / p->p.micro_batch;

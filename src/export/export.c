@@ -34,7 +34,40 @@ static pp_export *export_new(pp_ctx *ctx)
   return x;
 }
 
-pp_status ppi_export_begin(pp_ctx *ctx, const char *fn, const pp_plan *p,
+/* Stages of several tp degrees: the copy at the smallest (export.h). */
+static pp_status one_tp(pp_ctx *ctx, pp_export *x, const char *fn,
+                        const pp_plan **p)
+{
+  const pp_plan *q = *p;
+  int32_t s, lo = q->stp[0], first = -1, n = 0;
+  const char *engine = strncmp(fn, "pp_export_", 10) == 0 ? fn + 10 : fn;
+  pp_status rc;
+  if (pp_plan_uniform_tp(q) > 0)
+    return PP_OK;
+  for (s = 1; s < q->nstage; s++)
+    if (q->stp[s] < lo)
+      lo = q->stp[s];
+  for (s = 0; s < q->nstage; s++)
+    if (q->stp[s] != lo) {
+      n++;
+      if (first < 0)
+        first = s;
+    }
+  if ((rc = ppi_plan_one_tp(ctx, q, lo, &x->own)))
+    return rc;
+  *p = x->own;
+  return ppi_export_warn(
+      ctx, x,
+      "%d stage%s (the first: stage %d at tp %d) %s a tensor-parallel degree "
+      "above the plan's smallest, %d: %s runs one degree in every stage, so "
+      "the files run every stage at tp %d on the first %d devices of each "
+      "group; those stages compute more per device and need more memory "
+      "than planned (plan with --uniform-tp for a plan %s runs as planned)",
+      (int)n, n > 1 ? "s" : "", (int)first, (int)q->stp[first],
+      n > 1 ? "have" : "has", (int)lo, engine, (int)lo, (int)lo, engine);
+}
+
+pp_status ppi_export_begin(pp_ctx *ctx, const char *fn, const pp_plan **p,
                            const pp_model *m, const pp_cluster *c,
                            pp_export **out, pp_export **x, struct ppi_sbuf *b,
                            struct ppi_stage_ops *o)
@@ -42,15 +75,15 @@ pp_status ppi_export_begin(pp_ctx *ctx, const char *fn, const pp_plan *p,
   pp_status rc;
   if (!ctx)
     return PP_EINVAL;
-  if (!p || !m || !c || !out)
+  if (!p || !*p || !m || !c || !out)
     return ppi_fail(ctx, PP_EINVAL, "%s: NULL argument", fn);
   *out = NULL;
-  if ((rc = pp_plan_check(ctx, p, m, c)))
+  if ((rc = pp_plan_check(ctx, *p, m, c)))
     return rc;
   if (!(*x = export_new(ctx)))
     return PP_ENOMEM;
   ppi_sb_init(b, ctx);
-  if ((rc = stage_ops(ctx, p, m, o))) {
+  if ((rc = one_tp(ctx, *x, fn, p)) || (rc = stage_ops(ctx, *p, m, o))) {
     pp_export_destroy(*x);
     *x = NULL;
     return rc;
@@ -67,6 +100,8 @@ pp_status ppi_export_end(pp_ctx *ctx, pp_export *x, struct ppi_sbuf *b,
     pp_export_destroy(x);
     return rc;
   }
+  pp_plan_destroy(x->own); /* the files hold what it said */
+  x->own = NULL;
   *out = x;
   return PP_OK;
 }
@@ -103,8 +138,10 @@ pp_status ppi_export_add(pp_ctx *ctx, pp_export *x, const char *name,
 
 void pp_export_destroy(pp_export *x)
 {
-  if (x)
-    ppi_arena_free_owner(&x->arena, x, sizeof *x);
+  if (!x)
+    return;
+  pp_plan_destroy(x->own);
+  ppi_arena_free_owner(&x->arena, x, sizeof *x);
 }
 
 const char *pp_export_text(const pp_export *x)
@@ -256,7 +293,7 @@ pp_status ppi_export_check_runs(pp_ctx *ctx, pp_export *x, const pp_plan *p,
 pp_status ppi_export_check_shared(pp_ctx *ctx, pp_export *x, const pp_plan *p,
                                   const char *engine, const char *why)
 {
-  int32_t s, q, t, tp = p->p.tp, ndev = ppi_plan_max_device(p) + 1, *owner;
+  int32_t s, q, t, ndev = ppi_plan_max_device(p) + 1, *owner;
   int32_t dev = -1, s0 = -1, s1 = -1;
   if (!(owner = ppi_alloc(ctx, (size_t)ndev * sizeof *owner)))
     return PP_ENOMEM;
@@ -264,8 +301,8 @@ pp_status ppi_export_check_shared(pp_ctx *ctx, pp_export *x, const pp_plan *p,
     owner[q] = -1;
   for (s = 0; s < p->nstage && dev < 0; s++)
     for (q = p->rep_off[s]; q < p->rep_off[s + 1] && dev < 0; q++)
-      for (t = 0; t < tp && dev < 0; t++) {
-        int32_t d = p->dev[(size_t)q * tp + t];
+      for (t = 0; t < p->stp[s] && dev < 0; t++) {
+        int32_t d = ppi_plan_rep_devs(p, q)[t];
         if (owner[d] >= 0 && owner[d] != s) {
           dev = d;
           s0 = owner[d];
@@ -285,11 +322,12 @@ pp_status ppi_export_check_shared(pp_ctx *ctx, pp_export *x, const pp_plan *p,
 pp_status ppi_export_check_tp(pp_ctx *ctx, pp_export *x, const pp_plan *p,
                               const pp_cluster *c, const char *engine)
 {
-  int32_t q, t, tp = p->p.tp, nrep = p->rep_off[p->nstage];
+  int32_t q, t, tp, nrep = p->rep_off[p->nstage];
   int32_t nnode = 0, ntype = 0, qn = -1, qt = -1;
   for (q = 0; q < nrep; q++) {
-    const int32_t *g = p->dev + (size_t)q * tp;
+    const int32_t *g = ppi_plan_rep_devs(p, q);
     bool node = false, type = false;
+    tp = p->stp[ppi_plan_rep_stage(p, q)];
     for (t = 1; t < tp; t++) {
       node = node || c->dev_node[g[t]] != c->dev_node[g[0]];
       type = type || c->dev_type[g[t]] != c->dev_type[g[0]];
@@ -300,7 +338,7 @@ pp_status ppi_export_check_tp(pp_ctx *ctx, pp_export *x, const pp_plan *p,
       qt = q;
   }
   if (nnode) {
-    const int32_t *g = p->dev + (size_t)qn * tp;
+    const int32_t *g = ppi_plan_rep_devs(p, qn);
     pp_status rc;
     for (t = 1; c->dev_node[g[t]] == c->dev_node[g[0]]; t++)
       ;
@@ -315,7 +353,7 @@ pp_status ppi_export_check_tp(pp_ctx *ctx, pp_export *x, const pp_plan *p,
       return rc;
   }
   if (ntype) {
-    const int32_t *g = p->dev + (size_t)qt * tp;
+    const int32_t *g = ppi_plan_rep_devs(p, qt);
     for (t = 1; c->dev_type[g[t]] == c->dev_type[g[0]]; t++)
       ;
     return ppi_export_warn(
@@ -338,7 +376,7 @@ pp_status ppi_export_check_rank_order(pp_ctx *ctx, pp_export *x,
   for (s = 0; s < p->nstage; s++)
     for (r = 0; r < p->rep_off[s + 1] - p->rep_off[s]; r++)
       for (t = 0; t < tp; t++) {
-        int32_t d = p->dev[(size_t)(p->rep_off[s] + r) * tp + t];
+        int32_t d = ppi_plan_rep_devs(p, p->rep_off[s] + r)[t];
         if (d != ((rank_of ? rank_of[s] : s) * R0 + r) * tp + t)
           return ppi_export_warn(
               ctx, x,

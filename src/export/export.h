@@ -19,6 +19,7 @@ struct pp_export {
   char *text[PPI_EXPORT_MAX_FILES];
   int32_t nwarn;
   char *warn[PPI_EXPORT_MAX_WARN];
+  pp_plan *own; /* the plan at one tp degree the exporter writes, or NULL */
 };
 
 /* Record a warning (at most PPI_EXPORT_MAX_WARN are kept). */
@@ -40,10 +41,18 @@ struct ppi_stage_ops {
 
 /* The start every engine's exporter shares: the arguments (fn names the
 ** public function in the error), the plan checked against m and c, a new
-** export in *x, b ready and the stage operators in o.  On failure nothing
-** is left to free. */
+** export in *x, b ready and the stage operators in o.  No engine runs
+** stages of different tensor-parallel degrees (Megatron's
+** initialize_model_parallel takes one, core/parallel_state.py:601-602 @
+** d98e8a6; DeepSpeed's PipeModelDataParallelTopology one num_mp,
+** runtime/pipe/topology.py:244-247 @ 38327e0; torchtitan's ParallelDims
+** one tp, distributed/parallel_dims.py:137 @ b5bcd76): such a plan is
+** written at its smallest degree, each replica on the first devices of
+** its group, with a warning naming the stages that lose theirs; *p then
+** points to that copy (x owns it).  On failure nothing is left to
+** free. */
 PP_INTERNAL pp_status ppi_export_begin(pp_ctx *ctx, const char *fn,
-                                       const pp_plan *p, const pp_model *m,
+                                       const pp_plan **p, const pp_model *m,
                                        const pp_cluster *c, pp_export **out,
                                        pp_export **x, struct ppi_sbuf *b,
                                        struct ppi_stage_ops *o);

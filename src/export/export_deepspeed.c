@@ -204,7 +204,7 @@ pp_status pp_export_deepspeed(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   struct ppi_stage_ops o;
   pp_status rc;
 
-  if ((rc = ppi_export_begin(ctx, "pp_export_deepspeed", p, m, c, out, &x, &b,
+  if ((rc = ppi_export_begin(ctx, "pp_export_deepspeed", &p, m, c, out, &x, &b,
                              &o)))
     return rc;
   if ((rc = ppi_export_check_uniform(ctx, x, p, engine)) ||

@@ -68,6 +68,7 @@ pp_status pp_export_launch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   pp_launch *x;
   struct ppi_arena *ar;
   int32_t D, d, q, k, tp, nrep, *local = NULL, *count = NULL;
+  pp_plan *own = NULL;
   pp_status rc;
 
   if (!ctx)
@@ -77,11 +78,25 @@ pp_status pp_export_launch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   *out = NULL;
   if ((rc = pp_plan_check(ctx, p, m, c)))
     return rc;
+  if (pp_plan_uniform_tp(p) == 0) {
+    /* the ranks of the engine's files: every stage at the smallest
+    ** degree, on the first devices of each group (export.h, whose
+    ** exporters warn) */
+    int32_t s, lo = p->stp[0];
+    for (s = 1; s < p->nstage; s++)
+      if (p->stp[s] < lo)
+        lo = p->stp[s];
+    if ((rc = ppi_plan_one_tp(ctx, p, lo, &own)))
+      return rc;
+    p = own;
+  }
   D = c->ndev;
   tp = p->p.tp;
   nrep = p->rep_off[p->nstage];
-  if (!(x = ppi_calloc(ctx, 1, sizeof *x)))
+  if (!(x = ppi_calloc(ctx, 1, sizeof *x))) {
+    pp_plan_destroy(own);
     return PP_ENOMEM;
+  }
   ar = &x->arena;
   ppi_arena_init(ar, ppi_ctx_alloc(ctx));
   x->nrank = 0;
@@ -106,7 +121,7 @@ pp_status pp_export_launch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   }
   for (q = 0; q < nrep; q++)
     for (k = 0; k < tp; k++) {
-      int32_t r = x->nrank, dev = p->dev[(size_t)q * tp + k], h, e;
+      int32_t r = x->nrank, dev = ppi_plan_rep_devs(p, q)[k], h, e;
       char name[64];
       const char *hn = c->dev_host[dev];
       for (e = 0; e < x->nrank && x->rank_dev[e] != dev; e++)
@@ -155,6 +170,7 @@ pp_status pp_export_launch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
 done:
   ppi_free(ctx, local, (size_t)D * sizeof *local);
   ppi_free(ctx, count, ((size_t)D + 1) * sizeof *count);
+  pp_plan_destroy(own);
   if (rc) {
     pp_launch_destroy(x);
     return rc;

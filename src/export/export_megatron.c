@@ -134,7 +134,7 @@ pp_status pp_export_megatron(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   pp_precision prec;
   pp_status rc = PP_OK;
 
-  if ((rc = ppi_export_begin(ctx, "pp_export_megatron", p, m, c, out, &x, &b,
+  if ((rc = ppi_export_begin(ctx, "pp_export_megatron", &p, m, c, out, &x, &b,
                              &o)))
     return rc;
   ppi_sb_init(&env, ctx);

@@ -96,7 +96,7 @@ pp_status pp_export_pipedream(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   struct ppi_stage_ops o;
   pp_status rc;
 
-  if ((rc = ppi_export_begin(ctx, "pp_export_pipedream", p, m, c, out, &x, &b,
+  if ((rc = ppi_export_begin(ctx, "pp_export_pipedream", &p, m, c, out, &x, &b,
                              &o)))
     return rc;
   if (p->p.tp > 1 &&

@@ -72,12 +72,17 @@ static pp_status read_stage(struct pread *r, pp_plan_builder *b, size_t si,
   json_t *ops, *reps;
   int32_t *buf = NULL, id;
   size_t nbuf, i, k;
+  int64_t stp;
   pp_status rc;
 
   snprintf(w, sizeof w, "stage %zu", si);
+  /* a stage's own "tp", else the plan's */
   if ((rc = ppi_jarr(r->ctx, r->src, w, st, "ops", true, &ops)) ||
-      (rc = ppi_jarr(r->ctx, r->src, w, st, "replicas", true, &reps)))
+      (rc = ppi_jarr(r->ctx, r->src, w, st, "replicas", true, &reps)) ||
+      (rc = ppi_jint(r->ctx, r->src, w, st, "tp", false, tp, 1, PP_MAX_DEVICES,
+                     &stp)))
     return rc;
+  tp = (int32_t)stp;
   if (json_array_size(ops) == 0)
     return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
                        "%s: \"ops\" is empty; a stage needs operators", w);
@@ -94,6 +99,8 @@ static pp_status read_stage(struct pread *r, pp_plan_builder *b, size_t si,
     rc = ref(r, w, json_array_get(ops, i), true, &buf[i]);
   if (!rc)
     rc = pp_plan_builder_add_stage(b, buf, (int32_t)json_array_size(ops), &id);
+  if (!rc)
+    rc = pp_plan_builder_set_stage_tp(b, id, tp);
   if (!rc && json_object_get(st, "pattern_ms")) {
     const json_t *pa = json_object_get(st, "pattern_ms");
     double sig[4] = {NAN, NAN, NAN, NAN};
@@ -310,7 +317,7 @@ pp_status pp_plan_load(pp_ctx *ctx, const char *path, const pp_model *m,
 static void emit_plan(FILE *f, const void *obj)
 {
   const struct pp_plan *p = obj;
-  int32_t s, q, k, i, tp = p->p.tp;
+  int32_t s, q, k, i, tp = p->p.tp; /* its stage 0's (plan.c) */
   bool same = true;
 
   for (s = 1; s < p->nstage; s++)
@@ -346,11 +353,16 @@ static void emit_plan(FILE *f, const void *obj)
     fputs(s ? ",\n  {\"ops\": [" : "\n  {\"ops\": [", f);
     for (i = p->op_off[s]; i < p->op_off[s + 1]; i++)
       fprintf(f, i > p->op_off[s] ? ", %d" : "%d", (int)p->ops[i]);
-    fputs("], \"replicas\": [", f);
+    fputc(']', f);
+    /* a stage's tp only where it is not the plan's: plans of one degree
+    ** are written as before */
+    if (p->stp[s] != tp)
+      fprintf(f, ", \"tp\": %d", (int)p->stp[s]);
+    fputs(", \"replicas\": [", f);
     for (q = p->rep_off[s]; q < p->rep_off[s + 1]; q++) {
       fputs(q > p->rep_off[s] ? ", [" : "[", f);
-      for (k = 0; k < tp; k++)
-        fprintf(f, k ? ", %d" : "%d", (int)p->dev[(size_t)q * tp + k]);
+      for (k = 0; k < p->stp[s]; k++)
+        fprintf(f, k ? ", %d" : "%d", (int)p->dev[p->dev_off[q] + k]);
       fputc(']', f);
     }
     fputc(']', f);

@@ -3,8 +3,9 @@
 ** The plan object: its builder, its queries and the names of its enums.
 **
 ** A finished plan is immutable and lives in one arena: stages as a CSR
-** of operator indices, replicas as a CSR per stage, and tp device
-** indices per replica.  The builder checks only what needs neither the
+** of operator indices, replicas as a CSR per stage, and per replica the
+** device indices of its tensor-parallel group, as many as its stage's
+** tp (a CSR too: stages may differ).  The builder checks only what needs neither the
 ** model nor the cluster; pp_plan_check (plan_check.c) does the rest, so
 ** a plan can be read before the model it refers to is known.
 */
@@ -21,7 +22,8 @@ struct pp_plan_builder {
   struct ppi_vec ops;      /* int32: every stage's operators, in order */
   struct ppi_vec op_end;   /* int32: end of stage s in ops */
   struct ppi_vec reps;     /* struct rep */
-  struct ppi_vec devs;     /* int32: tp per replica */
+  struct ppi_vec devs;     /* int32: the stage's tp per replica */
+  struct ppi_vec stp;      /* int32 per stage: its tp */
   struct ppi_vec inflight; /* int32 per stage, 0: the schedule's */
   struct ppi_vec pat;      /* 4 doubles per stage, NaN: none */
   pp_status failed;        /* the first failed call's status, or PP_OK */
@@ -29,6 +31,7 @@ struct pp_plan_builder {
 
 struct rep {
   int32_t stage, first; /* first device in devs */
+  int32_t tp;
 };
 
 static const char *const sched_names[] = {"gpipe", "1f1b", "1f1b-star"};
@@ -233,6 +236,7 @@ pp_status pp_plan_builder_create(pp_ctx *ctx, const pp_plan_params *p,
   ppi_vec_init(&b->op_end, sizeof(int32_t));
   ppi_vec_init(&b->reps, sizeof(struct rep));
   ppi_vec_init(&b->devs, sizeof(int32_t));
+  ppi_vec_init(&b->stp, sizeof(int32_t));
   ppi_vec_init(&b->inflight, sizeof(int32_t));
   ppi_vec_init(&b->pat, 4 * sizeof(double));
   if (!(pl->source =
@@ -254,6 +258,7 @@ void pp_plan_builder_destroy(pp_plan_builder *b)
   ppi_vec_free(ctx, &b->op_end);
   ppi_vec_free(ctx, &b->reps);
   ppi_vec_free(ctx, &b->devs);
+  ppi_vec_free(ctx, &b->stp);
   ppi_vec_free(ctx, &b->inflight);
   ppi_vec_free(ctx, &b->pat);
   pp_plan_destroy(b->p);
@@ -297,6 +302,7 @@ pp_status pp_plan_builder_add_stage(pp_plan_builder *b, const int32_t *ops,
   end = (int32_t)b->ops.n;
   if ((rc = ppi_vec_push(b->ctx, &b->op_end, &end)) ||
       (rc = ppi_vec_push(b->ctx, &b->inflight, &(int32_t){0})) ||
+      (rc = ppi_vec_push(b->ctx, &b->stp, &b->p->p.tp)) ||
       (rc = ppi_vec_push(b->ctx, &b->pat, (double[4]){NAN, NAN, NAN, NAN})))
     return bfail(b, rc);
   if (id)
@@ -349,6 +355,30 @@ pp_status pp_plan_builder_set_pattern(pp_plan_builder *b, int32_t s,
   return PP_OK;
 }
 
+pp_status pp_plan_builder_set_stage_tp(pp_plan_builder *b, int32_t s,
+                                       int32_t tp)
+{
+  size_t q;
+  if (!b)
+    return PP_EINVAL;
+  if (s < 0 || s >= (int32_t)b->op_end.n)
+    return bfail(b, ppi_fail_at(b->ctx, PP_EINVAL, b->p->source, 0, 0,
+                                "tp degree of unknown stage %d", (int)s));
+  if (tp <= 0 || tp > PP_MAX_DEVICES)
+    return bfail(b, ppi_fail_at(b->ctx, PP_EINPUT, b->p->source, 0, 0,
+                                "stage %d: tensor-parallel degree %d must be "
+                                "in 1..%d",
+                                (int)s, (int)tp, PP_MAX_DEVICES));
+  for (q = 0; q < b->reps.n; q++)
+    if (PPI_VEC_AT(&b->reps, struct rep, q).stage == s)
+      return bfail(b, ppi_fail_at(b->ctx, PP_EINVAL, b->p->source, 0, 0,
+                                  "stage %d: its tp degree is set after its "
+                                  "replicas were added",
+                                  (int)s));
+  PPI_VEC_AT(&b->stp, int32_t, s) = tp;
+  return PP_OK;
+}
+
 pp_status pp_plan_builder_add_replica(pp_plan_builder *b, int32_t s,
                                       const int32_t *devs)
 {
@@ -358,13 +388,13 @@ pp_status pp_plan_builder_add_replica(pp_plan_builder *b, int32_t s,
 
   if (!b)
     return PP_EINVAL;
-  tp = b->p->p.tp;
   if (!devs)
     return bfail(b, ppi_fail(b->ctx, PP_EINVAL,
                              "pp_plan_builder_add_replica: NULL devices"));
   if (s < 0 || s >= (int32_t)b->op_end.n)
     return bfail(b, ppi_fail_at(b->ctx, PP_EINVAL, b->p->source, 0, 0,
                                 "replica added to unknown stage %d", (int)s));
+  tp = PPI_VEC_AT(&b->stp, int32_t, s);
   if (b->reps.n >= PPI_MAX_PLAN_REPLICAS)
     return bfail(b,
                  ppi_fail_at(b->ctx, PP_ELIMIT, b->p->source, 0, 0,
@@ -375,6 +405,7 @@ pp_status pp_plan_builder_add_replica(pp_plan_builder *b, int32_t s,
                                   "stage %d: device index %d is out of range",
                                   (int)s, (int)devs[k]));
   r.stage = s;
+  r.tp = tp;
   r.first = (int32_t)b->devs.n;
   for (k = 0; k < tp; k++)
     if ((rc = ppi_vec_push(b->ctx, &b->devs, &devs[k])))
@@ -393,7 +424,7 @@ static int cmp_i32(const void *x, const void *y)
 /* Structural checks on the frozen arrays. */
 static pp_status check_frozen(pp_ctx *ctx, struct pp_plan *p)
 {
-  int32_t s, q, k, tp = p->p.tp, maxn = 0;
+  int32_t s, q, k, maxn = 0;
   int32_t *tmp;
   pp_status rc = PP_OK;
 
@@ -427,7 +458,7 @@ static pp_status check_frozen(pp_ctx *ctx, struct pp_plan *p)
     p->pattern = with > 0;
   }
   for (s = 0; s < p->nstage; s++) {
-    int32_t nrep = p->rep_off[s + 1] - p->rep_off[s];
+    int32_t nrep = p->rep_off[s + 1] - p->rep_off[s], tp = p->stp[s];
     if (nrep == 0)
       return ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
                          "stage %d has no replicas", (int)s);
@@ -453,15 +484,16 @@ static pp_status check_frozen(pp_ctx *ctx, struct pp_plan *p)
   if (!(tmp = ppi_alloc(ctx, (size_t)maxn * sizeof *tmp)))
     return PP_ENOMEM;
   for (s = 0; s < p->nstage && !rc; s++) {
-    int32_t first = p->rep_off[s], n = (p->rep_off[s + 1] - first) * tp;
-    memcpy(tmp, p->dev + (size_t)first * tp, (size_t)n * sizeof *tmp);
+    int32_t first = p->rep_off[s], tp = p->stp[s],
+            n = (p->rep_off[s + 1] - first) * tp;
+    memcpy(tmp, p->dev + p->dev_off[first], (size_t)n * sizeof *tmp);
     qsort(tmp, (size_t)n, sizeof *tmp, cmp_i32);
     for (k = 1; k < n && !rc; k++)
       if (tmp[k] == tmp[k - 1]) {
         int32_t d = tmp[k], where[2] = {0, 0}, nw = 0;
         for (q = first; q < p->rep_off[s + 1] && nw < 2; q++)
           for (int32_t j = 0; j < tp; j++)
-            if (p->dev[(size_t)q * tp + j] == d && nw < 2)
+            if (p->dev[p->dev_off[q] + j] == d && nw < 2)
               where[nw++] = q - first;
         if (nw < 2 || where[0] == where[1])
           rc = ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
@@ -518,18 +550,23 @@ pp_status pp_plan_builder_finish(pp_plan_builder *b, pp_plan **out)
   p->rep_off =
       ppi_arena_alloc(&p->arena, ctx, (size_t)p->nstage + 1, sizeof(int32_t));
   p->dev = ppi_arena_alloc(&p->arena, ctx, ndev ? ndev : 1, sizeof(int32_t));
+  p->dev_off =
+      ppi_arena_alloc(&p->arena, ctx, (size_t)nrep + 1, sizeof(int32_t));
+  p->stp = ppi_arena_alloc(&p->arena, ctx,
+                           (size_t)(p->nstage ? p->nstage : 1), sizeof(int32_t));
   p->inflight = ppi_arena_alloc(
       &p->arena, ctx, (size_t)(p->nstage ? p->nstage : 1), sizeof(int32_t));
   p->pat = ppi_arena_alloc(
       &p->arena, ctx, 4 * (size_t)(p->nstage ? p->nstage : 1), sizeof(double));
   if (!p->op_off || !p->ops || !p->rep_off || !p->dev || !p->inflight ||
-      !p->pat) {
+      !p->pat || !p->dev_off || !p->stp) {
     pp_plan_builder_destroy(b);
     return PP_ENOMEM;
   }
   for (s = 0; s < p->nstage; s++) {
     p->op_off[s + 1] = PPI_VEC_AT(&b->op_end, int32_t, s);
     p->inflight[s] = PPI_VEC_AT(&b->inflight, int32_t, s);
+    p->stp[s] = PPI_VEC_AT(&b->stp, int32_t, s);
     memcpy(p->pat + 4 * (size_t)s, (double *)b->pat.data + 4 * (size_t)s,
            4 * sizeof(double));
   }
@@ -543,19 +580,26 @@ pp_status pp_plan_builder_finish(pp_plan_builder *b, pp_plan **out)
     p->rep_off[s + 1] += p->rep_off[s];
   {
     int32_t *fill = ppi_calloc(ctx, (size_t)p->nstage + 1, sizeof *fill);
-    int32_t tp = p->p.tp;
     if (!fill) {
       pp_plan_builder_destroy(b);
       return PP_ENOMEM;
     }
+    p->dev_off[0] = 0;
+    for (s = 0; s < p->nstage; s++)
+      for (q = p->rep_off[s]; q < p->rep_off[s + 1]; q++)
+        p->dev_off[q + 1] = p->dev_off[q] + p->stp[s];
     for (q = 0; q < nrep; q++) {
       struct rep r = PPI_VEC_AT(&b->reps, struct rep, q);
       int32_t slot = p->rep_off[r.stage] + fill[r.stage]++;
-      memcpy(p->dev + (size_t)slot * tp, (int32_t *)b->devs.data + r.first,
-             (size_t)tp * sizeof(int32_t));
+      memcpy(p->dev + p->dev_off[slot], (int32_t *)b->devs.data + r.first,
+             (size_t)r.tp * sizeof(int32_t));
     }
     ppi_free(ctx, fill, ((size_t)p->nstage + 1) * sizeof *fill);
   }
+  /* the plan-wide tp is its first stage's, so that a plan whose stages
+  ** all set one degree reads as a plan of that degree */
+  if (p->nstage > 0)
+    p->p.tp = p->stp[0];
   b->p = NULL;
   pp_plan_builder_destroy(b);
   if ((rc = check_frozen(ctx, p))) {
@@ -623,7 +667,36 @@ const int32_t *pp_plan_replica(const pp_plan *p, int32_t s, int32_t r)
 {
   if (!p || r < 0 || r >= pp_plan_nreplica(p, s))
     return NULL;
-  return p->dev + (size_t)(p->rep_off[s] + r) * p->p.tp;
+  return p->dev + p->dev_off[p->rep_off[s] + r];
+}
+
+int32_t pp_plan_stage_tp(const pp_plan *p, int32_t s)
+{
+  return p && s >= 0 && s < p->nstage ? p->stp[s] : 0;
+}
+
+int32_t pp_plan_uniform_tp(const pp_plan *p)
+{
+  int32_t s;
+  if (!p || p->nstage == 0)
+    return 0;
+  for (s = 1; s < p->nstage; s++)
+    if (p->stp[s] != p->stp[0])
+      return 0;
+  return p->stp[0];
+}
+
+int32_t ppi_plan_rep_stage(const struct pp_plan *p, int32_t q)
+{
+  int32_t lo = 0, hi = p->nstage - 1;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo + 1) / 2;
+    if (p->rep_off[mid] <= q)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
 }
 
 int64_t pp_plan_stage_micro_batches(const pp_plan *p, int32_t s)
@@ -635,7 +708,7 @@ int64_t pp_plan_stage_micro_batches(const pp_plan *p, int32_t s)
 int32_t ppi_plan_max_device(const struct pp_plan *p)
 {
   int32_t m = -1;
-  size_t i, n = (size_t)p->rep_off[p->nstage] * p->p.tp;
+  size_t i, n = (size_t)p->dev_off[p->rep_off[p->nstage]];
   for (i = 0; i < n; i++)
     if (p->dev[i] > m)
       m = p->dev[i];
@@ -649,18 +722,53 @@ pp_status ppi_plan_with_params(pp_ctx *ctx, const pp_plan *p,
   int32_t s, r, id;
   pp_status rc;
   *out = NULL;
-  if (q->tp != p->p.tp || q->global_batch != p->p.global_batch ||
+  if (q->global_batch != p->p.global_batch ||
       q->micro_batch != p->p.micro_batch)
     return ppi_fail(ctx, PP_EINVAL,
-                    "ppi_plan_with_params: the batch sizes and tp are the "
-                    "plan's");
+                    "ppi_plan_with_params: the batch sizes are the plan's");
   if ((rc = pp_plan_builder_create(ctx, q, p->source, &b)))
     return rc;
   for (s = 0; s < p->nstage && !rc; s++) {
     rc = pp_plan_builder_add_stage(b, p->ops + p->op_off[s],
                                    p->op_off[s + 1] - p->op_off[s], &id);
+    if (!rc)
+      rc = pp_plan_builder_set_stage_tp(b, id, p->stp[s]);
     for (r = p->rep_off[s]; r < p->rep_off[s + 1] && !rc; r++)
-      rc = pp_plan_builder_add_replica(b, id, p->dev + (size_t)r * p->p.tp);
+      rc = pp_plan_builder_add_replica(b, id, p->dev + p->dev_off[r]);
+    if (!rc && p->inflight[s] > 0)
+      rc = pp_plan_builder_set_in_flight(b, id, p->inflight[s]);
+    if (!rc && !isnan(p->pat[4 * (size_t)s]))
+      rc = pp_plan_builder_set_pattern(b, id, p->pat + 4 * (size_t)s);
+  }
+  if (rc) {
+    pp_plan_builder_destroy(b);
+    return rc;
+  }
+  return pp_plan_builder_finish(b, out);
+}
+
+pp_status ppi_plan_one_tp(pp_ctx *ctx, const pp_plan *p, int32_t tp,
+                          pp_plan **out)
+{
+  pp_plan_builder *b;
+  int32_t s, r, id;
+  pp_status rc;
+  *out = NULL;
+  for (s = 0; s < p->nstage; s++)
+    if (p->stp[s] < tp)
+      return ppi_fail(ctx, PP_EINVAL,
+                      "ppi_plan_one_tp: stage %d has fewer than %d devices "
+                      "per replica",
+                      (int)s, (int)tp);
+  if ((rc = pp_plan_builder_create(ctx, &p->p, p->source, &b)))
+    return rc;
+  for (s = 0; s < p->nstage && !rc; s++) {
+    rc = pp_plan_builder_add_stage(b, p->ops + p->op_off[s],
+                                   p->op_off[s + 1] - p->op_off[s], &id);
+    if (!rc)
+      rc = pp_plan_builder_set_stage_tp(b, id, tp);
+    for (r = p->rep_off[s]; r < p->rep_off[s + 1] && !rc; r++)
+      rc = pp_plan_builder_add_replica(b, id, p->dev + p->dev_off[r]);
     if (!rc && p->inflight[s] > 0)
       rc = pp_plan_builder_set_in_flight(b, id, p->inflight[s]);
     if (!rc && !isnan(p->pat[4 * (size_t)s]))

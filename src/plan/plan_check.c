@@ -5,7 +5,7 @@
 ** exactly one stage, and no edge runs from a later stage to an earlier
 ** one (stages are listed in an order that respects the model's
 ** dependencies, which the schedules need).  The builder has already
-** checked what needs neither (plan.c).  O(ops + edges + replicas x tp).
+** checked what needs neither (plan.c).  O(ops + edges + devices of the replicas).
 */
 #include "plan/plan.h"
 
@@ -21,12 +21,13 @@ pp_status pp_plan_check(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   if (!ctx || !p || !m || !c)
     return ctx ? ppi_fail(ctx, PP_EINVAL, "pp_plan_check: NULL argument")
                : PP_EINVAL;
-  ndevs = (size_t)p->rep_off[p->nstage] * p->p.tp;
+  ndevs = (size_t)p->dev_off[p->rep_off[p->nstage]];
   for (k = 0; k < ndevs; k++)
     if (p->dev[k] >= c->ndev) {
-      int32_t q = (int32_t)(k / (size_t)p->p.tp);
-      for (s = 0; s + 1 < p->nstage && p->rep_off[s + 1] <= q; s++)
-        ;
+      int32_t q = 0;
+      while (p->dev_off[q + 1] <= (int32_t)k)
+        q++;
+      s = ppi_plan_rep_stage(p, q);
       return ppi_fail_at(ctx, PP_EINPUT, p->source, 0, 0,
                          "stage %d, replica %d: device %d does not exist "
                          "(cluster '%s' has %d devices)",

@@ -82,7 +82,7 @@ static int32_t run_type(const pp_run_record *r)
   for (s = 0; s < pp_plan_nstage(r->plan); s++)
     for (q = 0; q < pp_plan_nreplica(r->plan, s); q++) {
       const int32_t *d = pp_plan_replica(r->plan, s, q);
-      for (t = 0; t < r->plan->p.tp; t++) {
+      for (t = 0; t < pp_plan_stage_tp(r->plan, s); t++) {
         int32_t x = pp_cluster_device_type(r->cluster, d[t]);
         if (ty >= 0 && x != ty)
           return -1;

@@ -108,7 +108,7 @@ struct run {
   struct ppi_heap heap;
 
   /* replicas */
-  int32_t S, R, tp;
+  int32_t S, R;
   int32_t *rs;         /* stage of replica q */
   int64_t *mb_off;     /* slot of (q, local j) = mb_off[q] + j */
   pp_sched_op **order; /* per stage */
@@ -570,7 +570,13 @@ static pp_status ring_check_done(struct run *r, int32_t g, int64_t why)
 
 static int32_t rep_dev(const struct run *r, int32_t q, int32_t t)
 {
-  return r->k->p->dev[(size_t)q * r->tp + t];
+  return r->k->p->dev[r->k->p->dev_off[q] + t];
+}
+
+/* The tp degree of replica q's stage. */
+static int32_t rtp(const struct run *r, int32_t q)
+{
+  return r->k->p->stp[r->rs[q]];
 }
 
 /* Record a compute task of replica q: the event of tp rank 0 (the one
@@ -588,7 +594,7 @@ static pp_status rec_group(struct run *r, pp_task_kind kind, int32_t q,
     return rc;
   if (!r->record)
     return PP_OK;
-  for (t = 1; t < r->tp; t++) {
+  for (t = 1; t < rtp(r, q); t++) {
     pp_sim_event e = PPI_VEC_AT(&r->ev, pp_sim_event, *out);
     e.device = rep_dev(r, q, t);
     if ((rc = ppi_vec_push(r->ctx, &r->ev, &e)) ||
@@ -634,8 +640,8 @@ static bool pat_before(const struct run *r, int32_t a, int32_t b)
 static bool is_head(const struct run *r, int32_t q)
 {
   int32_t t, i;
-  for (t = 0; t < r->tp; t++) {
-    int32_t d = r->k->p->dev[(size_t)q * r->tp + t];
+  for (t = 0; t < rtp(r, q); t++) {
+    int32_t d = rep_dev(r, q, t);
     for (i = r->dq_off[d]; i < r->dq_off[d + 1]; i++) {
       int32_t o = r->dq[i];
       if (o == q || r->upd_done[o])
@@ -685,10 +691,10 @@ static pp_status try_start(struct run *r, int32_t q)
     kind = PP_TASK_UPDATE;
     pred = r->ar_last[q];
   }
-  for (t = 0; t < r->tp; t++)
+  for (t = 0; t < rtp(r, q); t++)
     if (r->busy[rep_dev(r, q, t)])
       return PP_OK;
-  for (t = 0; t < r->tp; t++) {
+  for (t = 0; t < rtp(r, q); t++) {
     int32_t d = rep_dev(r, q, t);
     r->busy[d] = true;
     pred = later(r, pred, r->dev_last[d]);
@@ -698,13 +704,13 @@ static pp_status try_start(struct run *r, int32_t q)
   r->run_j[q] = j;
   if (kind == PP_TASK_FWD) {
     dur = r->k->f[q];
-    for (t = 0; t < r->tp; t++)
+    for (t = 0; t < rtp(r, q); t++)
       if ((rc = mem_change(r, rep_dev(r, q, t), r->k->act[s])))
         return rc;
   } else if (kind == PP_TASK_BWD) {
     dur = r->k->rc[q] + r->k->b[q];
     if (r->k->p->p.recompute) {
-      for (t = 0; t < r->tp; t++)
+      for (t = 0; t < rtp(r, q); t++)
         if ((rc = mem_change(r, rep_dev(r, q, t), r->k->peak_extra[s])))
           return rc;
       if ((rc = rec_group(r, PP_TASK_RECOMPUTE, q,
@@ -724,10 +730,10 @@ static pp_status try_start(struct run *r, int32_t q)
       return rc;
     r->run_rec[q] = out;
   }
-  for (t = 0; t < r->tp; t++)
+  for (t = 0; t < rtp(r, q); t++)
     r->busy_ms[rep_dev(r, q, t)] += dur;
   if (kind != PP_TASK_UPDATE)
-    for (t = 0; t < r->tp; t++)
+    for (t = 0; t < rtp(r, q); t++)
       r->fb_ms[rep_dev(r, q, t)] += dur;
   if (kind != PP_TASK_UPDATE)
     r->pos[q]++;
@@ -772,7 +778,7 @@ static pp_status comp_done(struct run *r, int32_t q)
   pp_status rc;
 
   r->running[q] = false;
-  for (t = 0; t < r->tp; t++) {
+  for (t = 0; t < rtp(r, q); t++) {
     int32_t d = rep_dev(r, q, t);
     r->busy[d] = false;
     r->dev_last[d] = me;
@@ -783,16 +789,18 @@ static pp_status comp_done(struct run *r, int32_t q)
       const struct ppi_sedge *e = &r->k->e[r->out_e[i]];
       int32_t Rb = ppi_cost_nrep(r->k, e->b);
       int32_t qb = r->k->p->rep_off[e->b] + (int32_t)(m % Rb);
-      for (t = 0; t < r->tp; t++)
-        if ((rc = send(r, X_ACT, rep_dev(r, q, t), rep_dev(r, qb, t),
-                       ppi_cost_wire_bytes(r->k, e->bytes), qb, -1, m, me,
-                       release(r, e->a, 2, m))))
+      int32_t np = ppi_cost_npair(r->k, e->a, e->b);
+      for (t = 0; t < np; t++)
+        if ((rc = send(r, X_ACT, rep_dev(r, q, t % rtp(r, q)),
+                       rep_dev(r, qb, t % rtp(r, qb)),
+                       ppi_cost_wire_bytes(r->k, e->a, e->b, e->bytes), qb, -1,
+                       m, me, release(r, e->a, 2, m))))
           return rc;
     }
   } else if (kind == PP_TASK_BWD) {
     if (r->now > r->last_bwd_end)
       r->last_bwd_end = r->now;
-    for (t = 0; t < r->tp; t++)
+    for (t = 0; t < rtp(r, q); t++)
       if ((rc = mem_change(r, rep_dev(r, q, t),
                            -(r->k->act[s] + r->k->peak_extra[s]))))
         return rc;
@@ -800,10 +808,12 @@ static pp_status comp_done(struct run *r, int32_t q)
       const struct ppi_sedge *e = &r->k->e[r->in_e[i]];
       int32_t Ra = ppi_cost_nrep(r->k, e->a);
       int32_t qa = r->k->p->rep_off[e->a] + (int32_t)(m % Ra);
-      for (t = 0; t < r->tp; t++)
-        if ((rc = send(r, X_GRAD, rep_dev(r, q, t), rep_dev(r, qa, t),
-                       ppi_cost_wire_bytes(r->k, e->bytes), qa, -1, m, me,
-                       release(r, e->a, 3, m))))
+      int32_t np = ppi_cost_npair(r->k, e->a, e->b);
+      for (t = 0; t < np; t++)
+        if ((rc = send(r, X_GRAD, rep_dev(r, q, t % rtp(r, q)),
+                       rep_dev(r, qa, t % rtp(r, qa)),
+                       ppi_cost_wire_bytes(r->k, e->a, e->b, e->bytes), qa, -1,
+                       m, me, release(r, e->a, 3, m))))
           return rc;
     }
     if (++r->bdone[q] == r->k->gas[s]) {
@@ -811,14 +821,14 @@ static pp_status comp_done(struct run *r, int32_t q)
       if (r->ar_left[q] == 0)
         r->ar_done[q] = true;
       else
-        for (t = 0; t < r->tp; t++)
-          if ((rc = slot_ready(r, r->first_slot[(size_t)q * r->tp + t], me)))
+        for (t = 0; t < rtp(r, q); t++)
+          if ((rc = slot_ready(r, r->first_slot[r->k->p->dev_off[q] + t], me)))
             return rc;
     }
   } else {
     r->upd_done[q] = true;
   }
-  for (t = 0; t < r->tp; t++)
+  for (t = 0; t < rtp(r, q); t++)
     if ((rc = kick(r, rep_dev(r, q, t))))
       return rc;
   return PP_OK;
@@ -916,7 +926,7 @@ static pp_status build_allreduce(struct run *r, int32_t s, int32_t t)
     if ((rc = add_ring(r, devs, qs, R, 2 * (R - 1), P / R * sl[0], slots)))
       return rc;
     for (i = 0; i < R; i++)
-      r->first_slot[(size_t)qs[i] * r->tp + t] = slots[i];
+      r->first_slot[k->p->dev_off[qs[i]] + t] = slots[i];
     return PP_OK;
   }
   /* group by node in order of first appearance (cost_model.c) */
@@ -974,7 +984,7 @@ static pp_status build_allreduce(struct run *r, int32_t s, int32_t t)
   for (i = 0; i < R; i++) {
     PPI_VEC_AT(&r->slot_next, int32_t, p1[i]) = p2[i];
     PPI_VEC_AT(&r->slot_next, int32_t, p2[i]) = p3[i];
-    r->first_slot[(size_t)qs[i] * r->tp + t] = p1[i];
+    r->first_slot[k->p->dev_off[qs[i]] + t] = p1[i];
   }
   return PP_OK;
 }
@@ -988,7 +998,6 @@ static pp_status setup(struct run *r)
 
   r->S = k->S;
   r->R = k->nrep;
-  r->tp = k->tp;
   if (!PPI_ARENA_NEW(&r->ar, r->ctx, r->rs, r->R) ||
       !PPI_ARENA_NEW(&r->ar, r->ctx, r->mb_off, r->R) ||
       !PPI_ARENA_NEW(&r->ar, r->ctx, r->order, r->S) ||
@@ -1018,7 +1027,7 @@ static pp_status setup(struct run *r)
       !PPI_ARENA_NEW(&r->ar, r->ctx, r->busy_ms, k->ndev) ||
       !PPI_ARENA_NEW(&r->ar, r->ctx, r->fb_ms, k->ndev) ||
       !PPI_ARENA_NEW(&r->ar, r->ctx, r->comm_ms, k->ndev) ||
-      !PPI_ARENA_NEW(&r->ar, r->ctx, r->first_slot, (size_t)r->R * r->tp))
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->first_slot, (size_t)k->p->dev_off[r->R]))
     return PP_ENOMEM;
   r->pat = k->p->pattern;
   r->T = k->p->p.period_ms;
@@ -1069,9 +1078,12 @@ static pp_status setup(struct run *r)
     r->in_off[k->e[i].b + 1]++;
     r->out_off[k->e[i].a + 1]++;
   }
+  /* a replica waits for every rank pair of each edge (cost.h) */
+  for (i = 0; i < k->ne; i++) {
+    r->need_f[k->e[i].b] += ppi_cost_npair(k, k->e[i].a, k->e[i].b);
+    r->need_b[k->e[i].a] += ppi_cost_npair(k, k->e[i].a, k->e[i].b);
+  }
   for (s = 0; s < r->S; s++) {
-    r->need_f[s] = (r->in_off[s + 1]) * r->tp;
-    r->need_b[s] = (r->out_off[s + 1]) * r->tp;
     r->in_off[s + 1] += r->in_off[s];
     r->out_off[s + 1] += r->out_off[s];
   }
@@ -1087,7 +1099,7 @@ static pp_status setup(struct run *r)
   }
   /* devices: the replicas on each, and the static memory */
   for (q = 0; q < r->R; q++)
-    for (t = 0; t < r->tp; t++)
+    for (t = 0; t < rtp(r, q); t++)
       r->dq_off[rep_dev(r, q, t) + 1]++;
   for (d = 0; d < k->ndev; d++) {
     r->dq_off[d + 1] += r->dq_off[d];
@@ -1100,7 +1112,7 @@ static pp_status setup(struct run *r)
     if (!PPI_ARENA_NEW(&r->ar, r->ctx, fill, k->ndev))
       return PP_ENOMEM;
     for (q = 0; q < r->R; q++)
-      for (t = 0; t < r->tp; t++) {
+      for (t = 0; t < rtp(r, q); t++) {
         d = rep_dev(r, q, t);
         s = r->rs[q];
         r->dq[r->dq_off[d] + fill[d]++] = q;
@@ -1113,15 +1125,15 @@ static pp_status setup(struct run *r)
   /* allreduce rings */
   for (q = 0; q < r->R; q++) {
     r->ar_last[q] = -1;
-    for (t = 0; t < r->tp; t++)
-      r->first_slot[(size_t)q * r->tp + t] = -1;
+    for (t = 0; t < rtp(r, q); t++)
+      r->first_slot[k->p->dev_off[q] + t] = -1;
   }
   for (s = 0; s < r->S; s++) {
     if (ppi_cost_nrep(k, s) < 2 || k->param[s] <= 0)
       continue;
     for (q = k->p->rep_off[s]; q < k->p->rep_off[s + 1]; q++)
-      r->ar_left[q] = r->tp;
-    for (t = 0; t < r->tp; t++)
+      r->ar_left[q] = ppi_cost_tp(k, s);
+    for (t = 0; t < ppi_cost_tp(k, s); t++)
       if ((rc = build_allreduce(r, s, t)))
         return rc;
   }
@@ -1144,7 +1156,7 @@ static pp_status setup(struct run *r)
     if (!use)
       return PP_ENOMEM;
     for (q = 0; q < r->R && r->ring_closed; q++)
-      for (t = 0; t < r->tp && r->ring_closed; t++)
+      for (t = 0; t < rtp(r, q) && r->ring_closed; t++)
         r->ring_closed = ++use[rep_dev(r, q, t)] == 1;
     ppi_free(r->ctx, use, (size_t)k->ndev * sizeof *use);
   }

@@ -31,8 +31,16 @@ static void json_stage(FILE *f, const pp_stage_cost *x)
   ppi_json_num(f, x->update_ms);
   fputs(", \"param_bytes\": ", f);
   ppi_json_num(f, x->param_bytes);
-  fprintf(f, ", \"micro_batches\": %lld, \"in_flight\": %d, \"group\": %d}",
-          (long long)x->micro_batches, (int)x->in_flight, (int)x->group);
+  fprintf(f,
+          ", \"micro_batches\": %lld, \"in_flight\": %d, \"group\": %d, "
+          "\"tp\": %d}",
+          (long long)x->micro_batches, (int)x->in_flight, (int)x->group,
+          (int)x->tp);
+}
+
+static int32_t stage_tp(const void *st, int32_t s)
+{
+  return ((const pp_stage_cost *)st)[s].tp;
 }
 
 /* The least room at the upper end of the devices' memory intervals. */
@@ -155,10 +163,11 @@ static void write_text(FILE *f, const struct ppi_eval_view *v)
 
   fprintf(f, "plan %s: model %s on cluster %s\n", v->plan_src, v->model_name,
           v->cluster_name);
+  ppi_tp_words(b, sizeof b, stage_tp, v->st, v->S);
   fprintf(f,
-          "  %d stages, tp %d, micro-batch %d, global batch %lld, schedule "
+          "  %d stages, tp %s, micro-batch %d, global batch %lld, schedule "
           "%s, recomputation %s, optimizer %s\n",
-          (int)v->S, (int)v->tp, (int)v->micro_batch,
+          (int)v->S, b, (int)v->micro_batch,
           (long long)v->global_batch, pp_schedule_name(v->sched),
           v->recompute ? "on" : "off", pp_optimizer_name(v->opt));
   ppi_run_words(a, sizeof a, v->precision, v->engine, v->zero);

@@ -148,13 +148,19 @@ static void card(struct ppi_sbuf *b, const char *value, const char *label,
   ppi_sb_puts(b, "</span></div>");
 }
 
+static int32_t plan_tp(const void *p, int32_t s)
+{
+  return pp_plan_stage_tp(p, s);
+}
+
 static void summary(struct rep *r)
 {
   struct ppi_sbuf *b = r->b;
   pp_eval_summary es;
   pp_sim_summary ss;
   char v[128];
-  int32_t used = 0, d, tp = r->pp.tp, dpmax = 0, s;
+  int32_t used = 0, d, dpmax = 0, s;
+  char tps[64];
   double gap;
   pp_eval_get_summary(r->e, &es);
   pp_sim_get_summary(r->sim, &ss);
@@ -180,7 +186,8 @@ static void summary(struct rep *r)
   card(b, v, "samples per second", NULL);
   snprintf(v, sizeof v, "%d of %d", (int)used, (int)r->ndev);
   card(b, v, "devices used", NULL);
-  snprintf(v, sizeof v, "%d x %d x %d", (int)r->nstage, (int)dpmax, (int)tp);
+  ppi_tp_words(tps, sizeof tps, plan_tp, r->p, r->nstage);
+  snprintf(v, sizeof v, "%d x %d x %s", (int)r->nstage, (int)dpmax, tps);
   card(b, v, "stages x replicas x tp", NULL);
   snprintf(v, sizeof v, "%d / %lld", (int)r->pp.micro_batch,
            (long long)r->pp.global_batch);
@@ -633,7 +640,7 @@ static pp_status device_roles(struct rep *r)
   for (s = 0; s < r->nstage; s++)
     for (k = 0; k < pp_plan_nreplica(r->p, s); k++) {
       const int32_t *dv = pp_plan_replica(r->p, s, k);
-      for (t = 0; t < r->pp.tp; t++)
+      for (t = 0; t < pp_plan_stage_tp(r->p, s); t++)
         if (dv[t] >= 0 && dv[t] < r->ndev && r->stage_of[dv[t]] < 0) {
           r->stage_of[dv[t]] = s;
           r->replica_of[dv[t]] = k;

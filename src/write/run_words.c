@@ -9,6 +9,7 @@
 #include "write/write.h"
 
 #include <stdio.h>
+#include <string.h>
 
 void ppi_run_words(char *buf, size_t n, pp_precision prec, pp_engine e,
                    int32_t zero)
@@ -51,4 +52,32 @@ void ppi_json_run(FILE *f, pp_precision prec, pp_engine e, int32_t zero)
 {
   fprintf(f, "\"precision\": \"%s\", \"engine\": \"%s\", \"zero\": %d",
           pp_precision_name(prec), pp_engine_name(e), (int)zero);
+}
+
+void ppi_tp_words(char *buf, size_t n,
+                  int32_t (*tp)(const void *arg, int32_t s), const void *arg,
+                  int32_t S)
+{
+  int32_t s = 0, j;
+  size_t k = 0;
+  if (n == 0)
+    return;
+  buf[0] = '\0';
+  while (s < S && k < n) {
+    int w;
+    for (j = s; j < S && tp(arg, j) == tp(arg, s); j++)
+      ;
+    if (s == 0 && j == S)
+      w = snprintf(buf, n, "%d", (int)tp(arg, 0));
+    else
+      w = snprintf(buf + k, n - k, "%s%d x%d", s ? ", " : "",
+                   (int)tp(arg, s), (int)(j - s));
+    if (w < 0 || (size_t)w >= n - k) { /* cut: end with an ellipsis */
+      if (n >= 4)
+        memcpy(buf + n - 4, "...", 4);
+      return;
+    }
+    k += (size_t)w;
+    s = j;
+  }
 }

@@ -30,6 +30,11 @@ PP_INTERNAL void ppi_interval_words(char *buf, size_t n, double ms, double sd,
 ** device was folded in yet. */
 PP_INTERNAL void ppi_upper_room(double total, double spread, double capacity,
                                 double *room, bool *any);
+/* The tensor-parallel degrees of S stages, tp(arg, s): "4" when they
+** are one, else their runs, "1 x3, 4 x2". */
+PP_INTERNAL void ppi_tp_words(char *buf, size_t n,
+                              int32_t (*tp)(const void *arg, int32_t s),
+                              const void *arg, int32_t S);
 /* "precision": "fp16", "engine": "generic", "zero": 0 (no braces). */
 PP_INTERNAL void ppi_json_run(FILE *f, pp_precision prec, pp_engine e,
                               int32_t zero);
