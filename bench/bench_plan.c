@@ -29,8 +29,12 @@
 **      documented cluster, 16,384 devices (hier:2048x8), global batch
 **      16,384, under --time-limit 5.
 **
-** usage: bench_plan [--quick]   (--quick: (b) up to 16x16, (c) up to 128;
-**                                (e) as in full)
+** usage: bench_plan [--quick | --sailor [MODEL GPUS]]   (--quick: (b) up
+**        to 16x16, (c) up to 128; (e) as in full.  --sailor: (c)'s mixed
+**        cells alone, or one of them)
+**  (c) on each mixed cluster also plans with one tp per plan
+**      (--uniform-tp) in the same run: per-stage tp must be at least as
+**      good, and the line says where it wins.
 */
 #define _POSIX_C_SOURCE 200809L
 #include "parplan.h"
@@ -136,8 +140,9 @@ static pp_cluster *cluster(pp_ctx *ctx, int nodes, int gpus, int slow,
 
 static double last_cpu; /* search()'s CPU seconds */
 
-static pp_search *search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
-                         int64_t gbs, double *secs)
+static pp_search *search_tp(pp_ctx *ctx, const pp_model *m,
+                            const pp_cluster *c, int64_t gbs, int uniform_tp,
+                            double *secs)
 {
   pp_search_params p;
   pp_search *s;
@@ -145,11 +150,38 @@ static pp_search *search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
   pp_search_params_init(&p);
   p.global_batch = gbs;
   p.threads = 2;
+  p.uniform_tp = uniform_tp;
   if (pp_plan_search(ctx, m, c, &p, &s))
     die(ctx, "plan");
   *secs = now() - t0;
   last_cpu = cpu_now() - c0;
   return s;
+}
+
+static pp_search *search(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
+                         int64_t gbs, double *secs)
+{
+  return search_tp(ctx, m, c, gbs, 0, secs);
+}
+
+/* The plan's tp degrees: "4", or per stage in runs, "1x6+4x2". */
+static void tp_words(const pp_plan *pl, char *buf, size_t n)
+{
+  int32_t S = pp_plan_nstage(pl), s = 0, j;
+  size_t k = 0;
+  buf[0] = '\0';
+  if (pp_plan_uniform_tp(pl) > 0) {
+    snprintf(buf, n, "%d", (int)pp_plan_uniform_tp(pl));
+    return;
+  }
+  while (s < S && k + 1 < n) {
+    for (j = s; j < S && pp_plan_stage_tp(pl, j) == pp_plan_stage_tp(pl, s);
+         j++)
+      ;
+    k += (size_t)snprintf(buf + k, n - k, "%s%dx%d", s ? "+" : "",
+                          (int)pp_plan_stage_tp(pl, s), (int)(j - s));
+    s = j;
+  }
 }
 
 static void amp_experiment(pp_ctx *ctx, const char *model, const char *clname,
@@ -250,13 +282,48 @@ static void sailor(pp_ctx *ctx, const char *model, int gpus, bool mix)
            4 * gpus, secs, last_cpu, last_cpu < target ? "under" : "OVER",
            target);
   }
-  if (sum.nplans && !pp_search_plan_get(s, 0, &y))
-    printf("  %4d dev pp %2d dp %3d tp %d mbs %d %s%s: %.1f samples/s\n",
-           (int)y.devices, (int)y.pp, (int)y.dp, (int)y.tp, (int)y.micro_batch,
+  if (getenv("BENCH_VERBOSE"))
+    printf("\n    %lld points, %lld pruned, %lld priced, %lld fit\n",
+           (long long)sum.points, (long long)sum.pruned,
+           (long long)sum.evaluated, (long long)sum.fitting);
+  if (sum.nplans && !pp_search_plan_get(s, 0, &y)) {
+    char tw[64];
+    tp_words(pp_search_plan_at(s, 0), tw, sizeof tw);
+    printf("  %4d dev pp %2d dp %3d tp %s mbs %d %s%s: %.1f samples/s "
+           "(estimate %.1f ms)\n",
+           (int)y.devices, (int)y.pp, (int)y.dp, tw, (int)y.micro_batch,
            pp_schedule_name(y.schedule), y.recompute ? "+rc" : "",
-           y.throughput);
-  else
+           y.throughput, y.estimate_ms);
+  } else {
     printf("  no plan fits\n");
+  }
+  if (mix) {
+    /* the best plan restricted to one tp per plan, in the same run: the
+    ** planner's own must be at least as good under its model (its
+    ** estimate, and the simulator's ranking of the kept plans) */
+    pp_search *u;
+    double us;
+    pp_search_plan z;
+    int have = sum.nplans && !pp_search_plan_get(s, 0, &y);
+    u = search_tp(ctx, m, c, 4 * (int64_t)gpus, 1, &us);
+    pp_search_get_summary(u, &sum);
+    if (sum.nplans && !pp_search_plan_get(u, 0, &z))
+      printf("  %-12s %3d GPUs %-26s one tp per plan: %6.3f CPU-s, %4d dev "
+             "pp %2d dp %3d tp %d: %.1f samples/s (estimate %.1f ms)%s\n",
+             "", gpus, "", last_cpu, (int)z.devices, (int)z.pp, (int)z.dp,
+             (int)z.tp, z.throughput, z.estimate_ms,
+             !have ? "  per-stage tp: NO PLAN (worse)"
+             : y.estimate_ms < z.estimate_ms * (1 - 1e-9) ||
+                     y.throughput > z.throughput * (1 + 1e-9)
+                 ? "  per-stage tp wins"
+             : y.estimate_ms <= z.estimate_ms * (1 + 1e-9)
+                 ? "  equal"
+                 : "  per-stage tp WORSE");
+    else
+      printf("  %-12s %3d GPUs %-26s one tp per plan: no plan fits%s\n", "",
+             gpus, "", have ? "  per-stage tp wins (only it fits)" : "");
+    pp_search_destroy(u);
+  }
   pp_search_destroy(s);
   pp_cluster_destroy(c);
   pp_model_destroy(m);
@@ -315,6 +382,7 @@ static void memory_binds(pp_ctx *ctx, int gpus, double gib, int rec)
 int main(int argc, char **argv)
 {
   bool quick = argc > 1 && !strcmp(argv[1], "--quick");
+  bool only_c = argc > 1 && !strcmp(argv[1], "--sailor");
   static const char *const sailors[] = {"opt-350", "gpt-neo-2.7", "opt-30",
                                         "llama-3-8"};
   static const int sizes[] = {32, 128, 512};
@@ -326,6 +394,15 @@ int main(int argc, char **argv)
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (pp_ctx_create(NULL, &ctx))
     return 2;
+  if (only_c) {
+    if (argc > 3) /* one cell: --sailor MODEL GPUS */
+      sailor(ctx, argv[2], atoi(argv[3]), true);
+    for (i = 0; i < 4 && argc <= 3; i++)
+      for (k = 0; k < 3; k++)
+        sailor(ctx, sailors[i], sizes[k], true);
+    pp_ctx_destroy(ctx);
+    return 0;
+  }
   printf("(a) AMP's experiments: our plan and the baselines, all priced by "
          "our simulator\n");
   amp_experiment(ctx, "gpt2-amp", "amp-homogeneous", 32);

@@ -1186,6 +1186,9 @@ typedef struct pp_part_params {
   int32_t replicas;            /* R replicas of every stage; default 1 */
   int32_t tp;                  /* tensor-parallel degree: times, sizes and
                                   transfers per rank; default 1 */
+  const int32_t *stage_tp;     /* [stages] each position's own degree
+                                  instead (chains, not madpipe or
+                                  amp-original), or NULL (default) */
   int recompute;               /* activation recomputation: one more
                                   forward, the stage input kept; 0 */
   double bandwidth_gbps;       /* flat network (no devices); default 10 */
@@ -1466,6 +1469,11 @@ typedef struct pp_search_params {
                         depend on the machine (map_time_s still caps it);
                         default 20000; 0: time only, on the search's
                         threads */
+  int uniform_tp;    /* 1: one tensor-parallel degree per plan; 0
+                        (default): on a set of several device types each
+                        type's stages may take their own degree
+                        (docs/PLANNER.md, "Per-stage tensor
+                        parallelism") */
 } pp_search_params;
 void pp_search_params_init(pp_search_params *p);
 

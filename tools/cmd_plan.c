@@ -46,6 +46,10 @@ const struct cli_opt search_opts[] = {
      .help = "--max-tp N, --max-micro-batch N   bound the search"},
     {"--max-micro-batch", CLI_INT, PLAN(sp.max_micro_batch), 1, 1 << 30,
      .help = NULL /* in --max-tp's entry */},
+    {"--uniform-tp", CLI_FLAG, PLAN(sp.uniform_tp), .value = 1,
+     .help = "--uniform-tp  one tp degree per plan (else each device type's "
+             "stages\n"
+             "              may take their own on a mixed cluster)"},
     {"--all-devices", CLI_FLAG, PLAN(sp.subsets), .value = 0,
      .help = "--all-devices use every device (no idle subsets)"},
     {"--map-time", CLI_DOUBLE, PLAN(sp.map_time_s), 0, 1e6,

@@ -126,7 +126,8 @@ class SearchParams(ctypes.Structure):
                 ("progress_ud", c_void_p), ("precision", c_enum),
                 ("engine", c_enum), ("zero", c_int32),
                 ("memory_margin", c_double), ("calibration", c_void_p),
-                ("stop", c_void_p), ("map_nodes", c_int64)]
+                ("stop", c_void_p), ("map_nodes", c_int64),
+                ("uniform_tp", c_int)]
 
 
 class SearchSummary(ctypes.Structure):

@@ -427,7 +427,7 @@ def plan(model, cluster, batch: int, *, top: Optional[int] = None,
          schedule=None, recompute=None, max_tp: Optional[int] = None,
          max_micro_batch: Optional[int] = None, all_devices: bool = False,
          map_time: Optional[float] = None, madpipe: Optional[int] = None,
-         map_nodes: Optional[int] = None,
+         map_nodes: Optional[int] = None, uniform_tp: bool = False,
          simulate: bool = True, memory_margin: Optional[float] = None,
          precision=None, engine=None, zero=None, optimizer=None,
          allreduce=None, reserve_gb: Optional[float] = None,
@@ -439,7 +439,7 @@ def plan(model, cluster, batch: int, *, top: Optional[int] = None,
     model, cluster: a built-in name, a generator spec, a file path, JSON
     text or a dict.  The options are the command's, by the same names
     (``--time-limit`` is time_limit, ``--all-devices`` all_devices, ``--no-simulate``
-    simulate=False, ``--reserve-gb`` reserve_gb); left out, the command's
+    simulate=False, ``--uniform-tp`` uniform_tp=True, ``--reserve-gb`` reserve_gb); left out, the command's
     defaults apply (engine "torch", zero "auto", the model's precision).
     schedule: a name or a list of names; recompute: "on", "off" or
     "both" (or True, False, None); calibration: a file, JSON text or a
@@ -477,6 +477,7 @@ def plan(model, cluster, batch: int, *, top: Optional[int] = None,
             sp.map_time_s = float(map_time)
         if map_nodes is not None:
             sp.map_nodes = int(map_nodes)
+        sp.uniform_tp = 1 if uniform_tp else 0
         if madpipe is not None:
             sp.madpipe = int(madpipe)
         sp.simulate = 1 if simulate else 0

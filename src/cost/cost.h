@@ -102,6 +102,12 @@ PP_INTERNAL pp_status ppi_cost_init_cached(pp_ctx *ctx, struct ppi_cost *k,
                                            const pp_cost_params *cp,
                                            struct ppi_share_cache *cache);
 PP_INTERNAL void ppi_cost_free(pp_ctx *ctx, struct ppi_cost *k);
+/* The lower bound of k's run settings at the ntp degrees tps kept in k's
+** cache (cost_model.c): found (into *lb), and keep one. */
+PP_INTERNAL bool ppi_share_lb_get(const struct ppi_cost *k, const int32_t *tps,
+                                  int32_t ntp, double *lb);
+PP_INTERNAL void ppi_share_lb_put(const struct ppi_cost *k, const int32_t *tps,
+                                  int32_t ntp, double lb);
 
 /* Engine rules (engine.c). */
 struct ppi_engine_mem {

@@ -402,6 +402,14 @@ done:
   return rc;
 }
 
+pp_status ppi_lower_bound_tps(pp_ctx *ctx, const pp_model *m,
+                              const pp_cluster *c, int64_t gbs,
+                              const int32_t *tps, int32_t ntp, int32_t mbs,
+                              int recompute, pp_precision prec, double *out_ms)
+{
+  return lower_bound_k(ctx, m, c, gbs, tps, ntp, mbs, recompute, prec, out_ms);
+}
+
 pp_status pp_lower_bound(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
                          int64_t gbs, int32_t tp, int32_t mbs, int recompute,
                          double *out_ms)
@@ -506,7 +514,7 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
                                               : INFINITY;
   {
     /* the plan's degrees, each once */
-    int32_t tps[PPI_MAX_TP_DEGREES], ntp = 0, s2, j, over = 0;
+    int32_t tps[PPI_MAX_TP_DEGREES] = {0}, ntp = 0, s2, j, over = 0;
     double sp = INFINITY;
     for (s2 = 0; s2 < k->S; s2++) {
       for (j = 0; j < ntp && tps[j] != ppi_cost_tp(k, s2); j++)
@@ -516,6 +524,8 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
       else if (j == ntp)
         over = 1;
     }
+    if (!over && ppi_share_lb_get(k, tps, ntp, &e->sum.lower_bound_ms))
+      return rc;
     rc = lower_bound_k(ctx, k->m, k->c, k->p->p.global_batch, tps, ntp,
                        k->p->p.micro_batch, k->p->p.recompute, k->prec,
                        &e->sum.lower_bound_ms);
@@ -532,6 +542,8 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
     }
     if (k->cp.kind != PP_COST_AMP)
       e->sum.lower_bound_ms *= sp;
+    if (!rc && !over)
+      ppi_share_lb_put(k, tps, ntp, e->sum.lower_bound_ms);
   }
   return rc;
 }

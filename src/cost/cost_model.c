@@ -809,10 +809,76 @@ struct share_entry {
   uint8_t *hier;       /* [S] */
 };
 
+/* The lower bounds of the plans priced (cost_eval.c): one per degrees,
+** micro-batch, recomputation and run settings, which the planner's
+** partitions of one point share.  TUNING: 16, past the (tp, micro-batch,
+** recomputation) triples one worker meets in a row. */
+#define LB_ENTRIES 16
+struct lb_entry {
+  int valid;
+  const struct pp_model *m;
+  const struct pp_cluster *c;
+  const pp_calibration *cal;
+  pp_cost_kind kind;
+  pp_precision prec;
+  int64_t gbs;
+  int32_t mbs, rec, ntp;
+  int32_t tps[PPI_MAX_TP_DEGREES];
+  double lb;
+};
+
 struct ppi_share_cache {
   struct share_entry e[SHARE_ENTRIES];
   int32_t next; /* the entry replaced next */
+  struct lb_entry lbe[LB_ENTRIES];
+  int32_t lb_next;
 };
+
+static bool lb_same(const struct lb_entry *x, const struct ppi_cost *k,
+                    const int32_t *tps, int32_t ntp)
+{
+  return x->valid && x->m == k->m && x->c == k->c &&
+         x->cal == k->cp.calibration && x->kind == k->cp.kind &&
+         x->prec == k->prec && x->gbs == k->p->p.global_batch &&
+         x->mbs == k->p->p.micro_batch && x->rec == k->p->p.recompute &&
+         x->ntp == ntp && !memcmp(x->tps, tps, (size_t)ntp * sizeof *tps);
+}
+
+bool ppi_share_lb_get(const struct ppi_cost *k, const int32_t *tps,
+                      int32_t ntp, double *lb)
+{
+  int32_t i;
+  if (!k->cache || ntp > PPI_MAX_TP_DEGREES)
+    return false;
+  for (i = 0; i < LB_ENTRIES; i++)
+    if (lb_same(&k->cache->lbe[i], k, tps, ntp)) {
+      *lb = k->cache->lbe[i].lb;
+      return true;
+    }
+  return false;
+}
+
+void ppi_share_lb_put(const struct ppi_cost *k, const int32_t *tps,
+                      int32_t ntp, double lb)
+{
+  struct lb_entry *x;
+  if (!k->cache || ntp > PPI_MAX_TP_DEGREES)
+    return;
+  x = &k->cache->lbe[k->cache->lb_next];
+  k->cache->lb_next = (k->cache->lb_next + 1) % LB_ENTRIES;
+  x->valid = 1;
+  x->m = k->m;
+  x->c = k->c;
+  x->cal = k->cp.calibration;
+  x->kind = k->cp.kind;
+  x->prec = k->prec;
+  x->gbs = k->p->p.global_batch;
+  x->mbs = k->p->p.micro_batch;
+  x->rec = k->p->p.recompute;
+  x->ntp = ntp;
+  memcpy(x->tps, tps, (size_t)ntp * sizeof *tps);
+  x->lb = lb;
+}
 
 struct ppi_share_cache *ppi_share_cache_new(pp_ctx *ctx)
 {

@@ -244,9 +244,9 @@ pp_status ppi_partition_fill_chain(pp_ctx *ctx, struct pp_partition *pt,
     x->compute_ms = ppi_ch_work(c, pos, i, j);
     x->comm_ms = (i > 0 ? ppi_ch_comm(c, proc ? pos : s - 1, i - 1) : 0) +
                  (j < c->L - 1 ? ppi_ch_comm(c, pos, j) : 0);
-    x->param_bytes = c->pp[j + 1] - c->pp[i];
+    x->param_bytes = ppi_ch_pp(c, pos)[j + 1] - ppi_ch_pp(c, pos)[i];
     x->in_flight = inflight ? inflight[s] : (int32_t)c->nf[pos];
-    x->memory_bytes = ppi_ch_mem_g(c, i, j, x->in_flight);
+    x->memory_bytes = ppi_ch_mem_sg(c, pos, i, j, x->in_flight);
     x->memory_limit_bytes = c->mem[pos];
   }
   pt->op_off[S] = n;

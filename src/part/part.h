@@ -26,10 +26,11 @@ struct ppi_chain {
   int32_t nprof;
   double *wp;    /* [nprof][L+1] prefix sums of fwd+bwd per profile */
   double *fp;    /* [nprof][L+1] prefix sums of fwd */
-  double *pp;    /* [L+1] prefix sums of parameter bytes */
-  double *sp;    /* [L+1] prefix sums of saved activation bytes */
-  double *cut;   /* [L] bytes sent after layer l (cut[L-1] = 0) */
-  int32_t *prof; /* [S] profile of position s */
+  /* per profile too (its tp degree), profile 0's first: */
+  double *pp;    /* [nprof][L+1] prefix sums of parameter bytes */
+  double *sp;    /* [nprof][L+1] prefix sums of saved activation bytes */
+  double *cut;   /* [nprof][L] bytes sent after layer l (cut[L-1] = 0) */
+  int32_t *prof; /* [S] profile of position s: its device type and tp */
   double *bw;    /* [S] GB/s from position s to s+1 (bw[S-1] unused) */
   double lat_ms; /* latency of every transfer, ms */
   double *mem;   /* [S] memory limit of position s (INFINITY: none) */
@@ -51,41 +52,67 @@ static inline double ppi_ch_work(const struct ppi_chain *c, int32_t s,
   return w[j + 1] - w[i];
 }
 
+/* Position s's parameter and saved bytes prefix sums, and the bytes its
+** ranks send after each layer. */
+static inline const double *ppi_ch_pp(const struct ppi_chain *c, int32_t s)
+{
+  return c->pp + (size_t)c->prof[s] * (c->L + 1);
+}
+static inline const double *ppi_ch_sp(const struct ppi_chain *c, int32_t s)
+{
+  return c->sp + (size_t)c->prof[s] * (c->L + 1);
+}
+static inline const double *ppi_ch_cut(const struct ppi_chain *c, int32_t s)
+{
+  return c->cut + (size_t)c->prof[s] * c->L;
+}
+
 /* One transfer of the bytes after layer l from position s to s+1. */
 static inline double ppi_ch_comm(const struct ppi_chain *c, int32_t s,
                                  int32_t l)
 {
-  double n = c->cut[l];
+  double n = ppi_ch_cut(c, s)[l];
   /* bw INFINITY: both positions on one device, nothing is sent */
   return n > 0 && c->bw[s] < INFINITY ? c->lat_ms + n / (c->bw[s] * 1e6) : 0;
 }
 
-/* Activations of layers i..j with g micro-batches in flight: their saved
-** bytes each, or with recomputation their input each plus one
-** micro-batch's saved bytes (the re-forward; docs/COST_MODEL.md). */
-static inline double ppi_ch_act(const struct ppi_chain *c, int32_t i, int32_t j,
-                                double g)
+/* Activations of layers i..j on position s with g micro-batches in
+** flight: their saved bytes each, or with recomputation their input each
+** plus one micro-batch's saved bytes (the re-forward;
+** docs/COST_MODEL.md). */
+static inline double ppi_ch_act(const struct ppi_chain *c, int32_t s,
+                                int32_t i, int32_t j, double g)
 {
-  double in = i > 0 ? c->cut[i - 1] : 0;
-  return c->recompute ? g * in + (c->sp[j + 1] - c->sp[i])
-                      : g * (c->sp[j + 1] - c->sp[i]);
+  const double *sp = ppi_ch_sp(c, s), *cut = ppi_ch_cut(c, s);
+  double in = i > 0 ? cut[i - 1] : 0;
+  return c->recompute ? g * in + (sp[j + 1] - sp[i])
+                      : g * (sp[j + 1] - sp[i]);
 }
 
-/* The same with g in-flight micro-batches instead of the position's. */
-static inline double ppi_ch_mem_g(const struct ppi_chain *c, int32_t i,
-                                  int32_t j, double g)
+/* Memory of layers i..j on position s with g in-flight micro-batches:
+** parameters x factor, the activations, send/receive buffers of both
+** boundaries, reserve. */
+static inline double ppi_ch_mem_sg(const struct ppi_chain *c, int32_t s,
+                                   int32_t i, int32_t j, double g)
 {
-  double in = i > 0 ? c->cut[i - 1] : 0, out = c->cut[j];
-  return c->fac * (c->pp[j + 1] - c->pp[i]) + ppi_ch_act(c, i, j, g) +
+  const double *pp = ppi_ch_pp(c, s), *cut = ppi_ch_cut(c, s);
+  double in = i > 0 ? cut[i - 1] : 0, out = cut[j];
+  return c->fac * (pp[j + 1] - pp[i]) + ppi_ch_act(c, s, i, j, g) +
          2 * (in + out) + c->reserve;
 }
 
-/* Memory of layers i..j on position s: parameters x factor, in-flight
-** activations, send/receive buffers of both boundaries, reserve. */
+/* The same on a chain of one tp degree (MadPipe's: one device type). */
+static inline double ppi_ch_mem_g(const struct ppi_chain *c, int32_t i,
+                                  int32_t j, double g)
+{
+  return ppi_ch_mem_sg(c, 0, i, j, g);
+}
+
+/* Memory of layers i..j on position s with its in-flight count. */
 static inline double ppi_ch_mem(const struct ppi_chain *c, int32_t s, int32_t i,
                                 int32_t j)
 {
-  return ppi_ch_mem_g(c, i, j, c->nf[s]);
+  return ppi_ch_mem_sg(c, s, i, j, c->nf[s]);
 }
 
 /* The min-max stage time ([Parmesan] Eq. 3): compute plus both boundary
@@ -105,9 +132,10 @@ static inline double ppi_ch_minmax(const struct ppi_chain *c, int32_t s,
 static inline double ppi_ch_ar(const struct ppi_chain *c, int32_t s, int32_t i,
                                int32_t j)
 {
+  const double *pp = ppi_ch_pp(c, s);
   if (!c->allreduce)
     return 0;
-  return c->ar_a[s] * (c->pp[j + 1] - c->pp[i]) + c->ar_b[s];
+  return c->ar_a[s] * (pp[j + 1] - pp[i]) + c->ar_b[s];
 }
 
 /* The chain of view v (the chain view of the model) for the npos

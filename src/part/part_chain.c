@@ -7,11 +7,12 @@
 ** objective values of a partition and the lower bound of any, priced
 ** from the same arrays.
 **
-** Times come from pp_model_op_time at the parameters' tensor-parallel
-** degree and the partition's micro-batch size, once per device type
-** among the positions (a "profile"); sizes from pp_model_op_sizes; the
-** bytes after a layer from the chain edge to the next layer, scaled with
-** the micro-batch size.
+** Times come from pp_model_op_time at each position's tensor-parallel
+** degree (the parameters' tp, or stage_tp) and the partition's
+** micro-batch size, once per (device type, degree) among the positions
+** (a "profile"); sizes from pp_model_op_sizes at the degree; the bytes
+** after a layer from the chain edge to the next layer, scaled with the
+** micro-batch size, per rank of the sending position.
 **
 ** Complexity: O(L x profiles) lookups, O(L x profiles + S) memory.
 */
@@ -24,7 +25,7 @@ pp_status ppi_chain_build(pp_ctx *ctx, struct ppi_arena *ar, const pp_model *v,
                           const pp_part_params *p, int32_t npos, int32_t mbs,
                           struct ppi_chain *c, unsigned *est)
 {
-  int32_t L = pp_model_nop(v), s, l, q, *types;
+  int32_t L = pp_model_nop(v), s, l, q, *types, *tps;
   double scale = (double)mbs / pp_model_micro_batch(v);
   const pp_cluster *cl = p->cluster;
   pp_status rc;
@@ -45,28 +46,35 @@ pp_status ppi_chain_build(pp_ctx *ctx, struct ppi_arena *ar, const pp_model *v,
       !PPI_ARENA_NEW(ar, ctx, c->nf, npos) ||
       !PPI_ARENA_NEW(ar, ctx, c->ar_a, npos) ||
       !PPI_ARENA_NEW(ar, ctx, c->ar_b, npos) ||
-      !PPI_ARENA_NEW(ar, ctx, c->pp, L + 1) ||
-      !PPI_ARENA_NEW(ar, ctx, c->sp, L + 1) ||
-      !PPI_ARENA_NEW(ar, ctx, c->cut, L))
+      !PPI_ARENA_NEW(ar, ctx, tps, npos))
     return PP_ENOMEM;
-  /* profiles: one per distinct device type among the positions */
+  /* profiles: one per distinct (device type, tp degree) among the
+  ** positions */
   for (s = 0; s < npos; s++) {
     int32_t t = p->devices ? pp_cluster_device_type(cl, p->devices[s])
                 : p->flat_device >= 0
                     ? pp_cluster_device_type(cl, p->flat_device)
                     : -1;
-    for (q = 0; q < c->nprof && types[q] != t; q++)
+    int32_t tp = p->stage_tp ? p->stage_tp[s] : p->tp;
+    for (q = 0; q < c->nprof && (types[q] != t || tps[q] != tp); q++)
       ;
-    if (q == c->nprof)
-      types[c->nprof++] = t;
+    if (q == c->nprof) {
+      types[c->nprof] = t;
+      tps[c->nprof++] = tp;
+    }
     c->prof[s] = q;
   }
   if (!PPI_ARENA_NEW(ar, ctx, c->wp, (size_t)c->nprof * (L + 1)) ||
-      !PPI_ARENA_NEW(ar, ctx, c->fp, (size_t)c->nprof * (L + 1)))
+      !PPI_ARENA_NEW(ar, ctx, c->fp, (size_t)c->nprof * (L + 1)) ||
+      !PPI_ARENA_NEW(ar, ctx, c->pp, (size_t)c->nprof * (L + 1)) ||
+      !PPI_ARENA_NEW(ar, ctx, c->sp, (size_t)c->nprof * (L + 1)) ||
+      !PPI_ARENA_NEW(ar, ctx, c->cut, (size_t)c->nprof * L))
     return PP_ENOMEM;
   for (q = 0; q < c->nprof; q++) {
     pp_type_key key = {.name = NULL, .speed = 1};
     double *w = c->wp + (size_t)q * (L + 1), *f = c->fp + (size_t)q * (L + 1);
+    double *pp = c->pp + (size_t)q * (L + 1), *sp = c->sp + (size_t)q * (L + 1);
+    double *cut = c->cut + (size_t)q * L;
     if (types[q] >= 0 && !p->devices) {
       key = pp_model_type_key(v, cl, p->flat_device);
     } else if (types[q] >= 0) {
@@ -76,29 +84,29 @@ pp_status ppi_chain_build(pp_ctx *ctx, struct ppi_arena *ar, const pp_model *v,
     }
     for (l = 0; l < L; l++) {
       pp_op_time t;
-      if ((rc = pp_model_op_time(v, l, &key, p->tp, mbs, &t)))
+      if ((rc = pp_model_op_time(v, l, &key, tps[q], mbs, &t)))
         return rc;
       *est |= t.est;
       w[l + 1] = w[l] + t.fwd_ms + t.bwd_ms + (p->recompute ? t.fwd_ms : 0);
       f[l + 1] = f[l] + t.fwd_ms;
     }
-  }
-  for (l = 0; l < L; l++) {
-    pp_op_sizes z;
-    const int32_t *oe;
-    int32_t n, k;
-    if ((rc = pp_model_op_sizes(v, l, p->tp, mbs, &z)))
-      return rc;
-    *est |= z.est;
-    c->pp[l + 1] = c->pp[l] + z.param_bytes;
-    c->sp[l + 1] = c->sp[l] + z.saved_bytes;
-    pp_model_op_edges(v, l, 0, &oe, &n);
-    for (k = 0; k < n; k++) {
-      int32_t a, b;
-      int64_t bytes;
-      pp_model_edge(v, oe[k], &a, &b, &bytes);
-      if (b == l + 1)
-        c->cut[l] = (double)bytes * scale / p->tp; /* per rank */
+    for (l = 0; l < L; l++) {
+      pp_op_sizes z;
+      const int32_t *oe;
+      int32_t n, k;
+      if ((rc = pp_model_op_sizes(v, l, tps[q], mbs, &z)))
+        return rc;
+      *est |= z.est;
+      pp[l + 1] = pp[l] + z.param_bytes;
+      sp[l + 1] = sp[l] + z.saved_bytes;
+      pp_model_op_edges(v, l, 0, &oe, &n);
+      for (k = 0; k < n; k++) {
+        int32_t a, b;
+        int64_t bytes;
+        pp_model_edge(v, oe[k], &a, &b, &bytes);
+        if (b == l + 1)
+          cut[l] = (double)bytes * scale / tps[q]; /* per rank */
+      }
     }
   }
   c->lat_ms =

@@ -46,7 +46,8 @@ struct part_method {
 ** identical positions, without the chain's per-layer knobs. */
 static bool dag_applies(const pp_model *m, const pp_part_params *p)
 {
-  return !p->devices && !p->layer_level && p->tp == 1 && !p->recompute &&
+  return !p->devices && !p->layer_level && p->tp == 1 && !p->stage_tp &&
+         !p->recompute &&
          !pp_model_is_chain(m);
 }
 
@@ -232,6 +233,20 @@ static pp_status check_params(pp_ctx *ctx, const pp_model *m, int32_t L,
     return ppi_fail(ctx, PP_EINPUT,
                     "partition: tensor-parallel degree %d; 1 to %d", (int)p->tp,
                     PPI_MAX_TP);
+  if (p->stage_tp) {
+    int32_t q;
+    if (p->objective == PP_OBJ_MADPIPE || p->method == PP_PART_AMP_ORIGINAL ||
+        p->amp_inputs)
+      return ppi_fail(ctx, PP_EINPUT,
+                      "partition: per-stage tp degrees are for the chain "
+                      "partitioners, not madpipe or amp-original");
+    for (q = 0; q < P; q++)
+      if (p->stage_tp[q] < 1 || p->stage_tp[q] > PPI_MAX_TP)
+        return ppi_fail(ctx, PP_EINPUT,
+                        "partition: stage %d's tensor-parallel degree %d; 1 "
+                        "to %d",
+                        (int)q, (int)p->stage_tp[q], PPI_MAX_TP);
+  }
   if (p->recompute && p->objective == PP_OBJ_MADPIPE)
     return ppi_fail(ctx, PP_EINPUT,
                     "partition: madpipe's schedules keep every activation; "

@@ -67,8 +67,9 @@ static double grow_bound(const struct ppi_chain *c, int kind, int32_t s,
   if (kind == COST_TIME || kind == COST_PERIOD)
     return ppi_ch_work(c, s, i, j) / c->R;
   /* with recomputation the kept inputs need not grow: count the rest */
-  return (c->fac * (c->pp[j + 1] - c->pp[i]) +
-          (c->recompute ? 1 : c->nf[s]) * (c->sp[j + 1] - c->sp[i])) /
+  return (c->fac * (ppi_ch_pp(c, s)[j + 1] - ppi_ch_pp(c, s)[i]) +
+          (c->recompute ? 1 : c->nf[s]) *
+              (ppi_ch_sp(c, s)[j + 1] - ppi_ch_sp(c, s)[i])) /
          c->mem[s];
 }
 

@@ -51,7 +51,7 @@ pp_status ppi_compare_random(pp_ctx *ctx, const pp_model *m,
   for (e = 0; e < evals && pts.n; e++) {
     const struct point *pt =
         &PPI_VEC_AT(&pts, struct point, ppi_rng_below(&rng, pts.n));
-    struct ppi_shape sh = ppi_shape_of(pt);
+    struct ppi_shape sh = ppi_shape_of(&sp, pt);
     int32_t i, chosen = 0;
     struct ppi_price x;
     pp_plan *pl = NULL;
@@ -74,6 +74,9 @@ pp_status ppi_compare_random(pp_ctx *ctx, const pp_model *m,
       pp_plan_destroy(*out);
       *out = pl;
       *shape = sh;
+      shape->stp = NULL; /* the space's, freed below: the plan has them */
+      if (pt->tpv >= 0)
+        shape->tp = 0;
     } else {
       pp_plan_destroy(pl);
     }

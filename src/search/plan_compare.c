@@ -179,7 +179,7 @@ static pp_status megatron(struct ctxs *x, pp_compare_row *r, pp_plan **best)
           x->p->global_batch % dp)
         continue;
       for (mbs = 1; mbs <= x->p->global_batch / dp; mbs++) {
-        struct ppi_shape sh = {pp, dp, tp, mbs, PP_SCHED_1F1B, 0};
+        struct ppi_shape sh = {pp, dp, tp, mbs, PP_SCHED_1F1B, 0, NULL};
         pp_partition *pt = NULL;
         pp_plan *pl = NULL;
         double ms;
@@ -228,7 +228,7 @@ static pp_status amp(struct ctxs *x, pp_compare_row *r, pp_plan **best)
       if ((N / mp) % dp || x->p->global_batch % dp || pp > x->L)
         continue;
       for (mbs = 1; mbs <= x->p->global_batch / dp; mbs++) {
-        struct ppi_shape sh = {pp, dp, mp, mbs, PP_SCHED_1F1B, 0};
+        struct ppi_shape sh = {pp, dp, mp, mbs, PP_SCHED_1F1B, 0, NULL};
         pp_partition *pt = NULL;
         pp_plan *pl = NULL;
         double ms;
@@ -282,7 +282,7 @@ static pp_status pipedream(struct ctxs *x, pp_compare_row *r, pp_plan **best)
              "per sample, consecutive placement, 1F1B";
   for (pp = 1; pp <= N && pp <= x->L; pp++) {
     int32_t dp = N / pp, mbs;
-    struct ppi_shape sh;
+    struct ppi_shape sh = {0};
     pp_partition *pt = NULL;
     pp_part_summary ps;
     double per;
@@ -320,14 +320,19 @@ static pp_status pipedream(struct ctxs *x, pp_compare_row *r, pp_plan **best)
 static pp_status random_search(struct ctxs *x, pp_compare_row *r,
                                pp_plan **best)
 {
-  struct ppi_shape sh;
+  struct ppi_shape sh = {0};
   pp_status rc;
   r->about = "uniform points and partitions of our space, as many as "
              "ours priced";
   if ((rc = ppi_compare_random(x->ctx, x->m, x->c, x->p, x->evals, best, &sh)))
     return rc;
-  if (*best)
+  if (*best) {
+    int32_t st;
     set_shape(r, &sh);
+    r->devices = 0; /* per-stage degrees too */
+    for (st = 0; st < pp_plan_nstage(*best); st++)
+      r->devices += pp_plan_nreplica(*best, st) * pp_plan_stage_tp(*best, st);
+  }
   r->evaluations = x->evals;
   return PP_OK;
 }
@@ -415,7 +420,7 @@ pp_status pp_plan_compare(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
   res->row[ROW_OURS].evaluations = sum.evaluated;
   res->row[ROW_OURS].seconds = ppi_now_s() - t0;
   if (sum.nplans) {
-    struct ppi_shape sh;
+    struct ppi_shape sh = {0};
     pp_search_plan_get(sr, 0, &y);
     sh.pp = y.pp;
     sh.dp = y.dp;

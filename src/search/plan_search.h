@@ -15,6 +15,7 @@ struct ppi_shape {
   int32_t pp, dp, tp, mbs;
   pp_schedule sched;
   int rec;
+  const int32_t *stp; /* [pp] each stage's degree, or NULL: tp */
 };
 
 /* The ZeRO stages a search tries at pipeline depth pp (bit z: stage z):
@@ -37,7 +38,9 @@ PP_INTERNAL bool ppi_sim_fits(const pp_sim *s, const pp_cluster *c,
 
 /* Build a plan of search p's settings at ZeRO stage zero: stage s holds
 ** ops[off[s]:off[s+1]], its replica r the tp devices
-** devs[(s dp + r) tp ...] (search_price.c). */
+** devs[(s dp + r) tp ...], or with per-stage degrees the stp[s] devices
+** devs[o_s + r stp[s] ...], o_s the devices of the stages before
+** (search_price.c). */
 PP_INTERNAL pp_status ppi_plan_of(pp_ctx *ctx, const pp_search_params *p,
                                   int32_t zero, const struct ppi_shape *sh,
                                   const int32_t *ops, const int32_t *off,

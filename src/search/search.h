@@ -31,7 +31,9 @@ struct dset {
 };
 
 struct point {
-  int32_t set, tp, pp, dp, mbs;
+  int32_t set, tp, pp, dp, mbs; /* tp: the smallest stage's */
+  int32_t tpv; /* -1: every stage at tp; else the space's per-stage
+                  degrees (tpv_at) */
   int8_t sched, rec;
   double lb;
   double mlb;  /* recorded for MadPipe: the bound of its best contiguous
@@ -61,7 +63,38 @@ struct space {
   double *speed;  /* [D] relative to the model's reference type */
   struct dset *sets;
   int32_t nset, setcap;
+  /* per-stage degrees of the points whose device types have their own:
+  ** entry i at tpv_pool[tpv_first[i]]: pp degrees, then pp + 1 offsets
+  ** of the stages' first devices in the set's order */
+  struct ppi_vec tpv_first; /* int32 */
+  struct ppi_vec tpv_pool;  /* int32 */
 };
+
+/* The most distinct degrees a point's stages take (search_space.c's
+** TPV_MAX_BLOCKS, or one). */
+#define TPV_DEGREES 4
+
+/* Stage s's tp degree at point pt, its per-stage degrees (NULL: one
+** degree), and the offset of its first device in the set's order. */
+static inline const int32_t *ppi_pt_stp(const struct space *sp,
+                                        const struct point *pt)
+{
+  return pt->tpv < 0 ? NULL
+                     : &PPI_VEC_AT(&sp->tpv_pool, int32_t,
+                                   PPI_VEC_AT(&sp->tpv_first, int32_t,
+                                              pt->tpv));
+}
+static inline int32_t ppi_pt_tp(const struct space *sp, const struct point *pt,
+                                int32_t s)
+{
+  return pt->tpv < 0 ? pt->tp : ppi_pt_stp(sp, pt)[s];
+}
+static inline int64_t ppi_pt_off(const struct space *sp, const struct point *pt,
+                                 int32_t s)
+{
+  return pt->tpv < 0 ? (int64_t)s * pt->dp * pt->tp
+                     : ppi_pt_stp(sp, pt)[pt->pp + s];
+}
 
 /* What one thread evaluates points with, and what it found. */
 struct worker {
@@ -118,7 +151,8 @@ PP_INTERNAL void ppi_cand_free(struct cand *x);
 ** (estimate, then enumeration index) first. */
 PP_INTERNAL void ppi_cand_keep(struct cand *l, int32_t *n, int32_t K,
                                struct cand *x);
-PP_INTERNAL struct ppi_shape ppi_shape_of(const struct point *pt);
+PP_INTERNAL struct ppi_shape ppi_shape_of(const struct space *sp,
+                                          const struct point *pt);
 /* The operators of the chain view's layers first[0..S] as stages:
 ** stage s holds ops[off[s]:off[s+1]]. */
 PP_INTERNAL void ppi_chain_ops(const pp_model *view, const int32_t *first,

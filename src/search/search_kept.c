@@ -48,7 +48,7 @@ static pp_status remap(pp_ctx *ctx, const struct space *sp, struct cand *x,
   struct ppi_price y;
   pp_status rc;
 
-  if (!x->part || x->pt.tp != 1 || p->map_time_s <= 0 ||
+  if (!x->part || x->pt.tp != 1 || x->pt.tpv >= 0 || p->map_time_s <= 0 ||
       pp_cluster_ndev(sp->c) > PPI_PLAN_MAP_MAX_DEVICES || S * R < 2)
     return PP_OK;
   if (!(devs = ppi_alloc(ctx, (size_t)S * R * sizeof *devs)))

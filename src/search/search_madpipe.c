@@ -45,7 +45,8 @@
 bool ppi_madpipe_binds(const struct space *sp, const struct point *pt,
                        bool have, double peak)
 {
-  return pt->sched == PP_SCHED_1F1B_STAR && pt->tp == 1 && !pt->rec &&
+  return pt->sched == PP_SCHED_1F1B_STAR && pt->tp == 1 && pt->tpv < 0 &&
+         !pt->rec &&
          !sp->sets[pt->set].mixed && pt->pp >= 2 &&
          sp->L <= PPI_MADPIPE_MAX_LAYERS && (!have || peak >= MADPIPE_SHARE);
 }

@@ -27,6 +27,8 @@
 */
 #include "search/search.h"
 
+#include "cost/cost.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,25 +104,135 @@ static bool is_short(const struct worker *w, const struct at_point *a)
   return a->short_chain;
 }
 
-/* What try_all's bound needs of the point: per device type of the set,
-** the prefix sums over the chain view's layers of forward + backward (+
-** the recomputed forward) at the point's tp and micro-batch, as the
+/* What try_all's bound needs of the point: per profile (a device type
+** of the set at one of the point's tp degrees: type x ND + the degree's
+** index), the prefix sums over the chain view's layers of forward +
+** backward (+ the recomputed forward) at the point's micro-batch, as the
 ** estimate looks them up, its calibration's factor and fixed cost per
-** micro-batch; per stage, the types its devices have. */
+** micro-batch; per stage, the profiles its devices have. */
 struct part_bound {
-  int32_t T, S;
+  int32_t T, S;      /* T: profiles (types x ND) */
   double *pre;       /* [T][L + 1] */
   double *fac;       /* [T] */
   double *step;      /* [T] */
-  unsigned char *on; /* [S][T]: stage s has a device of type t */
+  unsigned char *on; /* [S][T]: stage s has a device of profile t */
   size_t bytes;
+  /* memory (mem_init; mpre NULL: none): per stage, what any plan's
+  ** device of it holds at least, state per parameter x the parameters of
+  ** its layers + one micro-batch's saved activations, against the least
+  ** capacity among its devices */
+  double *mpre; /* [S][2][L + 1]: parameters (tied members left out),
+                   saved bytes at the run's precision */
+  double *spp;  /* [S] state bytes per parameter, the least ZeRO stage's */
+  double *cap;  /* [S] */
+  size_t mbytes;
 };
 
 static void bound_free(pp_ctx *ctx, struct part_bound *b)
 {
   if (b->pre)
     ppi_free(ctx, b->pre, b->bytes);
+  if (b->mpre)
+    ppi_free(ctx, b->mpre, b->mbytes);
   memset(b, 0, sizeof *b);
+}
+
+/* The memory part of b (a chain view, no calibration, whose slack could
+** be below the engine's).  Every device of a plan's stage s holds its
+** state (engine.c: linear in the parameters, the least over the ZeRO
+** stages the search offers), its in-flight activations (at least one
+** micro-batch's saved bytes, or with recomputation the re-forward's), and
+** buffers, transients, slack and the reserve, none negative
+** (cost_eval.c, memory), so a partition with a stage beyond that is
+** never kept: try_all prices it only when nothing of the point was
+** priced yet (the closest point's report). */
+static pp_status mem_init(struct worker *w, const struct at_point *a,
+                          struct part_bound *b)
+{
+  const struct space *sp = w->sp;
+  const pp_search_params *p = sp->p;
+  const pp_model *m = sp->m;
+  const struct point *pt = a->pt;
+  int32_t L = sp->L, S = pt->pp, s, l, i, n, z;
+  pp_precision prec =
+      p->precision == PP_PREC_MODEL ? pp_model_dtype(m) : p->precision;
+  double ratio = (double)pp_precision_bytes(prec) /
+                 pp_precision_bytes(pp_model_dtype(m));
+  unsigned mask = ppi_search_zero_mask(p, pt->pp);
+  double best = INFINITY;
+  if (sp->dag || p->calibration || !mask)
+    return PP_OK;
+  b->mbytes = (size_t)S * (2 * (size_t)(L + 1) + 2) * sizeof(double);
+  if (!(b->mpre = ppi_calloc(&w->ctx, 1, b->mbytes)))
+    return PP_ENOMEM;
+  b->spp = b->mpre + (size_t)S * 2 * (L + 1);
+  b->cap = b->spp + S;
+  for (z = 0; z < 4; z++)
+    if (mask >> z & 1) {
+      double x;
+      if (p->engine == PP_ENGINE_GENERIC) {
+        x = pp_precision_bytes(prec) * pp_optimizer_factor(p->optimizer);
+      } else {
+        struct ppi_engine_mem em;
+        ppi_engine_state(p->engine, prec, z, pt->dp, 1.0, &em);
+        x = em.state;
+      }
+      best = x < best ? x : best;
+    }
+  for (s = 0; s < S; s++) {
+    int32_t tp = ppi_pt_tp(sp, pt, s), r, q;
+    int64_t o = ppi_pt_off(sp, pt, s);
+    double *np = b->mpre + (size_t)s * 2 * (L + 1), *sv = np + L + 1;
+    b->spp[s] = best;
+    b->cap[s] = INFINITY;
+    for (r = 0; r < pt->dp; r++)
+      for (q = 0; q < tp; q++) {
+        double c = (double)pp_cluster_type_memory(
+            sp->c,
+            pp_cluster_device_type(sp->c, a->set->dev[o + (int64_t)r * tp + q]));
+        b->cap[s] = c < b->cap[s] ? c : b->cap[s];
+      }
+    b->cap[s] -= (double)p->reserve_bytes;
+    if (s > 0 && tp == ppi_pt_tp(sp, pt, s - 1)) { /* the same sizes */
+      memcpy(np, np - 2 * (L + 1), 2 * (size_t)(L + 1) * sizeof *np);
+      continue;
+    }
+    for (l = 0; l < L; l++) {
+      const int32_t *ops = pp_model_layer_members(sp->view, l, &n);
+      double x = 0, y = 0;
+      for (i = 0; i < n; i++) {
+        pp_op_sizes zs;
+        if (pp_model_op_sizes(m, ops[i], tp, pt->mbs, &zs)) {
+          pp_ctx_clear_error(&w->ctx); /* no memory bound */
+          ppi_free(&w->ctx, b->mpre, b->mbytes);
+          b->mpre = NULL;
+          return PP_OK;
+        }
+        if (m->tied[ops[i]] < 0)
+          x += zs.param_bytes / pp_precision_bytes(pp_model_dtype(m));
+        y += zs.saved_bytes * ratio;
+      }
+      np[l + 1] = np[l] + x;
+      sv[l + 1] = sv[l] + y;
+    }
+  }
+  return PP_OK;
+}
+
+/* Whether partition f may fit: no stage beyond its least memory. */
+static bool mem_may_fit(const struct part_bound *b, const int32_t *f,
+                        int32_t L)
+{
+  int32_t s;
+  if (!b->mpre)
+    return true;
+  for (s = 0; s < b->S; s++) {
+    const double *np = b->mpre + (size_t)s * 2 * (L + 1), *sv = np + L + 1;
+    if (b->spp[s] * (np[f[s + 1]] - np[f[s]]) + (sv[f[s + 1]] - sv[f[s]]) >
+        b->cap[s])
+      return false;
+  }
+  return true;
 }
 
 /* Fills b, or leaves b->pre NULL (no pruning) where a time cannot be
@@ -131,9 +243,23 @@ static pp_status bound_init(struct worker *w, const struct at_point *a,
   const struct space *sp = w->sp;
   const pp_cluster *c = sp->c;
   const struct point *pt = a->pt;
-  int32_t T = pp_cluster_ntype(c), L = sp->L, t, s, r, q, n;
-  size_t npre = (size_t)T * (size_t)(L + 1);
+  int32_t NT = pp_cluster_ntype(c), L = sp->L, t, s, r, q, n, j;
+  int32_t deg[TPV_DEGREES], ND = 0, T;
+  size_t npre;
   char *mem;
+  /* the point's degrees */
+  for (s = 0; s < pt->pp; s++) {
+    int32_t x = ppi_pt_tp(sp, pt, s);
+    for (j = 0; j < ND && deg[j] != x; j++)
+      ;
+    if (j == ND) {
+      if (ND == TPV_DEGREES)
+        return PP_OK; /* no bound: every partition priced */
+      deg[ND++] = x;
+    }
+  }
+  T = NT * ND;
+  npre = (size_t)T * (size_t)(L + 1);
   memset(b, 0, sizeof *b);
   b->T = T;
   b->S = pt->pp;
@@ -145,22 +271,30 @@ static pp_status bound_init(struct worker *w, const struct at_point *a,
   b->fac = b->pre + npre;
   b->step = b->fac + T;
   b->on = (unsigned char *)(b->step + T);
-  for (s = 0; s < pt->pp; s++)
+  for (s = 0; s < pt->pp; s++) {
+    int32_t tp = ppi_pt_tp(sp, pt, s);
+    int64_t o = ppi_pt_off(sp, pt, s);
+    for (j = 0; deg[j] != tp; j++)
+      ;
     for (r = 0; r < pt->dp; r++)
-      for (q = 0; q < pt->tp; q++)
+      for (q = 0; q < tp; q++)
         b->on[(size_t)s * T +
-              pp_cluster_device_type(
-                  c, a->set->dev[((int64_t)s * pt->dp + r) * pt->tp + q])] = 1;
+              (size_t)pp_cluster_device_type(
+                  c, a->set->dev[o + (int64_t)r * tp + q]) *
+                  ND +
+              j] = 1;
+  }
   for (t = 0; t < T; t++) {
     int32_t d = -1;
     for (s = 0; s < pt->pp && d < 0; s++)
       if (b->on[(size_t)s * T + t])
         for (n = 0; n < a->set->n && d < 0; n++)
-          if (pp_cluster_device_type(c, a->set->dev[n]) == t)
+          if (pp_cluster_device_type(c, a->set->dev[n]) == t / ND)
             d = a->set->dev[n];
-    if (d >= 0 && !ppi_layer_prefix(&w->ctx, sp, d, pt->tp, pt->mbs, pt->rec,
-                                    b->pre + (size_t)t * (L + 1), &b->fac[t],
-                                    &b->step[t])) {
+    if (d >= 0 &&
+        !ppi_layer_prefix(&w->ctx, sp, d, deg[t % ND], pt->mbs, pt->rec,
+                          b->pre + (size_t)t * (L + 1), &b->fac[t],
+                          &b->step[t])) {
       bound_free(&w->ctx, b);
       return PP_OK;
     }
@@ -270,8 +404,14 @@ static pp_status try_all(struct worker *w, const struct at_point *a,
   /* TUNING: the relative slack of the comparison, far above rounding
   ** (the bound and the estimate add the same times in other orders) */
   const double slack = 1 + 1e-9;
+  int64_t priced = 0;
   if ((rc = bound_init(w, a, &pb)))
     return rc;
+  pb.S = S; /* the memory part needs it without the time part too */
+  if ((rc = mem_init(w, a, &pb))) {
+    bound_free(&w->ctx, &pb);
+    return rc;
+  }
   cap = (int64_t)binom_capped(L - 1, S - 1, SHORT_CHAIN);
   if (cap < 1)
     cap = 1;
@@ -309,6 +449,11 @@ static pp_status try_all(struct worker *w, const struct at_point *a,
       break;
     }
     memcpy(f, cuts + t[k].rank * (S + 1), (size_t)(S + 1) * sizeof *f);
+    if (priced > 0 && !mem_may_fit(&pb, f, L)) {
+      w->part_pruned++;
+      continue;
+    }
+    priced++;
     ppi_chain_ops(sp->view, f, S, w->opbuf, w->off);
     w->offer_order = t[k].rank + 1;
     if (!(rc = ppi_search_build_plan(&w->ctx, sp, pt, w->opbuf, w->off, devs,
@@ -340,6 +485,7 @@ static pp_status amp_chain(struct worker *w, const struct at_point *a,
   pp_part_params pa;
   ppi_point_part_params(w->sp, pt, a->gas, a->linkbw, PP_OBJ_AMP, &pa);
   pa.tp = pt->tp;
+  pa.stage_tp = ppi_pt_stp(w->sp, pt);
   pa.recompute = pt->rec;
   pa.cluster = w->sp->c;
   pa.devices = w->reps;
@@ -353,7 +499,7 @@ static pp_status amp_chain(struct worker *w, const struct at_point *a,
 static bool is_dag_one_type(const struct worker *w, const struct at_point *a)
 {
   return !a->short_chain && w->sp->dag && !a->set->mixed && a->pt->tp == 1 &&
-         !a->pt->rec;
+         a->pt->tpv < 0 && !a->pt->rec;
 }
 
 static pp_status operator_dag(struct worker *w, const struct at_point *a,

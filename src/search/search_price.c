@@ -126,23 +126,25 @@ pp_status ppi_plan_of(pp_ctx *ctx, const pp_search_params *p, int32_t zero,
   pp_plan_params pl;
   pp_plan_builder *b;
   int32_t s, r;
+  size_t o = 0;
   pp_status rc;
   ppi_search_plan_params(p, zero, &pl);
   pl.micro_batch = sh->mbs;
-  pl.tp = sh->tp;
+  pl.tp = sh->stp ? sh->stp[0] : sh->tp;
   pl.schedule = sh->sched;
   pl.recompute = sh->rec;
   if ((rc = pp_plan_builder_create(ctx, &pl, "parplan plan", &b)))
     return rc;
   for (s = 0; s < sh->pp; s++) {
-    int32_t id;
+    int32_t id, tp = sh->stp ? sh->stp[s] : sh->tp;
     if ((rc = pp_plan_builder_add_stage(b, ops + off[s], off[s + 1] - off[s],
-                                        &id)))
+                                        &id)) ||
+        (sh->stp && (rc = pp_plan_builder_set_stage_tp(b, id, tp))))
       goto fail;
     for (r = 0; r < sh->dp; r++)
-      if ((rc = pp_plan_builder_add_replica(
-               b, id, devs + ((size_t)s * sh->dp + r) * sh->tp)))
+      if ((rc = pp_plan_builder_add_replica(b, id, devs + o + (size_t)r * tp)))
         goto fail;
+    o += (size_t)sh->dp * tp;
   }
   return pp_plan_builder_finish(b, out);
 fail:
@@ -179,12 +181,13 @@ void ppi_chain_ops(const pp_model *view, const int32_t *first, int32_t S,
   off[S] = k;
 }
 
-struct ppi_shape ppi_shape_of(const struct point *pt)
+struct ppi_shape ppi_shape_of(const struct space *sp, const struct point *pt)
 {
   struct ppi_shape sh;
   sh.pp = pt->pp;
   sh.dp = pt->dp;
   sh.tp = pt->tp;
+  sh.stp = ppi_pt_stp(sp, pt);
   sh.mbs = pt->mbs;
   sh.sched = (pp_schedule)pt->sched;
   sh.rec = pt->rec;
@@ -196,7 +199,7 @@ pp_status ppi_search_build_plan(pp_ctx *ctx, const struct space *sp,
                                 const int32_t *off, const int32_t *devs,
                                 pp_plan **out)
 {
-  struct ppi_shape sh = ppi_shape_of(pt);
+  struct ppi_shape sh = ppi_shape_of(sp, pt);
   unsigned mask = ppi_search_zero_mask(sp->p, pt->pp);
   int32_t z = 0;
   while (z < 4 && !((mask >> z) & 1u)) /* the least: offer tries the rest */
@@ -446,19 +449,20 @@ void ppi_point_net(struct worker *w, const struct point *pt, double *arbw_out,
   double arbw = INFINITY, linkbw = INFINITY;
   int32_t s, r, k;
   for (s = 0; s < pt->pp; s++) {
-    const int32_t *g = set->dev + (size_t)s * pt->dp * pt->tp;
+    int32_t tp = ppi_pt_tp(sp, pt, s);
+    const int32_t *g = set->dev + ppi_pt_off(sp, pt, s);
     int32_t slow = g[0];
-    for (k = 1; k < pt->dp * pt->tp; k++)
+    for (k = 1; k < pt->dp * tp; k++)
       if (speed_of(sp, g[k]) < speed_of(sp, slow))
         slow = g[k];
     w->reps[s] = slow;
     for (r = 0; r < pt->dp && pt->dp > 1; r++) {
-      double b = pp_cluster_bandwidth(c, g[(size_t)r * pt->tp],
-                                      g[(size_t)((r + 1) % pt->dp) * pt->tp]);
+      double b = pp_cluster_bandwidth(c, g[(size_t)r * tp],
+                                      g[(size_t)((r + 1) % pt->dp) * tp]);
       arbw = b < arbw ? b : arbw;
     }
     if (s + 1 < pt->pp) {
-      double b = pp_cluster_bandwidth(c, g[0], g[pt->dp * pt->tp]);
+      double b = pp_cluster_bandwidth(c, g[0], g[pt->dp * tp]);
       linkbw = b < linkbw ? b : linkbw;
     }
   }

@@ -48,6 +48,14 @@ pp_status ppi_search_new(pp_ctx *ctx, const pp_search_params *p,
     y->pp = x->pt.pp;
     y->dp = x->pt.dp;
     y->tp = x->pt.tp;
+    if (x->pt.tpv >= 0) { /* per-stage degrees: the plan has them */
+      int32_t s;
+      y->tp = 0;
+      y->devices = 0;
+      for (s = 0; s < pp_plan_nstage(x->plan); s++)
+        y->devices +=
+            pp_plan_nreplica(x->plan, s) * pp_plan_stage_tp(x->plan, s);
+    }
     y->micro_batch = x->pt.mbs;
     y->gas = p->global_batch / x->pt.dp / x->pt.mbs;
     y->schedule = (pp_schedule)x->pt.sched;

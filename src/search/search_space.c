@@ -261,6 +261,12 @@ int32_t ppi_node_size(const pp_cluster *c)
   return best;
 }
 
+/* TUNING: per-stage degrees (tpv_points) up to TPV_MAX_DEGREE (a mask in
+** an int32 keys the bound's table), on sets of at most TPV_MAX_BLOCKS
+** type blocks (the vectors grow as degrees^blocks). */
+#define TPV_MAX_DEGREE 30
+#define TPV_MAX_BLOCKS 3
+
 /* The lower bounds by (tp, micro-batch, recomputation), computed once. */
 struct lbtab {
   int32_t n, cap;
@@ -269,6 +275,8 @@ struct lbtab {
   double *lb;
 };
 
+/* tp > 0: one degree; tp < 0: -tp is the mask of the degrees a point's
+** stages take (bit d: degree d, TPV_MAX_DEGREE at most). */
 static pp_status lb_get(pp_ctx *ctx, struct lbtab *t, const struct space *sp,
                         int32_t tp, int32_t mbs, int rec, double *out)
 {
@@ -308,15 +316,28 @@ static pp_status lb_get(pp_ctx *ctx, struct lbtab *t, const struct space *sp,
     t->cap = nc;
   }
   {
-    pp_status rc = pp_lower_bound(ctx, sp->m, sp->c, sp->p->global_batch, tp,
-                                  mbs, rec, out);
+    int32_t tps[TPV_MAX_DEGREE + 1], ntp = 0, d;
+    double spd = INFINITY;
+    pp_status rc;
+    if (tp > 0)
+      tps[ntp++] = tp;
+    for (d = 1; tp < 0 && d <= TPV_MAX_DEGREE; d++)
+      if ((-tp) >> d & 1)
+        tps[ntp++] = d;
+    rc = ppi_lower_bound_tps(ctx, sp->m, sp->c, sp->p->global_batch, tps, ntp,
+                             mbs, rec, PP_PREC_MODEL, out);
     if (rc)
       return rc;
     /* a calibration that makes compute or the network faster lowers the
     ** bound with it (fixed costs only add): the scaled bound stays a
-    ** bound */
-    *out *= ppi_calib_speedup(sp->p->calibration, mbs,
-                              pp_model_micro_batch(sp->m), tp);
+    ** bound (at the degree it speeds up most) */
+    for (d = 0; d < ntp; d++) {
+      double x = ppi_calib_speedup(sp->p->calibration, mbs,
+                                   pp_model_micro_batch(sp->m), tps[d]);
+      if (x < spd)
+        spd = x;
+    }
+    *out *= spd;
   }
   t->tp[t->n] = tp;
   t->mbs[t->n] = mbs;
@@ -465,8 +486,147 @@ static double fill_bound(const struct fill_ent *e, int32_t S, int32_t L,
   return lo;
 }
 
+/* Per-stage degrees (docs/PLANNER.md, "Per-stage tensor parallelism"):
+** on a set of several device types, the stages of each type block (a
+** run of one type in the set's order) take the block's own degree, so
+** that a slow type of little memory may split its layers over more
+** devices.  Block b of n_b devices at degree t_b and dp replicas holds
+** n_b / (dp t_b) stages, every stage inside its block and every tp group
+** inside a node.  Vectors of one degree are the points make_points
+** already has (up to where their stages cross a block).  Degrees up to
+** TPV_MAX_DEGREE, sets of at most TPV_MAX_BLOCKS blocks. */
+
+struct tpv_ctx {
+  struct lbtab *lt;
+  struct ppi_vec *v;
+  int64_t *idx, *div;
+  double *space_lb;
+};
+
+/* Block b's degree t fits: it divides the block and every group of t
+** devices from the block's start lies in one node. */
+static bool block_tp_fits(const pp_cluster *c, const struct dset *s,
+                          int32_t a, int32_t n, int32_t t)
+{
+  int32_t i;
+  if (n % t)
+    return false;
+  for (i = a; i < a + n; i++)
+    if (pp_cluster_device_node(c, s->dev[i]) !=
+        pp_cluster_device_node(c, s->dev[i - (i - a) % t]))
+      return false;
+  return true;
+}
+
+static pp_status tpv_points(pp_ctx *ctx, struct space *sp, int32_t k,
+                            int32_t maxtp, struct tpv_ctx *x)
+{
+  const pp_search_params *p = sp->p;
+  const struct dset *s = &sp->sets[k];
+  int32_t st[TPV_MAX_BLOCKS + 1], K = 0, i, b, dp, t[TPV_MAX_BLOCKS];
+  int32_t choice[TPV_MAX_BLOCKS][TPV_MAX_DEGREE], nch[TPV_MAX_BLOCKS];
+  int32_t pos[TPV_MAX_BLOCKS];
+  pp_status rc = PP_OK;
+
+  for (i = 0; i < s->n; i++)
+    if (i == 0 || pp_cluster_device_type(sp->c, s->dev[i]) !=
+                      pp_cluster_device_type(sp->c, s->dev[i - 1])) {
+      if (K == TPV_MAX_BLOCKS)
+        return PP_OK;
+      st[K++] = i;
+    }
+  if (K < 2)
+    return PP_OK;
+  st[K] = s->n;
+  for (b = 0; b < K; b++) {
+    nch[b] = 0;
+    for (i = 1; i <= maxtp && i <= TPV_MAX_DEGREE; i++)
+      if (block_tp_fits(sp->c, s, st[b], st[b + 1] - st[b], i))
+        choice[b][nch[b]++] = i;
+    if (!nch[b])
+      return PP_OK;
+    pos[b] = 0;
+  }
+  for (;;) { /* every vector, the first block's degree slowest */
+    bool same = true;
+    for (b = 0; b < K; b++) {
+      t[b] = choice[b][pos[b]];
+      same = same && t[b] == t[0];
+    }
+    for (dp = 1; !same && dp <= s->n && !rc; dp++) {
+      int32_t pp = 0, mask = 0, j, first;
+      int64_t B, nd, di;
+      bool ok = p->global_batch % dp == 0;
+      for (b = 0; b < K && ok; b++) {
+        int32_t n = st[b + 1] - st[b];
+        ok = (n / t[b]) % dp == 0;
+        pp += n / t[b] / (ok ? dp : 1);
+        mask |= 1 << t[b];
+      }
+      if (!ok || pp > sp->L || !ppi_search_zero_mask(p, pp))
+        continue;
+      /* the entry: degrees, then the stages' first devices */
+      first = (int32_t)sp->tpv_pool.n;
+      for (b = 0; b < K && !rc; b++)
+        for (j = 0; j < (st[b + 1] - st[b]) / t[b] / dp && !rc; j++)
+          rc = ppi_vec_push(ctx, &sp->tpv_pool, &t[b]);
+      for (b = 0; b < K && !rc; b++)
+        for (j = 0; j < (st[b + 1] - st[b]) / t[b] / dp && !rc; j++) {
+          int32_t o = st[b] + j * dp * t[b];
+          rc = ppi_vec_push(ctx, &sp->tpv_pool, &o);
+        }
+      if (!rc)
+        rc = ppi_vec_push(ctx, &sp->tpv_pool, &s->n);
+      if (!rc)
+        rc = ppi_vec_push(ctx, &sp->tpv_first, &first);
+      if (rc)
+        break;
+      B = p->global_batch / dp;
+      nd = divisors(B, p->max_micro_batch, x->div);
+      for (di = 0; di < nd && !rc; di++) {
+        int32_t mbs = (int32_t)x->div[di];
+        int sc, rec;
+        for (rec = 0; rec <= 1 && !rc; rec++) {
+          double lb;
+          if (p->recompute >= 0 && rec != p->recompute)
+            continue;
+          if ((rc = lb_get(ctx, x->lt, sp, -mask, mbs, rec, &lb)))
+            break;
+          if (lb < *x->space_lb)
+            *x->space_lb = lb;
+          for (sc = 0; sc < 3 && !rc; sc++) {
+            struct point pt;
+            if (!(p->schedules >> sc & 1))
+              continue;
+            memset(&pt, 0, sizeof pt);
+            pt.set = k;
+            pt.tp = t[0];
+            for (b = 1; b < K; b++)
+              pt.tp = t[b] < pt.tp ? t[b] : pt.tp;
+            pt.tpv = (int32_t)sp->tpv_first.n - 1;
+            pt.pp = pp;
+            pt.dp = dp;
+            pt.mbs = mbs;
+            pt.sched = (int8_t)sc;
+            pt.rec = (int8_t)rec;
+            pt.lb = pt.mlb = lb;
+            pt.idx = (*x->idx)++;
+            rc = ppi_vec_push(ctx, x->v, &pt);
+          }
+        }
+      }
+    }
+    if (rc)
+      return rc;
+    for (b = K - 1; b >= 0 && ++pos[b] == nch[b]; b--)
+      pos[b] = 0;
+    if (b < 0)
+      return PP_OK;
+  }
+}
+
 /* The points in v (struct point), the most promising first. */
-static pp_status make_points(pp_ctx *ctx, const struct space *sp,
+static pp_status make_points(pp_ctx *ctx, struct space *sp,
                              struct ppi_vec *vp, double *space_lb)
 {
   const pp_search_params *p = sp->p;
@@ -529,6 +689,7 @@ static pp_status make_points(pp_ctx *ctx, const struct space *sp,
               memset(&pt, 0, sizeof pt);
               pt.set = k;
               pt.tp = tp;
+              pt.tpv = -1;
               pt.pp = pp;
               pt.dp = dp;
               pt.mbs = mbs;
@@ -542,6 +703,12 @@ static pp_status make_points(pp_ctx *ctx, const struct space *sp,
         }
       }
     }
+  }
+  if (!p->uniform_tp) {
+    struct tpv_ctx x = {&lt, &v, &idx, div, space_lb};
+    for (k = 0; k < sp->nset && !rc; k++)
+      if (sp->sets[k].mixed)
+        rc = tpv_points(ctx, sp, k, maxtp, &x);
   }
   lb_free(ctx, &lt);
   fill_free(ctx, &ft, sp->L);
@@ -562,6 +729,8 @@ pp_status ppi_space_open(pp_ctx *ctx, struct space *sp, struct ppi_vec *pts,
 {
   int32_t D = pp_cluster_ndev(sp->c), i;
   pp_status rc;
+  ppi_vec_init(&sp->tpv_first, sizeof(int32_t));
+  ppi_vec_init(&sp->tpv_pool, sizeof(int32_t));
   sp->dag = !pp_model_is_chain(sp->m);
   if ((rc = pp_model_chain_view(ctx, sp->m, 0, &sp->view)))
     return rc;
@@ -585,5 +754,7 @@ void ppi_space_close(pp_ctx *ctx, struct space *sp, struct ppi_vec *pts)
     ppi_free(ctx, sp->speed,
              (size_t)pp_cluster_ndev(sp->c) * sizeof *sp->speed);
   pp_model_destroy(sp->view);
+  ppi_vec_free(ctx, &sp->tpv_first);
+  ppi_vec_free(ctx, &sp->tpv_pool);
   ppi_vec_free(ctx, pts);
 }
