@@ -1165,6 +1165,65 @@ static void t_engine_warnings(void **state)
 
 /* The command: every engine's files in -o DIR; several files on stdout
 ** are headed by their names. */
+/* Per-stage tp degrees (issue 23): no engine runs stages of different
+** degrees.  Megatron's initialize_model_parallel takes one
+** tensor_model_parallel_size (megatron/core/parallel_state.py:601-602)
+** and splits the world by tp x pp (:815-823 @ d98e8a6); DeepSpeed's
+** PipeModelDataParallelTopology(num_pp, num_mp, num_dp) one num_mp
+** (deepspeed/runtime/pipe/topology.py:244-247 @ 38327e0); torchtitan's
+** ParallelDims one tp (torchtitan/distributed/parallel_dims.py:137, and
+** dp x cp x tp x pp = world, :182 @ b5bcd76).  So each export writes the
+** plan at its smallest degree, on the first devices of every group, and
+** warns; DeepSpeed's topology then builds every stage on the ranks the
+** launch files start. */
+static void t_stage_tp(void **state)
+{
+  struct tu_fix *fx = *state;
+  pp_ctx *ctx = fx->ctx;
+  pp_model *m = fx->m;
+  pp_cluster *c = fx->c;
+  pp_plan_params pa;
+  pp_plan_builder *b;
+  pp_plan *p;
+  pp_export *x;
+  int32_t ops[30], id, i, k;
+  static const int32_t d0[2][1] = {{0}, {1}}, d1[2][2] = {{4, 5}, {6, 7}};
+  for (i = 0; i < 30; i++)
+    ops[i] = i;
+  pp_plan_params_init(&pa);
+  pa.global_batch = 16;
+  assert_int_equal(pp_plan_builder_create(ctx, &pa, "mixed-tp", &b), PP_OK);
+  assert_int_equal(pp_plan_builder_add_stage(b, ops, 15, &id), PP_OK);
+  for (k = 0; k < 2; k++)
+    assert_int_equal(pp_plan_builder_add_replica(b, id, d0[k]), PP_OK);
+  assert_int_equal(pp_plan_builder_add_stage(b, ops + 15, 15, &id), PP_OK);
+  assert_int_equal(pp_plan_builder_set_stage_tp(b, id, 2), PP_OK);
+  for (k = 0; k < 2; k++)
+    assert_int_equal(pp_plan_builder_add_replica(b, id, d1[k]), PP_OK);
+  assert_int_equal(pp_plan_builder_finish(b, &p), PP_OK);
+  for (k = 0; k < 3; k++) {
+    static const char *const engines[] = {"megatron", "deepspeed", "torch"};
+    static const char *const one[] = {"--tensor-model-parallel-size 1",
+                                      "x tp 1;", "TENSOR_PARALLEL = 1\n"};
+    bool found = false;
+    assert_int_equal(pp_export_to(ctx, engines[k], p, m, c, &x), PP_OK);
+    assert_true(tu_export_warned(x, "stage 1 at tp 2"));
+    assert_true(tu_export_warned(x, "runs one degree in every stage"));
+    for (i = 0; i < pp_export_nfile(x); i++)
+      found = found || strstr(pp_export_file_text(x, i), one[k]);
+    if (!found)
+      fail_msg("%s: no '%s' in the files", engines[k], one[k]);
+    if (k == 1) { /* DeepSpeed's topology over the 4 ranks */
+      char *txt = check_py("deepspeed", write_all(ctx, x, "ds_stage_tp"), 4);
+      assert_non_null(strstr(txt, "rank 0 stage 0 layers 0 15"));
+      assert_non_null(strstr(txt, "rank 3 stage 1 layers 15 30"));
+      free(txt);
+    }
+    pp_export_destroy(x);
+  }
+  pp_plan_destroy(p);
+}
+
 static void t_engine_cli(void **state)
 {
   char *out, *err, cmd[2048], path[512];
@@ -1214,6 +1273,7 @@ int main(void)
       cmocka_unit_test(t_cli),        TU_CTX_TEST(t_launch),
       TU_GPT2_TEST(t_deepspeed),      TU_GPT2_TEST(t_torch),
       TU_GPT2_TEST(t_pipedream),      TU_GPT2_TEST(t_engine_warnings),
+      TU_GPT2_TEST(t_stage_tp),
       cmocka_unit_test(t_engine_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

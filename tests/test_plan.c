@@ -1490,6 +1490,185 @@ static pp_status op_build(pp_ctx *ctx, const void *arg)
   return PP_OK;
 }
 
+/* Per-stage tensor-parallel degrees (issue 23): the builder, plan JSON
+** (a stage's "tp", written only where it is not the plan's), the checker,
+** the estimate, the simulator and the exports of engines that run one
+** degree. */
+static void t_stage_tp(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  pp_model *m = small_model(ctx);
+  pp_cluster *c = small_cluster(ctx);
+  pp_plan *p = NULL, *u1 = NULL, *u2 = NULL;
+  pp_plan_builder *b;
+  pp_plan_params pa;
+  pp_cost_params cp;
+  pp_eval *e, *e1, *e2;
+  pp_stage_cost sc, sc1, sc2;
+  pp_sim *sim;
+  pp_sim_summary ss;
+  pp_export *x;
+  pp_launch *ln;
+  int32_t i, id, d0[1] = {0}, d2[2] = {4, 5};
+  bool warned = false;
+  static const char *const mixed =
+      "{\"global_batch\": 8, \"micro_batch\": 1, \"micro_batches\": 4, "
+      "\"tp\": 1,\n"
+      " \"schedule\": \"1f1b\", \"recompute\": false, \"optimizer\": "
+      "\"adam-mixed\",\n"
+      " \"stages\": [\n"
+      "  {\"ops\": [0, 1, 2], \"replicas\": [[0], [1]]},\n"
+      "  {\"ops\": [3, 4], \"tp\": 2, \"replicas\": [[4, 5], [6, 7]]}]}\n";
+
+  assert_int_equal(rd(ctx, mixed, m, c, &p), PP_OK);
+  assert_int_equal(pp_plan_check(ctx, p, m, c), PP_OK);
+  assert_int_equal(pp_plan_stage_tp(p, 0), 1);
+  assert_int_equal(pp_plan_stage_tp(p, 1), 2);
+  assert_int_equal(pp_plan_stage_tp(p, 2), 0);
+  assert_int_equal(pp_plan_uniform_tp(p), 0);
+  assert_int_equal(pp_plan_replica(p, 1, 1)[0], 6);
+  assert_int_equal(pp_plan_replica(p, 1, 1)[1], 7);
+  roundtrip(ctx, p, mixed);
+
+  /* Each stage priced at its degree: stage 0 as in the plan of tp 1,
+  ** stage 1's parameters per rank as in the plan of tp 2. */
+  assert_int_equal(
+      rd(ctx,
+         "{\"global_batch\": 8, \"stages\": [{\"ops\": [0, 1, 2], "
+         "\"replicas\": [[0], [1]]}, {\"ops\": [3, 4], \"replicas\": [[4], "
+         "[6]]}]}",
+         m, c, &u1),
+      PP_OK);
+  assert_int_equal(
+      rd(ctx,
+         "{\"global_batch\": 8, \"tp\": 2, \"stages\": [{\"ops\": [0, 1, 2], "
+         "\"replicas\": [[0, 1], [2, 3]]}, {\"ops\": [3, 4], \"replicas\": "
+         "[[4, 5], [6, 7]]}]}",
+         m, c, &u2),
+      PP_OK);
+  pp_cost_params_init(&cp);
+  assert_int_equal(pp_evaluate(ctx, p, m, c, &cp, &e), PP_OK);
+  assert_int_equal(pp_evaluate(ctx, u1, m, c, &cp, &e1), PP_OK);
+  assert_int_equal(pp_evaluate(ctx, u2, m, c, &cp, &e2), PP_OK);
+  assert_int_equal(pp_eval_stage(e, 0, &sc), PP_OK);
+  assert_int_equal(pp_eval_stage(e1, 0, &sc1), PP_OK);
+  assert_int_equal(sc.tp, 1);
+  assert_true(sc.param_bytes == sc1.param_bytes);
+  assert_true(sc.fwd_ms == sc1.fwd_ms && sc.bwd_ms == sc1.bwd_ms);
+  assert_int_equal(pp_eval_stage(e, 1, &sc), PP_OK);
+  assert_int_equal(pp_eval_stage(e2, 1, &sc2), PP_OK);
+  assert_int_equal(sc.tp, 2);
+  assert_true(sc.param_bytes == sc2.param_bytes);
+  assert_true(sc.fwd_ms == sc2.fwd_ms && sc.bwd_ms == sc2.bwd_ms);
+  assert_int_equal(pp_eval_stage(e1, 1, &sc1), PP_OK);
+  assert_true(sc.param_bytes < sc1.param_bytes);
+  {
+    pp_eval_summary es;
+    pp_eval_get_summary(e, &es);
+    assert_true(es.iteration_ms > 0 && es.lower_bound_ms > 0 &&
+                es.lower_bound_ms <= es.iteration_ms);
+  }
+  pp_eval_destroy(e1);
+  pp_eval_destroy(e2);
+  pp_plan_destroy(u2);
+
+  /* The simulator runs it: every device of both stages works, and the
+  ** same plan written with one stage tp per stage reads the same. */
+  cp.record = 1;
+  assert_int_equal(pp_simulate(ctx, p, m, c, &cp, &sim), PP_OK);
+  assert_int_equal(pp_sim_get_summary(sim, &ss), PP_OK);
+  assert_true(ss.iteration_ms > 0);
+  for (i = 0; i < 8; i++) {
+    pp_sim_device sd;
+    assert_int_equal(pp_sim_device_get(sim, i, &sd), PP_OK);
+    assert_int_equal(sd.used, i != 2 && i != 3);
+  }
+  pp_sim_destroy(sim);
+  cp.record = 0; /* closed-form rings: the same time */
+  {
+    pp_sim_summary s2;
+    assert_int_equal(pp_simulate(ctx, p, m, c, &cp, &sim), PP_OK);
+    assert_int_equal(pp_sim_get_summary(sim, &s2), PP_OK);
+    assert_true(fabs(s2.iteration_ms - ss.iteration_ms) <=
+                1e-9 * ss.iteration_ms);
+    pp_sim_destroy(sim);
+  }
+
+  /* AMP's cost model has one degree. */
+  cp.kind = PP_COST_AMP;
+  assert_int_equal(pp_evaluate(ctx, p, m, c, &cp, &e1), PP_EINPUT);
+  assert_non_null(strstr(pp_ctx_errmsg(ctx), "one tp degree"));
+  pp_ctx_clear_error(ctx);
+  pp_eval_destroy(e);
+
+  /* Engines run one degree: the files take the smallest, with a warning
+  ** naming the stage; the launch files the same ranks. */
+  assert_int_equal(pp_export_megatron(ctx, p, m, c, &x), PP_OK);
+  for (i = 0; i < pp_export_nwarning(x); i++)
+    warned = warned || (strstr(pp_export_warning(x, i), "stage 1 at tp 2") &&
+                        strstr(pp_export_warning(x, i), "tp 1"));
+  assert_true(warned);
+  assert_non_null(strstr(pp_export_text(x), "--tensor-model-parallel-size 1"));
+  pp_export_destroy(x);
+  assert_int_equal(pp_export_launch(ctx, p, m, c, &ln), PP_OK);
+  assert_int_equal(pp_launch_nhost(ln), 2);
+  pp_launch_destroy(ln);
+
+  /* Stages that all set one degree make a plan of that degree. */
+  pp_plan_params_init(&pa);
+  pa.global_batch = 8;
+  assert_int_equal(pp_plan_builder_create(ctx, &pa, "all2", &b), PP_OK);
+  assert_int_equal(
+      pp_plan_builder_add_stage(b, (const int32_t[]){0, 1, 2, 3, 4}, 5, &id),
+      PP_OK);
+  assert_int_equal(pp_plan_builder_set_stage_tp(b, id, 2), PP_OK);
+  assert_int_equal(pp_plan_builder_add_replica(b, id, d2), PP_OK);
+  pp_plan_destroy(u1);
+  assert_int_equal(pp_plan_builder_finish(b, &u1), PP_OK);
+  pp_plan_get_params(u1, &pa);
+  assert_int_equal(pa.tp, 2);
+  assert_int_equal(pp_plan_uniform_tp(u1), 2);
+
+  /* Misuse: a degree after the stage's replicas, a degree out of range,
+  ** a stage's "tp" that is not a degree, a replica of the wrong size. */
+  pp_plan_params_init(&pa);
+  pa.global_batch = 8;
+  assert_int_equal(pp_plan_builder_create(ctx, &pa, "late", &b), PP_OK);
+  assert_int_equal(
+      pp_plan_builder_add_stage(b, (const int32_t[]){0, 1, 2, 3, 4}, 5, &id),
+      PP_OK);
+  assert_int_equal(pp_plan_builder_add_replica(b, id, d0), PP_OK);
+  assert_int_equal(pp_plan_builder_set_stage_tp(b, id, 2), PP_EINVAL);
+  assert_non_null(strstr(pp_ctx_errmsg(ctx), "after its replicas"));
+  assert_int_equal(pp_plan_builder_set_stage_tp(b, id, 0), PP_EINPUT);
+  pp_plan_builder_destroy(b);
+  pp_ctx_clear_error(ctx);
+  assert_int_equal(
+      rd(ctx,
+         "{\"global_batch\": 8, \"stages\": [{\"ops\": [0, 1, 2, 3, 4], "
+         "\"tp\": 0, \"replicas\": [[0]]}]}",
+         m, c, &u2),
+      PP_EINPUT);
+  assert_non_null(strstr(pp_ctx_errmsg(ctx), "stage 0"));
+  assert_non_null(strstr(pp_ctx_errmsg(ctx), "tp"));
+  pp_ctx_clear_error(ctx);
+  assert_int_equal(
+      rd(ctx,
+         "{\"global_batch\": 8, \"stages\": [{\"ops\": [0, 1, 2], "
+         "\"replicas\": [[0]]}, {\"ops\": [3, 4], \"tp\": 2, \"replicas\": "
+         "[[4]]}]}",
+         m, c, &u2),
+      PP_EINPUT);
+  assert_non_null(strstr(pp_ctx_errmsg(ctx), "stage 1, replica 0"));
+  assert_non_null(strstr(pp_ctx_errmsg(ctx), "tp is 2"));
+  pp_ctx_clear_error(ctx);
+
+  pp_plan_destroy(u1);
+  pp_plan_destroy(p);
+  pp_model_destroy(m);
+  pp_cluster_destroy(c);
+}
+
 static void t_alloc_sweep(void **state)
 {
   pp_ctx *ctx;
@@ -2119,6 +2298,7 @@ int main(void)
       TU_CTX_TEST(t_structure),
       TU_CTX_TEST(t_many_stages),
       TU_CTX_TEST(t_builder),
+      TU_CTX_TEST(t_stage_tp),
       cmocka_unit_test(t_alloc_sweep),
       cmocka_unit_test(t_fuzz),
       cmocka_unit_test(t_cli_evaluate),

@@ -75,10 +75,15 @@ struct brute {
   double best;
   int64_t plans;
   const pp_calibration *cal; /* prices every plan; NULL: none */
+  double best_tpv;           /* the best with per-stage degrees */
 };
 
+/* One plan: stage s on tp devices per replica, or stp[s] (stp not
+** NULL: per-stage degrees, each stage's devices after the earlier
+** stages'). */
 static double price(struct brute *x, const int *devs, int pp, int dp, int tp,
-                    int mbs, int sched, int rec, const int *first)
+                    const int *stp, int mbs, int sched, int rec,
+                    const int *first)
 {
   pp_plan_params pl;
   pp_plan_builder *b;
@@ -86,11 +91,11 @@ static double price(struct brute *x, const int *devs, int pp, int dp, int tp,
   pp_cost_params cp;
   pp_eval *e;
   pp_eval_summary es;
-  int s, r, i, ops[64];
+  int s, r, i, ops[64], o = 0;
   pp_plan_params_init(&pl);
   pl.global_batch = x->gbs;
   pl.micro_batch = mbs;
-  pl.tp = tp;
+  pl.tp = stp ? stp[0] : tp;
   pl.schedule = (pp_schedule)sched;
   pl.recompute = rec;
   assert_int_equal(pp_plan_builder_create(x->ctx, &pl, "brute", &b), PP_OK);
@@ -99,9 +104,13 @@ static double price(struct brute *x, const int *devs, int pp, int dp, int tp,
     for (i = first[s]; i < first[s + 1]; i++)
       ops[n++] = i;
     assert_int_equal(pp_plan_builder_add_stage(b, ops, n, &id), PP_OK);
+    if (stp)
+      assert_int_equal(pp_plan_builder_set_stage_tp(b, id, stp[s]), PP_OK);
     for (r = 0; r < dp; r++)
       assert_int_equal(
-          pp_plan_builder_add_replica(b, id, devs + (s * dp + r) * tp), PP_OK);
+          pp_plan_builder_add_replica(b, id, devs + o + r * (stp ? stp[s] : tp)),
+          PP_OK);
+    o += dp * (stp ? stp[s] : tp);
   }
   assert_int_equal(pp_plan_builder_finish(b, &plan), PP_OK);
   pp_cost_params_init(&cp);
@@ -117,18 +126,82 @@ static double price(struct brute *x, const int *devs, int pp, int dp, int tp,
 }
 
 static void compositions(struct brute *x, const int *devs, int pp, int dp,
-                         int tp, int mbs, int sched, int rec, int *first, int s)
+                         int tp, const int *stp, int mbs, int sched, int rec,
+                         int *first, int s)
 {
   int i;
   if (s == pp) {
-    double t = price(x, devs, pp, dp, tp, mbs, sched, rec, first);
+    double t = price(x, devs, pp, dp, tp, stp, mbs, sched, rec, first);
     if (t < x->best)
       x->best = t;
+    if (stp && t < x->best_tpv)
+      x->best_tpv = t;
     return;
   }
   for (i = first[s - 1] + 1; i <= x->L - (pp - s); i++) {
     first[s] = i;
-    compositions(x, devs, pp, dp, tp, mbs, sched, rec, first, s + 1);
+    compositions(x, devs, pp, dp, tp, stp, mbs, sched, rec, first, s + 1);
+  }
+}
+
+/* Every plan with per-stage degrees on the device set devs[0:n] of
+** several types: each run of one type (a block) at its own degree, not
+** all the same (docs/PLANNER.md, "Per-stage tensor parallelism"): every
+** degree up to the node size that divides the block with its groups
+** inside a node, every dp that divides each block's groups, every
+** micro-batch, schedule, recomputation and partition. */
+static void brute_tpv(struct brute *x, const int *devs, int n, int per)
+{
+  int st[5], K = 0, i, b, t[4], pos[4] = {0, 0, 0, 0}, maxtp = per < 8 ? per : 8;
+  for (i = 0; i < n; i++)
+    if (i == 0 || pp_cluster_device_type(x->c, devs[i]) !=
+                      pp_cluster_device_type(x->c, devs[i - 1])) {
+      if (K == 3)
+        return;
+      st[K++] = i;
+    }
+  if (K < 2)
+    return;
+  st[K] = n;
+  for (;;) {
+    bool ok = true, same = true;
+    int dp;
+    for (b = 0; b < K; b++) {
+      int len = st[b + 1] - st[b], j;
+      t[b] = pos[b] + 1;
+      ok = ok && len % t[b] == 0;
+      for (j = st[b]; ok && j < st[b + 1]; j++)
+        ok = devs[j] / per == devs[j - (j - st[b]) % t[b]] / per;
+      same = same && t[b] == t[0];
+    }
+    for (dp = 1; ok && !same && dp <= n; dp++) {
+      int pp = 0, stp[16], mbs;
+      bool fits = x->gbs % dp == 0;
+      for (b = 0; b < K && fits; b++) {
+        int g = (st[b + 1] - st[b]) / t[b], j;
+        fits = g % dp == 0 && pp + g / dp <= x->L;
+        for (j = 0; fits && j < g / dp; j++)
+          stp[pp++] = t[b];
+      }
+      if (!fits)
+        continue;
+      for (mbs = 1; mbs <= x->gbs / dp; mbs++) {
+        int rec, sched;
+        if ((x->gbs / dp) % mbs)
+          continue;
+        for (rec = 0; rec <= 1; rec++)
+          for (sched = 0; sched < 3; sched++) {
+            int first[16];
+            first[0] = 0;
+            first[pp] = x->L;
+            compositions(x, devs, pp, dp, 0, stp, mbs, sched, rec, first, 1);
+          }
+      }
+    }
+    for (b = K - 1; b >= 0 && ++pos[b] == maxtp; b--)
+      pos[b] = 0;
+    if (b < 0)
+      return;
   }
 }
 
@@ -157,7 +230,8 @@ static void brute_set(struct brute *x, const int *devs, int n, int per)
             int first[16];
             first[0] = 0;
             first[pp] = x->L;
-            compositions(x, devs, pp, dp, tp, mbs, sched, rec, first, 1);
+            compositions(x, devs, pp, dp, tp, NULL, mbs, sched, rec, first,
+                         1);
           }
       }
     }
@@ -242,25 +316,30 @@ static void check_plans(pp_ctx *ctx, const pp_search *s, const pp_model *m,
   }
 }
 
-static void t_exhaustive(void **state)
+/* The planner against the enumeration of its space: iters instances
+** from seed; only_mixed: two nodes of two device types each time, where
+** per-stage tp degrees apply. */
+static void exhaustive(void **state, int iters, uint64_t seed, bool only_mixed)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
-  uint64_t rng = 0x5eed;
-  int iter, nfit = 0, nnone = 0, nmixed = 0, nslowfirst = 0;
+  uint64_t rng = seed;
+  int iter, nfit = 0, nnone = 0, nmixed = 0, nslowfirst = 0, ntpv = 0;
   int64_t total = 0;
-  for (iter = 0; iter < 60; iter++) {
+  for (iter = 0; iter < iters; iter++) {
     static const int shapes[][2] = {{1, 1}, {1, 2}, {2, 1}, {1, 4},
                                     {2, 2}, {4, 1}, {2, 3}, {2, 4}};
-    int sh = (int)(rnd(&rng) % 8), nodes = shapes[sh][0], per = shapes[sh][1];
+    static const int two[] = {2, 4, 6, 7}; /* the two-node shapes */
+    int sh = only_mixed ? two[rnd(&rng) % 4] : (int)(rnd(&rng) % 8);
+    int nodes = shapes[sh][0], per = shapes[sh][1];
     int L = 2 + (int)(rnd(&rng) % 5), n = nodes * per, i;
-    bool mixed = nodes == 2 && rnd(&rng) % 2;
+    bool mixed = nodes == 2 && (only_mixed || rnd(&rng) % 2);
     int64_t gbs = (int64_t)(1 + rnd(&rng) % 3) * 4;
     double mem = 0.25 + (double)(rnd(&rng) % 8) / 4;
     pp_model *m = random_chain(ctx, &rng, L);
     pp_cluster *c =
         cluster(ctx, nodes, per, mixed, mem, 50 + (double)(rnd(&rng) % 200),
                 1 + (double)(rnd(&rng) % 20));
-    struct brute x = {ctx, m, c, gbs, L, INFINITY, 0, NULL};
+    struct brute x = {ctx, m, c, gbs, L, INFINITY, 0, NULL, INFINITY};
     pp_calibration *cal = NULL;
     pp_search *s;
     pp_search_summary sum;
@@ -301,6 +380,7 @@ static void t_exhaustive(void **state)
       for (i = 0; i < n; i++)
         devs[i] = (i + per) % n;
       brute_set(&x, devs, n, per);
+      brute_tpv(&x, devs, n, per); /* per-stage degrees (both types) */
       brute_set(&x, devs, per, per);
       brute_set(&x, devs + per, per, per);
       for (k = 0; k < 2; k++) {
@@ -309,6 +389,7 @@ static void t_exhaustive(void **state)
           ;
         if (pw < len) {
           brute_set(&x, devs, pw, per);
+          brute_tpv(&x, devs, pw, per);
           if (k)
             brute_set(&x, devs + per, pw, per);
         }
@@ -317,6 +398,7 @@ static void t_exhaustive(void **state)
       for (i = 0; i < n; i++) /* the slow node first */
         rev[i] = i;
       brute_set(&x, rev, n, per);
+      brute_tpv(&x, rev, n, per);
       for (pw = 1; pw * 2 <= n; pw *= 2)
         ;
       if (pw < n && pw > per) { /* the cut: the fast node, then slow ones */
@@ -325,7 +407,9 @@ static void t_exhaustive(void **state)
         for (i = 0; i < per; i++)
           rev[pw - per + i] = per + i;
         brute_set(&x, rev, pw, per);
+        brute_tpv(&x, rev, pw, per);
       }
+      ntpv += x.best_tpv <= x.best * (1 + 1e-12);
       nslowfirst += x.best < fastfirst * (1 - 1e-9);
       nmixed++;
     }
@@ -367,11 +451,27 @@ static void t_exhaustive(void **state)
     pp_cluster_destroy(c);
     pp_model_destroy(m);
   }
-  print_message("60 instances (%d mixed, %d best with the slow node first): "
-                "planner = enumeration of %lld plans (%d with a fitting "
-                "plan, %d with none)\n",
-                nmixed, nslowfirst, (long long)total, nfit, nnone);
-  assert_true(nfit > 20 && nnone > 0);
+  print_message("%d instances (%d mixed, %d best with the slow node first, "
+                "%d best with per-stage tp): planner = enumeration of %lld "
+                "plans (%d with a fitting plan, %d with none)\n",
+                iters, nmixed, nslowfirst, ntpv, (long long)total, nfit,
+                nnone);
+  if (only_mixed) /* the per-stage degrees win somewhere */
+    assert_true(nfit > iters / 3 && ntpv > 0);
+  else
+    assert_true(nfit > 20 && nnone > 0);
+}
+
+static void t_exhaustive(void **state)
+{
+  exhaustive(state, 60, 0x5eed, false);
+}
+
+/* Per-stage tensor parallelism on small mixed clusters: the planner
+** equals the enumeration that includes every per-type degree vector. */
+static void t_exhaustive_stage_tp(void **state)
+{
+  exhaustive(state, 40, 0x7b5eed, true);
 }
 
 /* The same inputs give the same plans, byte for byte, on 1, 2, 3 threads. */
@@ -970,7 +1070,8 @@ static void t_cli(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      TU_CTX_TEST(t_exhaustive),  TU_GPT2_TEST(t_deterministic),
+      TU_CTX_TEST(t_exhaustive),  TU_CTX_TEST(t_exhaustive_stage_tp),
+      TU_GPT2_TEST(t_deterministic),
       TU_CTX_TEST(t_mixed),       TU_CTX_TEST(t_nothing_fits),
       TU_GPT2_TEST(t_bad_params), TU_CTX_TEST(t_cancel_and_alloc),
       TU_GPT2_TEST(t_compare),    TU_CTX_TEST(t_madpipe),

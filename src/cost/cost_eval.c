@@ -308,7 +308,8 @@ static void memory(const struct ppi_cost *k, pp_device_memory *mem,
 
 static pp_status lower_bound_k(pp_ctx *ctx, const pp_model *m,
                                const pp_cluster *c, int64_t gbs,
-                               const int32_t *tps, int32_t ntp, int32_t mbs,
+                               const int32_t *tps, int32_t ntp,
+                               const int32_t *type_tp, int32_t mbs,
                                int recompute, pp_precision prec, double *out)
 {
   int32_t nt = c->ntype, t, v, i;
@@ -345,15 +346,16 @@ static pp_status lower_bound_k(pp_ctx *ctx, const pp_model *m,
       ** least device time (tp x its time), and the critical path at its
       ** fastest */
       double dt = INFINITY;
-      int32_t j;
-      for (j = 0; j < ntp; j++) {
+      int32_t j, one = type_tp && type_tp[t] > 0;
+      for (j = 0; j < (one ? 1 : ntp); j++) {
+        int32_t tp = one ? type_tp[t] : tps[j];
         pp_op_time x;
         double y;
-        if ((rc = pp_model_op_time(m, v, &key, tps[j], mbs, &x)))
+        if ((rc = pp_model_op_time(m, v, &key, tp, mbs, &x)))
           goto done;
         y = x.fwd_ms + x.bwd_ms + (recompute ? x.fwd_ms : 0);
-        if (y * tps[j] < dt)
-          dt = y * tps[j];
+        if (y * tp < dt)
+          dt = y * tp;
         if (y < best[v])
           best[v] = y;
       }
@@ -404,10 +406,12 @@ done:
 
 pp_status ppi_lower_bound_tps(pp_ctx *ctx, const pp_model *m,
                               const pp_cluster *c, int64_t gbs,
-                              const int32_t *tps, int32_t ntp, int32_t mbs,
+                              const int32_t *tps, int32_t ntp,
+                              const int32_t *type_tp, int32_t mbs,
                               int recompute, pp_precision prec, double *out_ms)
 {
-  return lower_bound_k(ctx, m, c, gbs, tps, ntp, mbs, recompute, prec, out_ms);
+  return lower_bound_k(ctx, m, c, gbs, tps, ntp, type_tp, mbs, recompute, prec,
+                       out_ms);
 }
 
 pp_status pp_lower_bound(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
@@ -422,8 +426,8 @@ pp_status pp_lower_bound(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
                     "pp_lower_bound: global batch %lld, micro-batch %d, tp %d "
                     "(positive, and the micro-batch must divide the batch)",
                     (long long)gbs, (int)mbs, (int)tp);
-  return lower_bound_k(ctx, m, c, gbs, &tp, 1, mbs, recompute, PP_PREC_MODEL,
-                       out_ms);
+  return lower_bound_k(ctx, m, c, gbs, &tp, 1, NULL, mbs, recompute,
+                       PP_PREC_MODEL, out_ms);
 }
 
 static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
@@ -526,7 +530,7 @@ static pp_status fill_eval(pp_ctx *ctx, struct pp_eval *e,
     }
     if (!over && ppi_share_lb_get(k, tps, ntp, &e->sum.lower_bound_ms))
       return rc;
-    rc = lower_bound_k(ctx, k->m, k->c, k->p->p.global_batch, tps, ntp,
+    rc = lower_bound_k(ctx, k->m, k->c, k->p->p.global_batch, tps, ntp, NULL,
                        k->p->p.micro_batch, k->p->p.recompute, k->prec,
                        &e->sum.lower_bound_ms);
     if (over)

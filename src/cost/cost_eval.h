@@ -44,12 +44,14 @@ PP_INTERNAL pp_status ppi_evaluate_cached(
     const pp_cost_params *cp, struct ppi_share_cache *cache, pp_eval **out);
 
 /* pp_lower_bound over plans whose stages take any of the ntp degrees
-** tps (each operator at the one of least device time), at the run's
-** precision prec (PP_PREC_MODEL: the model's). */
+** tps (each operator at the one of least device time), or on device
+** type t only degree type_tp[t] where it is above 0 (type_tp NULL: none),
+** at the run's precision prec (PP_PREC_MODEL: the model's). */
 PP_INTERNAL pp_status ppi_lower_bound_tps(pp_ctx *ctx, const pp_model *m,
                                           const pp_cluster *c, int64_t gbs,
                                           const int32_t *tps, int32_t ntp,
-                                          int32_t mbs, int recompute,
-                                          pp_precision prec, double *out_ms);
+                                          const int32_t *type_tp, int32_t mbs,
+                                          int recompute, pp_precision prec,
+                                          double *out_ms);
 
 #endif /* PP_COST_EVAL_H */

@@ -261,97 +261,82 @@ int32_t ppi_node_size(const pp_cluster *c)
   return best;
 }
 
-/* TUNING: per-stage degrees (tpv_points) up to TPV_MAX_DEGREE (a mask in
-** an int32 keys the bound's table), on sets of at most TPV_MAX_BLOCKS
-** type blocks (the vectors grow as degrees^blocks). */
+/* TUNING: per-stage degrees (tpv_points) up to TPV_MAX_DEGREE (each
+** block's choices sit in a stack array), on sets of at most
+** TPV_MAX_BLOCKS type blocks (the vectors grow as degrees^blocks). */
 #define TPV_MAX_DEGREE 30
 #define TPV_MAX_BLOCKS 3
 
-/* The lower bounds by (tp, micro-batch, recomputation), computed once. */
+/* The lower bounds by (tp, micro-batch, recomputation), computed once;
+** a point with per-stage degrees keys its bound by its types' degrees
+** (nk pairs, type kt[i] at degree kd[i]; tp 0). */
+struct lbent {
+  int32_t tp, mbs, nk;
+  int32_t kt[TPV_MAX_BLOCKS], kd[TPV_MAX_BLOCKS];
+  int8_t rec;
+  double lb;
+};
 struct lbtab {
-  int32_t n, cap;
-  int32_t *tp, *mbs;
-  int8_t *rec;
-  double *lb;
+  struct ppi_vec e; /* struct lbent */
 };
 
-/* tp > 0: one degree; tp < 0: -tp is the mask of the degrees a point's
-** stages take (bit d: degree d, TPV_MAX_DEGREE at most). */
 static pp_status lb_get(pp_ctx *ctx, struct lbtab *t, const struct space *sp,
-                        int32_t tp, int32_t mbs, int rec, double *out)
+                        const struct lbent *key, double *out)
 {
-  int32_t i;
-  for (i = 0; i < t->n; i++)
-    if (t->tp[i] == tp && t->mbs[i] == mbs && t->rec[i] == rec) {
-      *out = t->lb[i];
+  size_t i;
+  struct lbent x = *key;
+  for (i = 0; i < t->e.n; i++) {
+    const struct lbent *y = &PPI_VEC_AT(&t->e, struct lbent, i);
+    if (y->tp == x.tp && y->mbs == x.mbs && y->rec == x.rec && y->nk == x.nk &&
+        !memcmp(y->kt, x.kt, (size_t)x.nk * sizeof *x.kt) &&
+        !memcmp(y->kd, x.kd, (size_t)x.nk * sizeof *x.kd)) {
+      *out = y->lb;
       return PP_OK;
     }
-  if (t->n == t->cap) {
-    int32_t nc = t->cap ? 2 * t->cap : 64;
-    int32_t *a = ppi_alloc(ctx, (size_t)nc * sizeof *a);
-    int32_t *b = ppi_alloc(ctx, (size_t)nc * sizeof *b);
-    int8_t *r = ppi_alloc(ctx, (size_t)nc);
-    double *l = ppi_alloc(ctx, (size_t)nc * sizeof *l);
-    if (!a || !b || !r || !l) {
-      ppi_free(ctx, a, (size_t)nc * sizeof *a);
-      ppi_free(ctx, b, (size_t)nc * sizeof *b);
-      ppi_free(ctx, r, (size_t)nc);
-      ppi_free(ctx, l, (size_t)nc * sizeof *l);
-      return PP_ENOMEM;
-    }
-    if (t->n) {
-      memcpy(a, t->tp, (size_t)t->n * sizeof *a);
-      memcpy(b, t->mbs, (size_t)t->n * sizeof *b);
-      memcpy(r, t->rec, (size_t)t->n);
-      memcpy(l, t->lb, (size_t)t->n * sizeof *l);
-    }
-    ppi_free(ctx, t->tp, (size_t)t->cap * sizeof *a);
-    ppi_free(ctx, t->mbs, (size_t)t->cap * sizeof *b);
-    ppi_free(ctx, t->rec, (size_t)t->cap);
-    ppi_free(ctx, t->lb, (size_t)t->cap * sizeof *l);
-    t->tp = a;
-    t->mbs = b;
-    t->rec = r;
-    t->lb = l;
-    t->cap = nc;
   }
   {
-    int32_t tps[TPV_MAX_DEGREE + 1], ntp = 0, d;
+    int32_t T = pp_cluster_ntype(sp->c), tps[TPV_MAX_BLOCKS + 1], ntp = 0, j,
+            q, *type_tp = NULL;
     double spd = INFINITY;
     pp_status rc;
-    if (tp > 0)
-      tps[ntp++] = tp;
-    for (d = 1; tp < 0 && d <= TPV_MAX_DEGREE; d++)
-      if ((-tp) >> d & 1)
-        tps[ntp++] = d;
+    if (x.tp > 0)
+      tps[ntp++] = x.tp;
+    for (j = 0; j < x.nk; j++) {
+      for (q = 0; q < ntp && tps[q] != x.kd[j]; q++)
+        ;
+      if (q == ntp)
+        tps[ntp++] = x.kd[j];
+    }
+    if (x.nk > 0) {
+      if (!(type_tp = ppi_calloc(ctx, (size_t)T, sizeof *type_tp)))
+        return PP_ENOMEM;
+      for (j = 0; j < x.nk; j++)
+        type_tp[x.kt[j]] = x.kd[j];
+    }
     rc = ppi_lower_bound_tps(ctx, sp->m, sp->c, sp->p->global_batch, tps, ntp,
-                             mbs, rec, PP_PREC_MODEL, out);
+                             type_tp, x.mbs, x.rec, PP_PREC_MODEL, out);
+    if (type_tp)
+      ppi_free(ctx, type_tp, (size_t)T * sizeof *type_tp);
     if (rc)
       return rc;
     /* a calibration that makes compute or the network faster lowers the
     ** bound with it (fixed costs only add): the scaled bound stays a
     ** bound (at the degree it speeds up most) */
-    for (d = 0; d < ntp; d++) {
-      double x = ppi_calib_speedup(sp->p->calibration, mbs,
-                                   pp_model_micro_batch(sp->m), tps[d]);
-      if (x < spd)
-        spd = x;
+    for (j = 0; j < ntp; j++) {
+      double y = ppi_calib_speedup(sp->p->calibration, x.mbs,
+                                   pp_model_micro_batch(sp->m), tps[j]);
+      if (y < spd)
+        spd = y;
     }
     *out *= spd;
   }
-  t->tp[t->n] = tp;
-  t->mbs[t->n] = mbs;
-  t->rec[t->n] = (int8_t)rec;
-  t->lb[t->n++] = *out;
-  return PP_OK;
+  x.lb = *out;
+  return ppi_vec_push(ctx, &t->e, &x);
 }
 
 static void lb_free(pp_ctx *ctx, struct lbtab *t)
 {
-  ppi_free(ctx, t->tp, (size_t)t->cap * sizeof *t->tp);
-  ppi_free(ctx, t->mbs, (size_t)t->cap * sizeof *t->mbs);
-  ppi_free(ctx, t->rec, (size_t)t->cap);
-  ppi_free(ctx, t->lb, (size_t)t->cap * sizeof *t->lb);
+  ppi_vec_free(ctx, &t->e);
 }
 
 int ppi_point_cmp(const void *x, const void *y)
@@ -554,14 +539,13 @@ static pp_status tpv_points(pp_ctx *ctx, struct space *sp, int32_t k,
       same = same && t[b] == t[0];
     }
     for (dp = 1; !same && dp <= s->n && !rc; dp++) {
-      int32_t pp = 0, mask = 0, j, first;
+      int32_t pp = 0, j, first;
       int64_t B, nd, di;
       bool ok = p->global_batch % dp == 0;
       for (b = 0; b < K && ok; b++) {
         int32_t n = st[b + 1] - st[b];
         ok = (n / t[b]) % dp == 0;
         pp += n / t[b] / (ok ? dp : 1);
-        mask |= 1 << t[b];
       }
       if (!ok || pp > sp->L || !ppi_search_zero_mask(p, pp))
         continue;
@@ -588,9 +572,18 @@ static pp_status tpv_points(pp_ctx *ctx, struct space *sp, int32_t k,
         int sc, rec;
         for (rec = 0; rec <= 1 && !rc; rec++) {
           double lb;
+          struct lbent key;
           if (p->recompute >= 0 && rec != p->recompute)
             continue;
-          if ((rc = lb_get(ctx, x->lt, sp, -mask, mbs, rec, &lb)))
+          memset(&key, 0, sizeof key);
+          key.mbs = mbs;
+          key.rec = (int8_t)rec;
+          key.nk = K;
+          for (b = 0; b < K; b++) {
+            key.kt[b] = pp_cluster_device_type(sp->c, s->dev[st[b]]);
+            key.kd[b] = t[b];
+          }
+          if ((rc = lb_get(ctx, x->lt, sp, &key, &lb)))
             break;
           if (lb < *x->space_lb)
             *x->space_lb = lb;
@@ -630,7 +623,7 @@ static pp_status make_points(pp_ctx *ctx, struct space *sp,
                              struct ppi_vec *vp, double *space_lb)
 {
   const pp_search_params *p = sp->p;
-  struct lbtab lt = {0, 0, NULL, NULL, NULL, NULL};
+  struct lbtab lt;
   struct ppi_vec v, ft;
   int32_t k, tp, pp, maxtp = p->max_tp ? p->max_tp : ppi_node_size(sp->c);
   pp_status rc = PP_OK;
@@ -646,6 +639,7 @@ static pp_status make_points(pp_ctx *ctx, struct space *sp,
   *space_lb = INFINITY;
   ppi_vec_init(&v, sizeof(struct point));
   ppi_vec_init(&ft, sizeof(struct fill_ent));
+  ppi_vec_init(&lt.e, sizeof(struct lbent));
   for (k = 0; k < sp->nset && !rc; k++) {
     const struct dset *s = &sp->sets[k];
     for (tp = 1; tp <= maxtp && tp <= s->n && !rc; tp++) {
@@ -665,9 +659,14 @@ static pp_status make_points(pp_ctx *ctx, struct space *sp,
           mbs = (int32_t)div[di];
           for (rec = 0; rec <= 1 && !rc; rec++) {
             double lb;
+            struct lbent key;
             if (p->recompute >= 0 && rec != p->recompute)
               continue;
-            if ((rc = lb_get(ctx, &lt, sp, tp, mbs, rec, &lb)))
+            memset(&key, 0, sizeof key);
+            key.tp = tp;
+            key.mbs = mbs;
+            key.rec = (int8_t)rec;
+            if ((rc = lb_get(ctx, &lt, sp, &key, &lb)))
               break;
             /* one device type, partitions of the chain view (not an
             ** operator DAG's): the fill bound too */

@@ -569,17 +569,24 @@ static void baselines(struct rep *r)
                     row.simulated_ms,
                     ss.iteration_ms > 0 ? row.simulated_ms / ss.iteration_ms
                                         : 0);
-    else
+    else {
+      char tw[64];
+      if (row.tp > 0 || !pp_compare_plan(r->cmp, i))
+        snprintf(tw, sizeof tw, "%d", (int)row.tp);
+      else /* per-stage degrees */
+        ppi_tp_words(tw, sizeof tw, plan_tp, pp_compare_plan(r->cmp, i),
+                     pp_plan_nstage(pp_compare_plan(r->cmp, i)));
       ppi_sb_printf(b,
-                    "</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%d"
+                    "</td><td>%d</td><td>%d</td><td>%d</td><td>%s</td><td>%d"
                     "</td><td class=\"l\">%s%s</td><td>%.3f</td><td>%.2f</td>"
                     "<td>%s</td>",
-                    (int)row.devices, (int)row.pp, (int)row.dp, (int)row.tp,
+                    (int)row.devices, (int)row.pp, (int)row.dp, tw,
                     (int)row.micro_batch, pp_schedule_name(row.schedule),
                     row.recompute ? " + rc" : "", row.simulated_ms,
                     ss.iteration_ms > 0 ? row.simulated_ms / ss.iteration_ms
                                         : 0,
                     row.fits ? "yes" : "<span class=\"bad\">no</span>");
+    }
     ppi_sb_puts(b, "<td class=\"l\">");
     esc(b, row.about);
     ppi_sb_puts(b, "</td></tr>\n");

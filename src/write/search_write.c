@@ -54,6 +54,11 @@ static pp_precision precision_of(const pp_plan *pl, const pp_model *m)
   return q.precision == PP_PREC_MODEL ? pp_model_dtype(m) : q.precision;
 }
 
+static int32_t plan_tp(const void *p, int32_t s)
+{
+  return pp_plan_stage_tp(p, s);
+}
+
 static void json_plan(FILE *f, const pp_search_plan *y, const pp_plan *pl,
                       const pp_model *m, const pp_cluster *c, const pp_eval *e)
 {
@@ -110,16 +115,17 @@ static void json_plan(FILE *f, const pp_search_plan *y, const pp_plan *pl,
     for (r = 0; r < pp_plan_nreplica(pl, s); r++) {
       const int32_t *d = pp_plan_replica(pl, s, r);
       fputs(r ? ", [" : "[", f);
-      for (k = 0; k < y->tp; k++)
+      for (k = 0; k < pp_plan_stage_tp(pl, s); k++)
         fprintf(f, "%s%d", k ? ", " : "", (int)d[k]);
       fputc(']', f);
     }
-    fputs("], \"memory_bytes\": ", f);
+    fprintf(f, "], \"tp\": %d, \"memory_bytes\": ",
+            (int)pp_plan_stage_tp(pl, s));
     {
       double worst = 0, cap = 0;
       for (r = 0; r < pp_plan_nreplica(pl, s); r++) {
         const int32_t *d = pp_plan_replica(pl, s, r);
-        for (k = 0; k < y->tp; k++) {
+        for (k = 0; k < pp_plan_stage_tp(pl, s); k++) {
           pp_device_memory dm;
           if (e && pp_eval_device(e, d[k], &dm) == PP_OK &&
               dm.total_bytes > worst) {
@@ -231,10 +237,12 @@ static void write_text(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
   }
   pp_search_plan_get(sr, 0, &y);
   pl = pp_search_plan_at(sr, 0);
+  ppi_tp_words(b1, sizeof b1, plan_tp, pl, pp_plan_nstage(pl));
   fprintf(f,
-          "\nbest: %d devices = pp %d x dp %d x tp %d; micro-batch %d, %lld "
+          "\nbest: %d devices = pp %d x dp %d x tp %s%s; micro-batch %d, %lld "
           "per replica; %s%s%s; placement: %s\n",
-          (int)y.devices, (int)y.pp, (int)y.dp, (int)y.tp, (int)y.micro_batch,
+          (int)y.devices, (int)y.pp, (int)y.dp, b1,
+          y.tp ? "" : " (per stage)", (int)y.micro_batch,
           (long long)y.gas, pp_schedule_name(y.schedule),
           y.madpipe ? " with MadPipe's partition and in-flight counts "
                       "(memory binds)"
@@ -282,7 +290,7 @@ static void write_text(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
     devs[0] = 0;
     for (r = 0, col = 0; r < pp_plan_nreplica(pl, s); r++) {
       const int32_t *d = pp_plan_replica(pl, s, r);
-      for (k = 0; k < y.tp; k++) {
+      for (k = 0; k < pp_plan_stage_tp(pl, s); k++) {
         pp_device_memory dm;
         if (col < (int32_t)sizeof devs - 8)
           col += snprintf(devs + col, sizeof devs - (size_t)col, "%s%s",
@@ -314,11 +322,15 @@ static void write_text(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
           "estimate ms  simulated ms  samples/s  placement\n",
           f);
     for (i = 0; i < sum.nplans; i++) {
+      char tw[16];
       pp_search_plan_get(sr, i, &y);
+      /* per-stage degrees: "var" (the best plan's line above lists
+      ** them; --json has every stage's) */
+      snprintf(tw, sizeof tw, y.tp ? "%d" : "var", (int)y.tp);
       fprintf(f,
-              "%4d  %7d %3d %3d %3d %4d %5lld  %-9s  %-6s  %11.2f  %12.2f  "
+              "%4d  %7d %3d %3d %3s %4d %5lld  %-9s  %-6s  %11.2f  %12.2f  "
               "%9.2f  %s\n",
-              (int)i + 1, (int)y.devices, (int)y.pp, (int)y.dp, (int)y.tp,
+              (int)i + 1, (int)y.devices, (int)y.pp, (int)y.dp, tw,
               (int)y.micro_batch, (long long)y.gas,
               y.madpipe ? "madpipe" : pp_schedule_name(y.schedule),
               y.recompute ? "yes" : "no", y.estimate_ms, y.simulated_ms,
