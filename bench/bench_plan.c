@@ -29,9 +29,9 @@
 **      documented cluster, 16,384 devices (hier:2048x8), global batch
 **      16,384, under --time-limit 5.
 **
-** usage: bench_plan [--quick | --sailor [MODEL GPUS]]   (--quick: (b) up
-**        to 16x16, (c) up to 128; (e) as in full.  --sailor: (c)'s mixed
-**        cells alone, or one of them)
+** usage: bench_plan [--quick | --sailor [MODEL GPUS [homog]]]   (--quick:
+**        (b) up to 16x16, (c) up to 128; (e) as in full.  --sailor: (c)
+**        alone, or one of its cells: mixed, or all-A100 with "homog")
 **  (c) on each mixed cluster also plans with one tp per plan
 **      (--uniform-tp) in the same run: per-stage tp must be at least as
 **      good, and the line says where it wins.
@@ -283,9 +283,11 @@ static void sailor(pp_ctx *ctx, const char *model, int gpus, bool mix)
            target);
   }
   if (getenv("BENCH_VERBOSE"))
-    printf("\n    %lld points, %lld pruned, %lld priced, %lld fit\n",
+    printf("\n    %lld points, %lld pruned, %lld priced, %lld fit, %lld "
+           "MadPipe runs\n",
            (long long)sum.points, (long long)sum.pruned,
-           (long long)sum.evaluated, (long long)sum.fitting);
+           (long long)sum.evaluated, (long long)sum.fitting,
+           (long long)sum.madpipe);
   if (sum.nplans && !pp_search_plan_get(s, 0, &y)) {
     char tw[64];
     tp_words(pp_search_plan_at(s, 0), tw, sizeof tw);
@@ -395,11 +397,13 @@ int main(int argc, char **argv)
   if (pp_ctx_create(NULL, &ctx))
     return 2;
   if (only_c) {
-    if (argc > 3) /* one cell: --sailor MODEL GPUS */
-      sailor(ctx, argv[2], atoi(argv[3]), true);
+    if (argc > 3) /* one cell: --sailor MODEL GPUS [homog] */
+      sailor(ctx, argv[2], atoi(argv[3]), argc <= 4);
     for (i = 0; i < 4 && argc <= 3; i++)
-      for (k = 0; k < 3; k++)
+      for (k = 0; k < 3; k++) {
         sailor(ctx, sailors[i], sizes[k], true);
+        sailor(ctx, sailors[i], sizes[k], false);
+      }
     pp_ctx_destroy(ctx);
     return 0;
   }

@@ -302,6 +302,27 @@ static pp_status enumerate(struct search_run *r)
     if (p->progress && p->progress(p->progress_ud, (double)end / np))
       return ppi_fail(r->ctx, PP_ECANCELED, "plan: stopped by the caller");
   }
+  {
+    /* the memory bound priced nothing: every point again without it, so
+    ** that "nothing fits" names the closest plan priced (a pass only
+    ** where nothing fits anyway) */
+    int64_t evaluated = 0, mem = 0;
+    int32_t i;
+    for (i = 0; i < T; i++) {
+      evaluated += r->ws[i].evaluated;
+      mem += r->ws[i].mem_pruned;
+    }
+    if (r->nkept == 0 && evaluated == 0 && mem > 0 && !r->timed_out) {
+      for (i = 0; i < T; i++) {
+        struct worker *w = &r->ws[i];
+        w->mem_all = true;
+        w->pruned = w->evaluated = w->fitting = w->mem_pruned = 0;
+        w->offers = w->part_pruned = 0;
+        w->bound.n = 0; /* MadPipe's points are recorded again */
+      }
+      return enumerate(r);
+    }
+  }
   return PP_OK;
 }
 

@@ -108,6 +108,9 @@ struct worker {
   int32_t nkept, K;
   int32_t *opbuf, *off, *reps, *first;
   int64_t pruned, evaluated, fitting, madpipe, madpipe_fit;
+  int64_t mem_pruned; /* of pruned: by the memory bound (mem_feasible) */
+  bool mem_all;       /* price every point (no memory bound): the second
+                         pass when the first priced none */
   int64_t offers, part_pruned;   /* partitions priced and bounded out */
   int64_t offer_order;           /* the next offer's cand.order */
   struct ppi_share_cache *share; /* the last layout's reduction hops */
@@ -225,6 +228,10 @@ PP_INTERNAL pp_status ppi_eval_point(struct worker *w, const struct point *pt);
 /* Whether the point's best plan (have: one fits, peak its memory share)
 ** leaves MadPipe something to win: memory binds on a 1F1B* point on one
 ** device type. */
+/* Whether MadPipe may run on the point at all (binds without its best
+** plan's figures): the memory bound then does not apply to it. */
+PP_INTERNAL bool ppi_madpipe_may(const struct space *sp,
+                                 const struct point *pt);
 PP_INTERNAL bool ppi_madpipe_binds(const struct space *sp,
                                    const struct point *pt, bool have,
                                    double peak);

@@ -42,13 +42,17 @@
 ** 3N tried), so a memory-bound space does not spend the run on it. */
 #define MADPIPE_TRIES 3
 
+bool ppi_madpipe_may(const struct space *sp, const struct point *pt)
+{
+  return sp->p->madpipe > 0 && pt->sched == PP_SCHED_1F1B_STAR &&
+         pt->tp == 1 && pt->tpv < 0 && !pt->rec && !sp->sets[pt->set].mixed &&
+         pt->pp >= 2 && sp->L <= PPI_MADPIPE_MAX_LAYERS;
+}
+
 bool ppi_madpipe_binds(const struct space *sp, const struct point *pt,
                        bool have, double peak)
 {
-  return pt->sched == PP_SCHED_1F1B_STAR && pt->tp == 1 && pt->tpv < 0 &&
-         !pt->rec &&
-         !sp->sets[pt->set].mixed && pt->pp >= 2 &&
-         sp->L <= PPI_MADPIPE_MAX_LAYERS && (!have || peak >= MADPIPE_SHARE);
+  return ppi_madpipe_may(sp, pt) && (!have || peak >= MADPIPE_SHARE);
 }
 
 /* The point's MadPipe plan offered to its best: a flat network at the

@@ -37,6 +37,12 @@
 ** partitioned by pricing every one with the estimate (exact under it);
 ** 2,000 estimates cost about one label DP (docs/PLANNER.md). */
 #define SHORT_CHAIN 2000
+/* TUNING: and at most SHORT_CHAIN_WORK / devices of them: an estimate
+** costs time linear in the plan's devices, the label DP does not, so on
+** large points fewer partitions are worth pricing one by one (2,000 up
+** to 64 devices, 250 at 512; OPT-30 on 512 mixed GPUs: 4.2 -> see
+** docs/PLANNER.md "Speed"). */
+#define SHORT_CHAIN_WORK (SHORT_CHAIN * 64)
 
 /* What every strategy sees of the point. */
 struct at_point {
@@ -216,6 +222,54 @@ static pp_status mem_init(struct worker *w, const struct at_point *a,
       sv[l + 1] = sv[l] + y;
     }
   }
+  return PP_OK;
+}
+
+/* Whether some contiguous partition into b->S stages may fit under the
+** memory part of b: the ends reachable after each stage, a stage from a
+** taking layers up to the last that fits (the need grows with the end
+** and does not with the start), a sweep per stage.  Stages differ in
+** capacity and degree, so a greedy split would not do.  O(S L log L). */
+static pp_status mem_feasible(pp_ctx *ctx, const struct part_bound *b,
+                              int32_t L, bool *out)
+{
+  int32_t S = b->S, s, a, *reach, *next;
+  *out = true;
+  if (!b->mpre || S > L)
+    return PP_OK;
+  if (!(reach = ppi_calloc(ctx, 2 * (size_t)(L + 2), sizeof *reach)))
+    return PP_ENOMEM;
+  next = reach + L + 2;
+  reach[0] = 1;
+  for (s = 0; s < S; s++) {
+    const double *np = b->mpre + (size_t)s * 2 * (L + 1), *sv = np + L + 1;
+    int32_t hi_all = L - (S - 1 - s), run = 0, any = 0;
+    memset(next, 0, (size_t)(L + 2) * sizeof *next);
+    for (a = 0; a < L; a++) { /* next: a difference array of intervals */
+      int32_t lo = a + 1, hi = hi_all, mid;
+      if (!reach[a] || lo > hi ||
+          b->spp[s] * (np[lo] - np[a]) + (sv[lo] - sv[a]) > b->cap[s])
+        continue;
+      while (lo < hi) {
+        mid = lo + (hi - lo + 1) / 2;
+        if (b->spp[s] * (np[mid] - np[a]) + (sv[mid] - sv[a]) <= b->cap[s])
+          lo = mid;
+        else
+          hi = mid - 1;
+      }
+      next[a + 1]++;
+      next[lo + 1]--;
+    }
+    for (a = 0; a <= L; a++) {
+      run += next[a];
+      reach[a] = run > 0;
+      any |= reach[a];
+    }
+    if (!any)
+      break;
+  }
+  *out = reach[L] != 0;
+  ppi_free(ctx, reach, 2 * (size_t)(L + 2) * sizeof *reach);
   return PP_OK;
 }
 
@@ -545,14 +599,42 @@ pp_status ppi_eval_point(struct worker *w, const struct point *pt)
     w->pruned++;
     return PP_OK;
   }
+  if (!w->mem_all && !ppi_madpipe_may(sp, pt)) {
+    /* no partition can hold its stages' state and one micro-batch:
+    ** pruned (MadPipe's points are not, its stages need not be
+    ** contiguous on a device; plan_search.c prices every point again
+    ** when this left none priced, for the closest point's report) */
+    struct part_bound pb;
+    bool ok;
+    memset(&pb, 0, sizeof pb);
+    pb.S = pt->pp;
+    a.pt = pt;
+    a.set = &sp->sets[pt->set];
+    if ((rc = mem_init(w, &a, &pb)) ||
+        (rc = mem_feasible(&w->ctx, &pb, sp->L, &ok))) {
+      bound_free(&w->ctx, &pb);
+      return rc;
+    }
+    bound_free(&w->ctx, &pb);
+    if (!ok) {
+      w->pruned++;
+      w->mem_pruned++;
+      return PP_OK;
+    }
+  }
   w->evaluated++;
   memset(&best, 0, sizeof best);
   a.pt = pt;
   a.set = &sp->sets[pt->set];
   a.gas = sp->p->global_batch / pt->dp / pt->mbs;
   ppi_point_net(w, pt, &a.arbw, &a.linkbw);
-  a.short_chain =
-      binom_capped(sp->L - 1, pt->pp - 1, SHORT_CHAIN) <= SHORT_CHAIN;
+  {
+    int64_t ndev = (int64_t)ppi_pt_off(sp, pt, pt->pp);
+    double lim = ndev > SHORT_CHAIN_WORK / SHORT_CHAIN
+                     ? (double)(SHORT_CHAIN_WORK / ndev)
+                     : SHORT_CHAIN;
+    a.short_chain = binom_capped(sp->L - 1, pt->pp - 1, lim) <= lim;
+  }
   for (k = 0; k < sizeof strategies / sizeof strategies[0] && rc == PP_OK; k++)
     if (strategies[k].applies(w, &a))
       rc = strategies[k].run(w, &a, &best, &have);
