@@ -276,6 +276,7 @@ static pp_status open_space(struct search_run *r)
     w->close_share = INFINITY;
     w->close_idx = INT64_MAX;
     w->close_dev = -1;
+    w->lbmin = INFINITY;
     ppi_vec_init(&w->bound, sizeof(struct point));
   }
   return PP_OK;
@@ -318,6 +319,7 @@ static pp_status enumerate(struct search_run *r)
         w->mem_all = true;
         w->pruned = w->evaluated = w->fitting = w->mem_pruned = 0;
         w->offers = w->part_pruned = 0;
+        w->lbmin = INFINITY;
         w->bound.n = 0; /* MadPipe's points are recorded again */
       }
       return enumerate(r);
@@ -399,6 +401,16 @@ static pp_status make_result(struct search_run *r, pp_search **out)
   ppi_search_cost_params(&r->sp, &sum.cost);
   sum.global_batch = r->p->global_batch;
   sum.lower_bound_ms = isfinite(r->space_lb) ? r->space_lb : 0;
+  {
+    /* every point visited: the least bound of those that may hold a plan
+    ** (a point's bound may have risen when it was visited; one that
+    ** cannot fit in memory bounds nothing) */
+    double lb = INFINITY;
+    for (i = 0; i < r->T; i++)
+      lb = r->ws[i].lbmin < lb ? r->ws[i].lbmin : lb;
+    if (!r->timed_out && n > 0 && isfinite(lb) && lb > sum.lower_bound_ms)
+      sum.lower_bound_ms = lb;
+  }
   sum.timed_out = r->timed_out;
   sum.interrupted = r->p->stop && *r->p->stop;
   sum.simulated = r->simulated;

@@ -109,6 +109,8 @@ struct worker {
   int32_t *opbuf, *off, *reps, *first;
   int64_t pruned, evaluated, fitting, madpipe, madpipe_fit;
   int64_t mem_pruned; /* of pruned: by the memory bound (mem_feasible) */
+  double lbmin;       /* the least bound of the points it visited that
+                         may hold a plan (their own, mixed_fill_bound's) */
   bool mem_all;       /* price every point (no memory bound): the second
                          pass when the first priced none */
   int64_t offers, part_pruned;   /* partitions priced and bounded out */
@@ -182,13 +184,15 @@ struct ppi_price {
 /* What the planner's bounds need of one device type (device dev's) at
 ** (tp, mbs, rec): into pre[0..L] the prefix sums over the chain view's
 ** layers of forward + backward (+ the recomputed forward) as the estimate
-** and the simulator look them up, into *fac and *step the calibration's
+** and the simulator look them up (into fpre, when not NULL, the
+** forward's alone), into *fac and *step the calibration's
 ** compute factor and fixed cost per micro-batch (1 and 0 without one).
 ** Returns false, its error cleared, when a time cannot be looked up (no
 ** bound then; the pricing reports it). */
 PP_INTERNAL bool ppi_layer_prefix(pp_ctx *ctx, const struct space *sp,
                                   int32_t dev, int32_t tp, int32_t mbs, int rec,
-                                  double *pre, double *fac, double *step);
+                                  double *pre, double *fpre, double *fac,
+                                  double *step);
 /* share: the worker's cache of the reductions' hops (cost_eval.h), or
 ** NULL. */
 PP_INTERNAL pp_status ppi_search_price(pp_ctx *ctx, const struct space *sp,

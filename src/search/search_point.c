@@ -40,8 +40,9 @@
 /* TUNING: and at most SHORT_CHAIN_WORK / devices of them: an estimate
 ** costs time linear in the plan's devices, the label DP does not, so on
 ** large points fewer partitions are worth pricing one by one (2,000 up
-** to 64 devices, 250 at 512; OPT-30 on 512 mixed GPUs: 4.2 -> see
-** docs/PLANNER.md "Speed"). */
+** to 64 devices, 250 at 512; OPT-30 on 512 mixed GPUs, bench_plan
+** --sailor: 4.2 -> 1.5 CPU-s, the same plan; docs/PLANNER.md "Per
+** point"). */
 #define SHORT_CHAIN_WORK (SHORT_CHAIN * 64)
 
 /* What every strategy sees of the point. */
@@ -119,6 +120,7 @@ static bool is_short(const struct worker *w, const struct at_point *a)
 struct part_bound {
   int32_t T, S;      /* T: profiles (types x ND) */
   double *pre;       /* [T][L + 1] */
+  double *fpre;      /* [T][L + 1] the forward's alone */
   double *fac;       /* [T] */
   double *step;      /* [T] */
   unsigned char *on; /* [S][T]: stage s has a device of profile t */
@@ -317,12 +319,13 @@ static pp_status bound_init(struct worker *w, const struct at_point *a,
   memset(b, 0, sizeof *b);
   b->T = T;
   b->S = pt->pp;
-  b->bytes = npre * sizeof(double) + 2 * (size_t)T * sizeof(double) +
+  b->bytes = 2 * npre * sizeof(double) + 2 * (size_t)T * sizeof(double) +
              (size_t)pt->pp * (size_t)T;
   if (!(mem = ppi_calloc(&w->ctx, 1, b->bytes)))
     return PP_ENOMEM;
   b->pre = (double *)(void *)mem;
-  b->fac = b->pre + npre;
+  b->fpre = b->pre + npre;
+  b->fac = b->fpre + npre;
   b->step = b->fac + T;
   b->on = (unsigned char *)(b->step + T);
   for (s = 0; s < pt->pp; s++) {
@@ -347,7 +350,8 @@ static pp_status bound_init(struct worker *w, const struct at_point *a,
             d = a->set->dev[n];
     if (d >= 0 &&
         !ppi_layer_prefix(&w->ctx, sp, d, deg[t % ND], pt->mbs, pt->rec,
-                          b->pre + (size_t)t * (L + 1), &b->fac[t],
+                          b->pre + (size_t)t * (L + 1),
+                          b->fpre + (size_t)t * (L + 1), &b->fac[t],
                           &b->step[t])) {
       bound_free(&w->ctx, b);
       return PP_OK;
@@ -417,6 +421,121 @@ static double bound_minmax(pp_ctx *ctx, const struct part_bound *b, int32_t t,
   best = (double)(gas - 1) * cur[L] + b->fac[t] * pr[L] + S * b->step[t];
   ppi_free(ctx, cur, 2 * (size_t)(L + 1) * sizeof *cur);
   return best;
+}
+
+/* The fill bound of a point on several device types (search_space.c's
+** fill_bound is the one-type case): stage j of any plan of the point is
+** busy m w_j, w_j its slowest device type's work (fac x its layers + the
+** fixed cost), and its first forward and its last micro-batch's backward
+** pass every earlier stage, at least the cheapest type's forward and
+** backward of each earlier layer and j fixed costs, so an iteration takes
+** at least g_j(a, b) = P[a] + j step_min + m w_j(a, b) for a stage on
+** layers [a, b), estimated or simulated.  g_j grows with b and does not
+** with a (P grows by at most what the least of w_j's types loses, m >=
+** 1), so the ends reachable after each stage, a stage from a taking
+** layers while g_j stays within the target, decide it (types differ per
+** stage: a greedy split would not), and bisection finds the least
+** target.  O(60 S L log L); 0 when a time was not found. */
+static double g_stage(const struct part_bound *b, const double *P, double smin,
+                      int32_t j, int32_t a, int32_t e, int32_t L, int64_t m)
+{
+  double w = 0;
+  int32_t t;
+  for (t = 0; t < b->T; t++)
+    if (b->on[(size_t)j * b->T + t]) {
+      const double *pr = b->pre + (size_t)t * (L + 1);
+      double x = b->fac[t] * (pr[e] - pr[a]) + b->step[t];
+      w = x > w ? x : w;
+    }
+  return P[a] + j * smin + (double)m * w;
+}
+
+static pp_status mixed_fill_bound(pp_ctx *ctx, const struct part_bound *b,
+                                  int32_t L, int64_t m, double *out)
+{
+  int32_t S = b->S, t, l, j, a, it;
+  double *P, smin = INFINITY, lo = 0, hi = 0;
+  int32_t *reach, *next;
+  unsigned char *any;
+  *out = 0;
+  if (!b->pre || S > L || m < 1)
+    return PP_OK;
+  if (!(P = ppi_alloc(ctx, (size_t)(L + 1) * sizeof *P)))
+    return PP_ENOMEM;
+  if (!(reach = ppi_calloc(ctx, 2 * (size_t)(L + 2), sizeof *reach)) ||
+      !(any = ppi_calloc(ctx, (size_t)b->T, 1))) {
+    if (reach)
+      ppi_free(ctx, reach, 2 * (size_t)(L + 2) * sizeof *reach);
+    ppi_free(ctx, P, (size_t)(L + 1) * sizeof *P);
+    return PP_ENOMEM;
+  }
+  next = reach + L + 2;
+  for (j = 0; j < S; j++)
+    for (t = 0; t < b->T; t++)
+      any[t] |= b->on[(size_t)j * b->T + t];
+  P[0] = 0;
+  for (l = 0; l < L; l++) {
+    double f = INFINITY, bw = INFINITY;
+    for (t = 0; t < b->T; t++)
+      if (any[t]) {
+        const double *pr = b->pre + (size_t)t * (L + 1);
+        const double *fp = b->fpre + (size_t)t * (L + 1);
+        double x = b->fac[t] * (fp[l + 1] - fp[l]);
+        double y = b->fac[t] * ((pr[l + 1] - pr[l]) - (fp[l + 1] - fp[l]));
+        f = x < f ? x : f;
+        bw = y < bw ? y : bw;
+      }
+    P[l + 1] = P[l] + f + bw;
+  }
+  for (t = 0; t < b->T; t++)
+    if (any[t] && b->step[t] < smin)
+      smin = b->step[t];
+  /* any partition is within hi: every stage's work at most the whole */
+  for (j = 0; j < S; j++) {
+    double x = g_stage(b, P, smin, j, 0, L, L, m) + P[L];
+    hi = x > hi ? x : hi;
+  }
+  for (it = 0; it < 60; it++) {
+    double T = (lo + hi) / 2;
+    int32_t s;
+    bool ok = true;
+    memset(reach, 0, (size_t)(L + 2) * sizeof *reach);
+    reach[0] = 1;
+    for (s = 0; s < S && ok; s++) {
+      int32_t hmax = L - (S - 1 - s), run = 0;
+      bool got = false;
+      memset(next, 0, (size_t)(L + 2) * sizeof *next);
+      for (a = 0; a < L; a++) {
+        int32_t e0 = a + 1, e1 = hmax, mid;
+        if (!reach[a] || e0 > e1 || g_stage(b, P, smin, s, a, e0, L, m) > T)
+          continue;
+        while (e0 < e1) {
+          mid = e0 + (e1 - e0 + 1) / 2;
+          if (g_stage(b, P, smin, s, a, mid, L, m) <= T)
+            e0 = mid;
+          else
+            e1 = mid - 1;
+        }
+        next[a + 1]++;
+        next[e0 + 1]--;
+      }
+      for (a = 0; a <= L; a++) {
+        run += next[a];
+        reach[a] = run > 0;
+        got = got || reach[a];
+      }
+      ok = got;
+    }
+    if (ok && reach[L])
+      hi = T;
+    else
+      lo = T;
+  }
+  *out = lo;
+  ppi_free(ctx, any, (size_t)b->T);
+  ppi_free(ctx, reach, 2 * (size_t)(L + 2) * sizeof *reach);
+  ppi_free(ctx, P, (size_t)(L + 1) * sizeof *P);
+  return PP_OK;
 }
 
 /* A partition of try_all: its bound and its rank in lexicographic
@@ -582,9 +701,11 @@ static const struct strategy {
 
 /* ---- the point ----------------------------------------------------------- */
 
-pp_status ppi_eval_point(struct worker *w, const struct point *pt)
+pp_status ppi_eval_point(struct worker *w, const struct point *pt0)
 {
   const struct space *sp = w->sp;
+  struct point q0 = *pt0; /* its bound may rise (mixed_fill_bound) */
+  const struct point *pt = &q0;
   struct at_point a;
   struct cand best;
   bool have = false;
@@ -597,6 +718,7 @@ pp_status ppi_eval_point(struct worker *w, const struct point *pt)
 
   if (pt->lb > bar) {
     w->pruned++;
+    w->lbmin = pt->lb < w->lbmin ? pt->lb : w->lbmin;
     return PP_OK;
   }
   if (!w->mem_all && !ppi_madpipe_may(sp, pt)) {
@@ -616,17 +738,35 @@ pp_status ppi_eval_point(struct worker *w, const struct point *pt)
       return rc;
     }
     bound_free(&w->ctx, &pb);
-    if (!ok) {
+    if (!ok) { /* no plan: nothing to bound either */
       w->pruned++;
       w->mem_pruned++;
       return PP_OK;
     }
   }
-  w->evaluated++;
-  memset(&best, 0, sizeof best);
   a.pt = pt;
   a.set = &sp->sets[pt->set];
   a.gas = sp->p->global_batch / pt->dp / pt->mbs;
+  if (a.set->mixed) { /* the fill bound on several types */
+    struct part_bound pb;
+    double fb = 0;
+    if ((rc = bound_init(w, &a, &pb)) ||
+        (rc = mixed_fill_bound(&w->ctx, &pb, sp->L, a.gas, &fb))) {
+      bound_free(&w->ctx, &pb);
+      return rc;
+    }
+    bound_free(&w->ctx, &pb);
+    if (fb > q0.lb)
+      q0.lb = q0.mlb = fb;
+    if (q0.lb > bar) {
+      w->pruned++;
+      w->lbmin = q0.lb < w->lbmin ? q0.lb : w->lbmin;
+      return PP_OK;
+    }
+  }
+  w->lbmin = q0.lb < w->lbmin ? q0.lb : w->lbmin;
+  w->evaluated++;
+  memset(&best, 0, sizeof best);
   ppi_point_net(w, pt, &a.arbw, &a.linkbw);
   {
     int64_t ndev = (int64_t)ppi_pt_off(sp, pt, pt->pp);

@@ -214,7 +214,7 @@ pp_status ppi_search_build_plan(pp_ctx *ctx, const struct space *sp,
 
 bool ppi_layer_prefix(pp_ctx *ctx, const struct space *sp, int32_t dev,
                       int32_t tp, int32_t mbs, int rec, double *pre,
-                      double *fac, double *step)
+                      double *fpre, double *fac, double *step)
 {
   const pp_model *m = sp->m;
   const pp_search_params *p = sp->p;
@@ -232,9 +232,11 @@ bool ppi_layer_prefix(pp_ctx *ctx, const struct space *sp, int32_t dev,
   *fac = ppi_calib_compute_factor(ce, mbs, pp_model_micro_batch(m), tp);
   *step = ce && !isnan(ce->step_ms) ? ce->step_ms : 0;
   pre[0] = 0;
+  if (fpre)
+    fpre[0] = 0;
   for (l = 0; l < sp->L; l++) {
     const int32_t *ops = pp_model_layer_members(sp->view, l, &n);
-    double x = 0;
+    double x = 0, f = 0;
     for (i = 0; i < n; i++) {
       pp_op_time ot;
       if (pp_model_op_time(m, ops[i], &key, tp, mbs, &ot)) {
@@ -242,8 +244,11 @@ bool ppi_layer_prefix(pp_ctx *ctx, const struct space *sp, int32_t dev,
         return false;
       }
       x += ot.fwd_ms + ot.bwd_ms + (rec ? ot.fwd_ms : 0);
+      f += ot.fwd_ms;
     }
     pre[l + 1] = pre[l] + x;
+    if (fpre)
+      fpre[l + 1] = fpre[l] + f;
   }
   return true;
 }

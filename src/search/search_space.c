@@ -401,7 +401,8 @@ static pp_status fill_get(pp_ctx *ctx, struct ppi_vec *t,
   e.type = type;
   if (!(e.pre = ppi_calloc(ctx, (size_t)L + 1, sizeof *e.pre)))
     return PP_ENOMEM;
-  e.ok = (int8_t)ppi_layer_prefix(ctx, sp, dev, tp, mbs, rec, e.pre, &e.fac,
+  e.ok = (int8_t)ppi_layer_prefix(ctx, sp, dev, tp, mbs, rec, e.pre, NULL,
+                                  &e.fac,
                                   &e.step);
   if (ppi_vec_push(ctx, t, &e)) {
     ppi_free(ctx, e.pre, ((size_t)L + 1) * sizeof *e.pre);

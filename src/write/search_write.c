@@ -269,8 +269,8 @@ static void write_text(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
       fprintf(f, "  interval %s\n", iv);
     }
     fprintf(f,
-            "lower bound %.2f ms (%.2f ms at this shape: tp, micro-batch, "
-            "recomputation, and on one device type pp and dp): gap %.1f%%\n",
+            "lower bound %.2f ms (%.2f ms at this plan's tp, micro-batch, "
+            "recomputation, pp and dp): gap %.1f%%\n",
             sum.lower_bound_ms, y.lower_bound_ms,
             sum.lower_bound_ms > 0 ? 100 * (t / sum.lower_bound_ms - 1) : 0.0);
   }
