@@ -27,6 +27,13 @@
 ** For AMP's set, its own cost model's predictions (pred_s) are scored
 ** the same way, side by side.
 **
+** Last, the planner against Sailor's measured runs (issue 23): for each
+** (GPUs, global batch) of the clariden set, the best measured run
+** (Sailor's plan), our prediction of it, and the plan parplan finds for
+** the same model, cluster, batch and settings, its predicted throughput
+** (simulated) and its planning time in CPU seconds, side by side.  Our
+** plan can be checked only against our model: it was not run.
+**
 ** Usage: bench_fidelity [DATA_DIR]   (default: the source tree's data/)
 */
 #define _POSIX_C_SOURCE 200809L
@@ -36,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifndef PP_SOURCE_DIR
 #define PP_SOURCE_DIR "."
@@ -623,6 +631,77 @@ static void report_cross(pp_ctx *ctx, struct set *st)
   free_records(st->n, mo, cl, pl);
 }
 
+static double cpu_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The planner against the best measured run of each (GPUs, batch). */
+static void report_planned(pp_ctx *ctx, const struct set *st)
+{
+  int i, j;
+  printf("\n%s: the planner against the best measured run per (GPUs, "
+         "batch), DeepSpeed fp32 (samples/s)\n",
+         st->title);
+  printf("  GPUs    gbs  measured best (pp x dp x tp, mbs)   ours of it  "
+         "| our plan (pp x dp x tp, mbs)  predicted  vs measured  CPU-s\n");
+  for (i = 0; i < st->n; i++) {
+    const struct run *r = &st->r[i], *best = r;
+    int gpus = r->stages * r->dp * r->tp, first = 1;
+    struct pred pr;
+    char spec[64];
+    pp_model *m = NULL;
+    pp_cluster *c = NULL;
+    pp_search_params sp;
+    pp_search *s = NULL;
+    pp_search_summary sum;
+    pp_search_plan y;
+    double c0;
+    for (j = 0; j < st->n; j++) { /* the group's first row prints it */
+      const struct run *q = &st->r[j];
+      if (q->stages * q->dp * q->tp != gpus || q->gbs != r->gbs)
+        continue;
+      if (j < i)
+        first = 0;
+      if (isfinite(q->real_s) && q->real_s < best->real_s)
+        best = q;
+    }
+    if (!first || !isfinite(best->real_s))
+      continue;
+    price(ctx, st, best, 1, &pr);
+    snprintf(spec, sizeof spec, st->cluster_fmt, gpus / 4 < 1 ? 1 : gpus / 4);
+    if (pp_model_load(ctx, st->model, &m) || pp_cluster_load(ctx, spec, &c))
+      die(spec, ctx);
+    pp_search_params_init(&sp);
+    sp.global_batch = r->gbs;
+    sp.threads = 1;
+    sp.precision = st->prec;
+    sp.engine = st->engine;
+    sp.zero = st->zero;
+    c0 = cpu_s();
+    if (pp_plan_search(ctx, m, c, &sp, &s))
+      die(spec, ctx);
+    c0 = cpu_s() - c0;
+    pp_search_get_summary(s, &sum);
+    printf("  %4d  %5lld  %9.1f (%d x %2d x %d, %d)  %12.1f  | ", gpus,
+           (long long)r->gbs, (double)r->gbs / best->real_s, best->stages,
+           best->dp, best->tp, best->mbs,
+           pr.t_sim > 0 ? (double)r->gbs / pr.t_sim : NAN);
+    if (sum.nplans && !pp_search_plan_get(s, 0, &y))
+      printf("%9s (%d x %2d x %d, %d)  %9.1f  %+9.1f%%  %5.2f\n", "",
+             (int)y.pp, (int)y.dp, (int)y.tp, (int)y.micro_batch,
+             y.throughput, 100 * (y.throughput * best->real_s / r->gbs - 1),
+             c0);
+    else
+      printf("no plan fits  %5.2f\n", c0);
+    pp_search_destroy(s);
+    pp_cluster_destroy(c);
+    pp_model_destroy(m);
+  }
+}
+
 int main(int argc, char **argv)
 {
   const char *dir = argc > 1 ? argv[1] : PP_SOURCE_DIR "/data";
@@ -652,6 +731,7 @@ int main(int argc, char **argv)
   report_calibrated(ctx, &amp, verbose);
   report_calibrated(ctx, &sailor, verbose);
   report_cross(ctx, &sailor);
+  report_planned(ctx, &sailor);
   pp_ctx_destroy(ctx);
   return 0;
 }
