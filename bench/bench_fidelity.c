@@ -690,10 +690,9 @@ static void report_planned(pp_ctx *ctx, const struct set *st)
            best->dp, best->tp, best->mbs,
            pr.t_sim > 0 ? (double)r->gbs / pr.t_sim : NAN);
     if (sum.nplans && !pp_search_plan_get(s, 0, &y))
-      printf("%9s (%d x %2d x %d, %d)  %9.1f  %+9.1f%%  %5.2f\n", "",
-             (int)y.pp, (int)y.dp, (int)y.tp, (int)y.micro_batch,
-             y.throughput, 100 * (y.throughput * best->real_s / r->gbs - 1),
-             c0);
+      printf("%9s (%d x %2d x %d, %d)  %9.1f  %+9.1f%%  %5.2f\n", "", (int)y.pp,
+             (int)y.dp, (int)y.tp, (int)y.micro_batch, y.throughput,
+             100 * (y.throughput * best->real_s / r->gbs - 1), c0);
     else
       printf("no plan fits  %5.2f\n", c0);
     pp_search_destroy(s);

@@ -140,9 +140,8 @@ static pp_cluster *cluster(pp_ctx *ctx, int nodes, int gpus, int slow,
 
 static double last_cpu; /* search()'s CPU seconds */
 
-static pp_search *search_tp(pp_ctx *ctx, const pp_model *m,
-                            const pp_cluster *c, int64_t gbs, int uniform_tp,
-                            double *secs)
+static pp_search *search_tp(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
+                            int64_t gbs, int uniform_tp, double *secs)
 {
   pp_search_params p;
   pp_search *s;
@@ -294,8 +293,8 @@ static void sailor(pp_ctx *ctx, const char *model, int gpus, bool mix)
     printf("  %4d dev pp %2d dp %3d tp %s mbs %d %s%s: %.1f samples/s "
            "(estimate %.1f ms)\n",
            (int)y.devices, (int)y.pp, (int)y.dp, tw, (int)y.micro_batch,
-           pp_schedule_name(y.schedule), y.recompute ? "+rc" : "",
-           y.throughput, y.estimate_ms);
+           pp_schedule_name(y.schedule), y.recompute ? "+rc" : "", y.throughput,
+           y.estimate_ms);
   } else {
     printf("  no plan fits\n");
   }

@@ -1273,8 +1273,7 @@ int main(void)
       cmocka_unit_test(t_cli),        TU_CTX_TEST(t_launch),
       TU_GPT2_TEST(t_deepspeed),      TU_GPT2_TEST(t_torch),
       TU_GPT2_TEST(t_pipedream),      TU_GPT2_TEST(t_engine_warnings),
-      TU_GPT2_TEST(t_stage_tp),
-      cmocka_unit_test(t_engine_cli),
+      TU_GPT2_TEST(t_stage_tp),       cmocka_unit_test(t_engine_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -107,9 +107,9 @@ static double price(struct brute *x, const int *devs, int pp, int dp, int tp,
     if (stp)
       assert_int_equal(pp_plan_builder_set_stage_tp(b, id, stp[s]), PP_OK);
     for (r = 0; r < dp; r++)
-      assert_int_equal(
-          pp_plan_builder_add_replica(b, id, devs + o + r * (stp ? stp[s] : tp)),
-          PP_OK);
+      assert_int_equal(pp_plan_builder_add_replica(
+                           b, id, devs + o + r * (stp ? stp[s] : tp)),
+                       PP_OK);
     o += dp * (stp ? stp[s] : tp);
   }
   assert_int_equal(pp_plan_builder_finish(b, &plan), PP_OK);
@@ -144,6 +144,26 @@ static void compositions(struct brute *x, const int *devs, int pp, int dp,
   }
 }
 
+/* Every plan of one shape: each micro-batch size (every divisor),
+** recomputation, schedule and partition. */
+static void brute_shape(struct brute *x, const int *devs, int pp, int dp,
+                        int tp, const int *stp)
+{
+  int mbs;
+  for (mbs = 1; mbs <= x->gbs / dp; mbs++) {
+    int rec, sched;
+    if ((x->gbs / dp) % mbs)
+      continue;
+    for (rec = 0; rec <= 1; rec++)
+      for (sched = 0; sched < 3; sched++) {
+        int first[16];
+        first[0] = 0;
+        first[pp] = x->L;
+        compositions(x, devs, pp, dp, tp, stp, mbs, sched, rec, first, 1);
+      }
+  }
+}
+
 /* Every plan with per-stage degrees on the device set devs[0:n] of
 ** several types: each run of one type (a block) at its own degree, not
 ** all the same (docs/PLANNER.md, "Per-stage tensor parallelism"): every
@@ -152,7 +172,8 @@ static void compositions(struct brute *x, const int *devs, int pp, int dp,
 ** micro-batch, schedule, recomputation and partition. */
 static void brute_tpv(struct brute *x, const int *devs, int n, int per)
 {
-  int st[5], K = 0, i, b, t[4], pos[4] = {0, 0, 0, 0}, maxtp = per < 8 ? per : 8;
+  int st[5], K = 0, i, b, t[4], pos[4] = {0, 0, 0, 0},
+             maxtp = per < 8 ? per : 8;
   for (i = 0; i < n; i++)
     if (i == 0 || pp_cluster_device_type(x->c, devs[i]) !=
                       pp_cluster_device_type(x->c, devs[i - 1])) {
@@ -175,7 +196,7 @@ static void brute_tpv(struct brute *x, const int *devs, int n, int per)
       same = same && t[b] == t[0];
     }
     for (dp = 1; ok && !same && dp <= n; dp++) {
-      int pp = 0, stp[16], mbs;
+      int pp = 0, stp[16];
       bool fits = x->gbs % dp == 0;
       for (b = 0; b < K && fits; b++) {
         int g = (st[b + 1] - st[b]) / t[b], j;
@@ -183,20 +204,8 @@ static void brute_tpv(struct brute *x, const int *devs, int n, int per)
         for (j = 0; fits && j < g / dp; j++)
           stp[pp++] = t[b];
       }
-      if (!fits)
-        continue;
-      for (mbs = 1; mbs <= x->gbs / dp; mbs++) {
-        int rec, sched;
-        if ((x->gbs / dp) % mbs)
-          continue;
-        for (rec = 0; rec <= 1; rec++)
-          for (sched = 0; sched < 3; sched++) {
-            int first[16];
-            first[0] = 0;
-            first[pp] = x->L;
-            compositions(x, devs, pp, dp, 0, stp, mbs, sched, rec, first, 1);
-          }
-      }
+      if (fits)
+        brute_shape(x, devs, pp, dp, 0, stp);
     }
     for (b = K - 1; b >= 0 && ++pos[b] == maxtp; b--)
       pos[b] = 0;
@@ -218,22 +227,10 @@ static void brute_set(struct brute *x, const int *devs, int n, int per)
     if (!ok)
       continue;
     for (pp = 1; pp <= n / tp && pp <= x->L; pp++) {
-      int dp = n / tp / pp, mbs;
+      int dp = n / tp / pp;
       if ((n / tp) % pp || x->gbs % dp)
         continue;
-      for (mbs = 1; mbs <= x->gbs / dp; mbs++) { /* every divisor */
-        int rec, sched;
-        if ((x->gbs / dp) % mbs)
-          continue;
-        for (rec = 0; rec <= 1; rec++)
-          for (sched = 0; sched < 3; sched++) {
-            int first[16];
-            first[0] = 0;
-            first[pp] = x->L;
-            compositions(x, devs, pp, dp, tp, NULL, mbs, sched, rec, first,
-                         1);
-          }
-      }
+      brute_shape(x, devs, pp, dp, tp, NULL);
     }
   }
 }
@@ -454,8 +451,7 @@ static void exhaustive(void **state, int iters, uint64_t seed, bool only_mixed)
   print_message("%d instances (%d mixed, %d best with the slow node first, "
                 "%d best with per-stage tp): planner = enumeration of %lld "
                 "plans (%d with a fitting plan, %d with none)\n",
-                iters, nmixed, nslowfirst, ntpv, (long long)total, nfit,
-                nnone);
+                iters, nmixed, nslowfirst, ntpv, (long long)total, nfit, nnone);
   if (only_mixed) /* the per-stage degrees win somewhere */
     assert_true(nfit > iters / 3 && ntpv > 0);
   else
@@ -1070,12 +1066,12 @@ static void t_cli(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      TU_CTX_TEST(t_exhaustive),  TU_CTX_TEST(t_exhaustive_stage_tp),
-      TU_GPT2_TEST(t_deterministic),
-      TU_CTX_TEST(t_mixed),       TU_CTX_TEST(t_nothing_fits),
-      TU_GPT2_TEST(t_bad_params), TU_CTX_TEST(t_cancel_and_alloc),
-      TU_GPT2_TEST(t_compare),    TU_CTX_TEST(t_madpipe),
-      TU_GPT2_TEST(t_stop),       cmocka_unit_test(t_cli),
+      TU_CTX_TEST(t_exhaustive),       TU_CTX_TEST(t_exhaustive_stage_tp),
+      TU_GPT2_TEST(t_deterministic),   TU_CTX_TEST(t_mixed),
+      TU_CTX_TEST(t_nothing_fits),     TU_GPT2_TEST(t_bad_params),
+      TU_CTX_TEST(t_cancel_and_alloc), TU_GPT2_TEST(t_compare),
+      TU_CTX_TEST(t_madpipe),          TU_GPT2_TEST(t_stop),
+      cmocka_unit_test(t_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,9 +34,9 @@ struct ppi_cost {
   const struct pp_cluster *c;
   pp_cost_params cp;
   int32_t S, ndev, nrep; /* stages, devices, replicas */
-  int64_t nmb;               /* micro-batches per iteration, all replicas */
-  int64_t *gas;              /* [S] micro-batches per replica */
-  int32_t *stage_of;         /* [nop] */
+  int64_t nmb;           /* micro-batches per iteration, all replicas */
+  int64_t *gas;          /* [S] micro-batches per replica */
+  int32_t *stage_of;     /* [nop] */
 
   /* per replica q (index into the plan's replicas): the slowest tp
   ** rank's time for one micro-batch */

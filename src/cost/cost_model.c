@@ -248,8 +248,8 @@ static pp_status stage_times(struct ppi_cost *k, int32_t s,
   for (i = 0; i < n; i++) {
     pp_op_time t;
     int nar;
-    if ((rc = pp_model_op_time(k->m, ops[i], key, ppi_cost_tp(k, s), k->p->p.micro_batch,
-                               &t)))
+    if ((rc = pp_model_op_time(k->m, ops[i], key, ppi_cost_tp(k, s),
+                               k->p->p.micro_batch, &t)))
       return rc;
     out[0] += t.fwd_ms;
     out[1] += t.bwd_ms;
@@ -260,8 +260,8 @@ static pp_status stage_times(struct ppi_cost *k, int32_t s,
       /* the step where not profiled, and the reduction's passes: both
       ** memory-bound (docs/COST_MODEL.md, "Optimizer step") */
       pp_op_sizes z;
-      if ((rc =
-               pp_model_op_sizes(k->m, ops[i], ppi_cost_tp(k, s), k->p->p.micro_batch, &z)))
+      if ((rc = pp_model_op_sizes(k->m, ops[i], ppi_cost_tp(k, s),
+                                  k->p->p.micro_batch, &z)))
         return rc;
       out[3] += z.param_bytes / pp_precision_bytes(k->m->dtype) *
                 ((t.update_ms > 0 ? 0 : step) + pass) / bw;
@@ -314,7 +314,8 @@ static double tp_ring_bw(const struct ppi_cost *k, int32_t s, int32_t r)
 static double tp_comm_ms(const struct ppi_cost *k, int32_t s, int32_t r,
                          double bytes, double count)
 {
-  return count > 0 ? ring_ms(k, ppi_cost_tp(k, s), tp_ring_bw(k, s, r), bytes, 2, count)
+  return count > 0 ? ring_ms(k, ppi_cost_tp(k, s), tp_ring_bw(k, s, r), bytes,
+                             2, count)
                    : 0;
 }
 
@@ -390,8 +391,8 @@ static pp_status replica_times(pp_ctx *ctx, struct ppi_cost *k)
           ** "Calibration") */
           if (ce && (!isnan(ce->compute_scale) || !isnan(ce->mbs_exponent) ||
                      !isnan(ce->tp_exponent))) {
-            double sc = ppi_calib_compute_factor(ce, k->p->p.micro_batch,
-                                                 k->m->micro_batch, ppi_cost_tp(k, s));
+            double sc = ppi_calib_compute_factor(
+                ce, k->p->p.micro_batch, k->m->micro_batch, ppi_cost_tp(k, s));
             x[0] *= sc;
             x[1] *= sc;
             x[2] *= sc;
@@ -441,7 +442,8 @@ static pp_status stage_sizes(pp_ctx *ctx, struct ppi_cost *k)
       pp_op_sizes z;
       int32_t root;
       v = ops[i];
-      if ((rc = pp_model_op_sizes(m, v, ppi_cost_tp(k, s), k->p->p.micro_batch, &z)))
+      if ((rc = pp_model_op_sizes(m, v, ppi_cost_tp(k, s), k->p->p.micro_batch,
+                                  &z)))
         break;
       k->est |= z.est;
       k->saved[s] += z.saved_bytes;
@@ -451,8 +453,8 @@ static pp_status stage_sizes(pp_ctx *ctx, struct ppi_cost *k)
       if (!seen[root]) {
         pp_op_sizes zr;
         seen[root] = 1;
-        if (root != v &&
-            (rc = pp_model_op_sizes(m, root, ppi_cost_tp(k, s), k->p->p.micro_batch, &zr)))
+        if (root != v && (rc = pp_model_op_sizes(m, root, ppi_cost_tp(k, s),
+                                                 k->p->p.micro_batch, &zr)))
           break;
         k->param[s] += root == v ? z.param_bytes : zr.param_bytes;
       }
@@ -751,8 +753,7 @@ static void engine_memory(struct ppi_cost *k)
     if (k->rules->keeps && last >= 0 && k->stage_of[last] == s) {
       pp_op_sizes z;
       if (pp_model_op_sizes(k->m, last, ppi_cost_tp(k, s), k->p->p.micro_batch,
-                            &z) ==
-          PP_OK)
+                            &z) == PP_OK)
         k->keep[s] = z.out_bytes * k->ratio;
     }
   }
@@ -801,12 +802,12 @@ struct share_entry {
   const pp_calibration *cal;
   pp_engine engine;
   pp_precision prec;
-  int32_t S, ndev; /* ndev: devices in the key */
-  int32_t *rep;    /* [2 S] replicas and tp degree per stage */
-  uint8_t *reduces;    /* [S] grad_bytes > 0 */
-  int32_t *dev;        /* [ndev] in stage, replica, rank order */
-  double *b0, *b1;     /* [3 S] */
-  uint8_t *hier;       /* [S] */
+  int32_t S, ndev;  /* ndev: devices in the key */
+  int32_t *rep;     /* [2 S] replicas and tp degree per stage */
+  uint8_t *reduces; /* [S] grad_bytes > 0 */
+  int32_t *dev;     /* [ndev] in stage, replica, rank order */
+  double *b0, *b1;  /* [3 S] */
+  uint8_t *hier;    /* [S] */
 };
 
 /* The lower bounds of the plans priced (cost_eval.c): one per degrees,
@@ -844,8 +845,8 @@ static bool lb_same(const struct lb_entry *x, const struct ppi_cost *k,
          x->ntp == ntp && !memcmp(x->tps, tps, (size_t)ntp * sizeof *tps);
 }
 
-bool ppi_share_lb_get(const struct ppi_cost *k, const int32_t *tps,
-                      int32_t ntp, double *lb)
+bool ppi_share_lb_get(const struct ppi_cost *k, const int32_t *tps, int32_t ntp,
+                      double *lb)
 {
   int32_t i;
   if (!k->cache || ntp > PPI_MAX_TP_DEGREES)
@@ -858,8 +859,8 @@ bool ppi_share_lb_get(const struct ppi_cost *k, const int32_t *tps,
   return false;
 }
 
-void ppi_share_lb_put(const struct ppi_cost *k, const int32_t *tps,
-                      int32_t ntp, double lb)
+void ppi_share_lb_put(const struct ppi_cost *k, const int32_t *tps, int32_t ntp,
+                      double lb)
 {
   struct lb_entry *x;
   if (!k->cache || ntp > PPI_MAX_TP_DEGREES)

@@ -458,7 +458,8 @@ pp_status pp_export_torch(pp_ctx *ctx, const pp_plan *p, const pp_model *m,
   pp_precision prec;
   pp_status rc;
 
-  if ((rc = ppi_export_begin(ctx, "pp_export_torch", &p, m, c, out, &x, &b, &o)))
+  if ((rc =
+           ppi_export_begin(ctx, "pp_export_torch", &p, m, c, out, &x, &b, &o)))
     return rc;
   S = p->nstage;
   nop = (size_t)o.nop;

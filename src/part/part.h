@@ -24,8 +24,8 @@
 struct ppi_chain {
   int32_t L, S, R;
   int32_t nprof;
-  double *wp;    /* [nprof][L+1] prefix sums of fwd+bwd per profile */
-  double *fp;    /* [nprof][L+1] prefix sums of fwd */
+  double *wp; /* [nprof][L+1] prefix sums of fwd+bwd per profile */
+  double *fp; /* [nprof][L+1] prefix sums of fwd */
   /* per profile too (its tp degree), profile 0's first: */
   double *pp;    /* [nprof][L+1] prefix sums of parameter bytes */
   double *sp;    /* [nprof][L+1] prefix sums of saved activation bytes */
@@ -80,13 +80,12 @@ static inline double ppi_ch_comm(const struct ppi_chain *c, int32_t s,
 ** flight: their saved bytes each, or with recomputation their input each
 ** plus one micro-batch's saved bytes (the re-forward;
 ** docs/COST_MODEL.md). */
-static inline double ppi_ch_act(const struct ppi_chain *c, int32_t s,
-                                int32_t i, int32_t j, double g)
+static inline double ppi_ch_act(const struct ppi_chain *c, int32_t s, int32_t i,
+                                int32_t j, double g)
 {
   const double *sp = ppi_ch_sp(c, s), *cut = ppi_ch_cut(c, s);
   double in = i > 0 ? cut[i - 1] : 0;
-  return c->recompute ? g * in + (sp[j + 1] - sp[i])
-                      : g * (sp[j + 1] - sp[i]);
+  return c->recompute ? g * in + (sp[j + 1] - sp[i]) : g * (sp[j + 1] - sp[i]);
 }
 
 /* Memory of layers i..j on position s with g in-flight micro-batches:
@@ -220,8 +219,8 @@ struct ppi_madpipe {
   int64_t labels;      /* DP labels kept */
   int ilp;             /* phase 2: 1 optimal, 2 feasible (limit), 0 none */
   int fits;
-  int cut;             /* the stop (time or flag) ended it early: the best
-                          pattern found by then */
+  int cut; /* the stop (time or flag) ended it early: the best
+              pattern found by then */
 };
 /* stop bounds the whole of it (both phases, every ILP). */
 PP_INTERNAL pp_status ppi_part_madpipe(pp_ctx *ctx, struct ppi_arena *ar,

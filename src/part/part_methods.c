@@ -47,8 +47,7 @@ struct part_method {
 static bool dag_applies(const pp_model *m, const pp_part_params *p)
 {
   return !p->devices && !p->layer_level && p->tp == 1 && !p->stage_tp &&
-         !p->recompute &&
-         !pp_model_is_chain(m);
+         !p->recompute && !pp_model_is_chain(m);
 }
 
 /* ---- chain kernels ------------------------------------------------------ */

@@ -5,7 +5,8 @@
 ** A finished plan is immutable and lives in one arena: stages as a CSR
 ** of operator indices, replicas as a CSR per stage, and per replica the
 ** device indices of its tensor-parallel group, as many as its stage's
-** tp (a CSR too: stages may differ).  The builder checks only what needs neither the
+** tp (a CSR too: stages may differ).  The builder checks only what needs
+*neither the
 ** model nor the cluster; pp_plan_check (plan_check.c) does the rest, so
 ** a plan can be read before the model it refers to is known.
 */
@@ -552,8 +553,8 @@ pp_status pp_plan_builder_finish(pp_plan_builder *b, pp_plan **out)
   p->dev = ppi_arena_alloc(&p->arena, ctx, ndev ? ndev : 1, sizeof(int32_t));
   p->dev_off =
       ppi_arena_alloc(&p->arena, ctx, (size_t)nrep + 1, sizeof(int32_t));
-  p->stp = ppi_arena_alloc(&p->arena, ctx,
-                           (size_t)(p->nstage ? p->nstage : 1), sizeof(int32_t));
+  p->stp = ppi_arena_alloc(&p->arena, ctx, (size_t)(p->nstage ? p->nstage : 1),
+                           sizeof(int32_t));
   p->inflight = ppi_arena_alloc(
       &p->arena, ctx, (size_t)(p->nstage ? p->nstage : 1), sizeof(int32_t));
   p->pat = ppi_arena_alloc(
@@ -715,24 +716,22 @@ int32_t ppi_plan_max_device(const struct pp_plan *p)
   return m;
 }
 
-pp_status ppi_plan_with_params(pp_ctx *ctx, const pp_plan *p,
-                               const pp_plan_params *q, pp_plan **out)
+/* A copy of p's stages, replicas and schedule fields under the run
+** settings q, every stage at degree tp (its first devices), or each at its
+** own (tp 0). */
+static pp_status rebuild(pp_ctx *ctx, const pp_plan *p, const pp_plan_params *q,
+                         int32_t tp, pp_plan **out)
 {
   pp_plan_builder *b;
   int32_t s, r, id;
   pp_status rc;
-  *out = NULL;
-  if (q->global_batch != p->p.global_batch ||
-      q->micro_batch != p->p.micro_batch)
-    return ppi_fail(ctx, PP_EINVAL,
-                    "ppi_plan_with_params: the batch sizes are the plan's");
   if ((rc = pp_plan_builder_create(ctx, q, p->source, &b)))
     return rc;
   for (s = 0; s < p->nstage && !rc; s++) {
     rc = pp_plan_builder_add_stage(b, p->ops + p->op_off[s],
                                    p->op_off[s + 1] - p->op_off[s], &id);
     if (!rc)
-      rc = pp_plan_builder_set_stage_tp(b, id, p->stp[s]);
+      rc = pp_plan_builder_set_stage_tp(b, id, tp ? tp : p->stp[s]);
     for (r = p->rep_off[s]; r < p->rep_off[s + 1] && !rc; r++)
       rc = pp_plan_builder_add_replica(b, id, p->dev + p->dev_off[r]);
     if (!rc && p->inflight[s] > 0)
@@ -747,12 +746,21 @@ pp_status ppi_plan_with_params(pp_ctx *ctx, const pp_plan *p,
   return pp_plan_builder_finish(b, out);
 }
 
+pp_status ppi_plan_with_params(pp_ctx *ctx, const pp_plan *p,
+                               const pp_plan_params *q, pp_plan **out)
+{
+  *out = NULL;
+  if (q->global_batch != p->p.global_batch ||
+      q->micro_batch != p->p.micro_batch)
+    return ppi_fail(ctx, PP_EINVAL,
+                    "ppi_plan_with_params: the batch sizes are the plan's");
+  return rebuild(ctx, p, q, 0, out);
+}
+
 pp_status ppi_plan_one_tp(pp_ctx *ctx, const pp_plan *p, int32_t tp,
                           pp_plan **out)
 {
-  pp_plan_builder *b;
-  int32_t s, r, id;
-  pp_status rc;
+  int32_t s;
   *out = NULL;
   for (s = 0; s < p->nstage; s++)
     if (p->stp[s] < tp)
@@ -760,23 +768,5 @@ pp_status ppi_plan_one_tp(pp_ctx *ctx, const pp_plan *p, int32_t tp,
                       "ppi_plan_one_tp: stage %d has fewer than %d devices "
                       "per replica",
                       (int)s, (int)tp);
-  if ((rc = pp_plan_builder_create(ctx, &p->p, p->source, &b)))
-    return rc;
-  for (s = 0; s < p->nstage && !rc; s++) {
-    rc = pp_plan_builder_add_stage(b, p->ops + p->op_off[s],
-                                   p->op_off[s + 1] - p->op_off[s], &id);
-    if (!rc)
-      rc = pp_plan_builder_set_stage_tp(b, id, tp);
-    for (r = p->rep_off[s]; r < p->rep_off[s + 1] && !rc; r++)
-      rc = pp_plan_builder_add_replica(b, id, p->dev + p->dev_off[r]);
-    if (!rc && p->inflight[s] > 0)
-      rc = pp_plan_builder_set_in_flight(b, id, p->inflight[s]);
-    if (!rc && !isnan(p->pat[4 * (size_t)s]))
-      rc = pp_plan_builder_set_pattern(b, id, p->pat + 4 * (size_t)s);
-  }
-  if (rc) {
-    pp_plan_builder_destroy(b);
-    return rc;
-  }
-  return pp_plan_builder_finish(b, out);
+  return rebuild(ctx, p, &p->p, tp, out);
 }

@@ -64,8 +64,8 @@ PP_INTERNAL pp_status ppi_plan_with_params(pp_ctx *ctx, const pp_plan *p,
 /* A copy of p with every stage at tensor-parallel degree tp, at most
 ** each stage's own: each replica keeps the first tp devices of its
 ** group (the exports of engines that run one degree, export.c). */
-PP_INTERNAL pp_status ppi_plan_one_tp(pp_ctx *ctx, const pp_plan *p,
-                                      int32_t tp, pp_plan **out);
+PP_INTERNAL pp_status ppi_plan_one_tp(pp_ctx *ctx, const pp_plan *p, int32_t tp,
+                                      pp_plan **out);
 
 /* Entry e's factor on the compute of a plan at micro-batch mbs and
 ** tensor-parallel degree tp: compute_scale x (mbs / ref_mbs)^g x tp^h,

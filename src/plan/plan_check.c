@@ -5,7 +5,8 @@
 ** exactly one stage, and no edge runs from a later stage to an earlier
 ** one (stages are listed in an order that respects the model's
 ** dependencies, which the schedules need).  The builder has already
-** checked what needs neither (plan.c).  O(ops + edges + devices of the replicas).
+** checked what needs neither (plan.c).  O(ops + edges + devices of the
+*replicas).
 */
 #include "plan/plan.h"
 

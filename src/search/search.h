@@ -79,10 +79,10 @@ struct space {
 static inline const int32_t *ppi_pt_stp(const struct space *sp,
                                         const struct point *pt)
 {
-  return pt->tpv < 0 ? NULL
-                     : &PPI_VEC_AT(&sp->tpv_pool, int32_t,
-                                   PPI_VEC_AT(&sp->tpv_first, int32_t,
-                                              pt->tpv));
+  return pt->tpv < 0
+             ? NULL
+             : &PPI_VEC_AT(&sp->tpv_pool, int32_t,
+                           PPI_VEC_AT(&sp->tpv_first, int32_t, pt->tpv));
 }
 static inline int32_t ppi_pt_tp(const struct space *sp, const struct point *pt,
                                 int32_t s)

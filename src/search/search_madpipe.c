@@ -44,9 +44,9 @@
 
 bool ppi_madpipe_may(const struct space *sp, const struct point *pt)
 {
-  return sp->p->madpipe > 0 && pt->sched == PP_SCHED_1F1B_STAR &&
-         pt->tp == 1 && pt->tpv < 0 && !pt->rec && !sp->sets[pt->set].mixed &&
-         pt->pp >= 2 && sp->L <= PPI_MADPIPE_MAX_LAYERS;
+  return sp->p->madpipe > 0 && pt->sched == PP_SCHED_1F1B_STAR && pt->tp == 1 &&
+         pt->tpv < 0 && !pt->rec && !sp->sets[pt->set].mixed && pt->pp >= 2 &&
+         sp->L <= PPI_MADPIPE_MAX_LAYERS;
 }
 
 bool ppi_madpipe_binds(const struct space *sp, const struct point *pt,

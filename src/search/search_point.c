@@ -164,8 +164,8 @@ static pp_status mem_init(struct worker *w, const struct at_point *a,
   int32_t L = sp->L, S = pt->pp, s, l, i, n, z;
   pp_precision prec =
       p->precision == PP_PREC_MODEL ? pp_model_dtype(m) : p->precision;
-  double ratio = (double)pp_precision_bytes(prec) /
-                 pp_precision_bytes(pp_model_dtype(m));
+  double ratio =
+      (double)pp_precision_bytes(prec) / pp_precision_bytes(pp_model_dtype(m));
   unsigned mask = ppi_search_zero_mask(p, pt->pp);
   double best = INFINITY;
   if (sp->dag || p->calibration || !mask)
@@ -196,8 +196,8 @@ static pp_status mem_init(struct worker *w, const struct at_point *a,
     for (r = 0; r < pt->dp; r++)
       for (q = 0; q < tp; q++) {
         double c = (double)pp_cluster_type_memory(
-            sp->c,
-            pp_cluster_device_type(sp->c, a->set->dev[o + (int64_t)r * tp + q]));
+            sp->c, pp_cluster_device_type(
+                       sp->c, a->set->dev[o + (int64_t)r * tp + q]));
         b->cap[s] = c < b->cap[s] ? c : b->cap[s];
       }
     b->cap[s] -= (double)p->reserve_bytes;
@@ -276,8 +276,7 @@ static pp_status mem_feasible(pp_ctx *ctx, const struct part_bound *b,
 }
 
 /* Whether partition f may fit: no stage beyond its least memory. */
-static bool mem_may_fit(const struct part_bound *b, const int32_t *f,
-                        int32_t L)
+static bool mem_may_fit(const struct part_bound *b, const int32_t *f, int32_t L)
 {
   int32_t s;
   if (!b->mpre)
@@ -348,11 +347,10 @@ static pp_status bound_init(struct worker *w, const struct at_point *a,
         for (n = 0; n < a->set->n && d < 0; n++)
           if (pp_cluster_device_type(c, a->set->dev[n]) == t / ND)
             d = a->set->dev[n];
-    if (d >= 0 &&
-        !ppi_layer_prefix(&w->ctx, sp, d, deg[t % ND], pt->mbs, pt->rec,
-                          b->pre + (size_t)t * (L + 1),
-                          b->fpre + (size_t)t * (L + 1), &b->fac[t],
-                          &b->step[t])) {
+    if (d >= 0 && !ppi_layer_prefix(&w->ctx, sp, d, deg[t % ND], pt->mbs,
+                                    pt->rec, b->pre + (size_t)t * (L + 1),
+                                    b->fpre + (size_t)t * (L + 1), &b->fac[t],
+                                    &b->step[t])) {
       bound_free(&w->ctx, b);
       return PP_OK;
     }

@@ -295,8 +295,8 @@ static pp_status lb_get(pp_ctx *ctx, struct lbtab *t, const struct space *sp,
     }
   }
   {
-    int32_t T = pp_cluster_ntype(sp->c), tps[TPV_MAX_BLOCKS + 1], ntp = 0, j,
-            q, *type_tp = NULL;
+    int32_t T = pp_cluster_ntype(sp->c), tps[TPV_MAX_BLOCKS + 1], ntp = 0, j, q,
+            *type_tp = NULL;
     double spd = INFINITY;
     pp_status rc;
     if (x.tp > 0)
@@ -402,8 +402,7 @@ static pp_status fill_get(pp_ctx *ctx, struct ppi_vec *t,
   if (!(e.pre = ppi_calloc(ctx, (size_t)L + 1, sizeof *e.pre)))
     return PP_ENOMEM;
   e.ok = (int8_t)ppi_layer_prefix(ctx, sp, dev, tp, mbs, rec, e.pre, NULL,
-                                  &e.fac,
-                                  &e.step);
+                                  &e.fac, &e.step);
   if (ppi_vec_push(ctx, t, &e)) {
     ppi_free(ctx, e.pre, ((size_t)L + 1) * sizeof *e.pre);
     return ctx->err;
@@ -482,17 +481,73 @@ static double fill_bound(const struct fill_ent *e, int32_t S, int32_t L,
 ** already has (up to where their stages cross a block).  Degrees up to
 ** TPV_MAX_DEGREE, sets of at most TPV_MAX_BLOCKS blocks. */
 
-struct tpv_ctx {
+/* What make_points builds the points with. */
+struct mk {
   struct lbtab *lt;
-  struct ppi_vec *v;
+  struct ppi_vec *ft; /* struct fill_ent */
+  struct ppi_vec *v;  /* struct point */
   int64_t *idx, *div;
   double *space_lb;
 };
 
+/* The points of one shape (proto: set, tp, tpv, pp, dp), every
+** micro-batch size, recomputation and schedule, with their bounds
+** (kproto: the bound's key but micro-batch and recomputation). */
+static pp_status shape_points(pp_ctx *ctx, const struct space *sp, struct mk *x,
+                              const struct point *proto,
+                              const struct lbent *kproto)
+{
+  const pp_search_params *p = sp->p;
+  const struct dset *s = &sp->sets[proto->set];
+  int64_t B = p->global_batch / proto->dp, nd, di;
+  pp_status rc = PP_OK;
+  nd = divisors(B, p->max_micro_batch, x->div);
+  for (di = 0; di < nd && !rc; di++) {
+    int32_t mbs = (int32_t)x->div[di];
+    int sc, rec;
+    for (rec = 0; rec <= 1 && !rc; rec++) {
+      double lb;
+      struct lbent key = *kproto;
+      if (p->recompute >= 0 && rec != p->recompute)
+        continue;
+      key.mbs = mbs;
+      key.rec = (int8_t)rec;
+      if ((rc = lb_get(ctx, x->lt, sp, &key, &lb)))
+        break;
+      /* one device type, partitions of the chain view (not an
+      ** operator DAG's): the fill bound too */
+      if (proto->tpv < 0 && !s->mixed && !sp->dag) {
+        const struct fill_ent *fe = NULL;
+        double f;
+        if ((rc =
+                 fill_get(ctx, x->ft, sp, proto->tp, mbs, rec, s->dev[0], &fe)))
+          break;
+        f = fill_bound(fe, proto->pp, sp->L, B / mbs);
+        if (f > lb)
+          lb = f;
+      }
+      if (lb < *x->space_lb)
+        *x->space_lb = lb;
+      for (sc = 0; sc < 3 && !rc; sc++) {
+        struct point pt = *proto;
+        if (!(p->schedules >> sc & 1))
+          continue;
+        pt.mbs = mbs;
+        pt.sched = (int8_t)sc;
+        pt.rec = (int8_t)rec;
+        pt.lb = pt.mlb = lb;
+        pt.idx = (*x->idx)++;
+        rc = ppi_vec_push(ctx, x->v, &pt);
+      }
+    }
+  }
+  return rc;
+}
+
 /* Block b's degree t fits: it divides the block and every group of t
 ** devices from the block's start lies in one node. */
-static bool block_tp_fits(const pp_cluster *c, const struct dset *s,
-                          int32_t a, int32_t n, int32_t t)
+static bool block_tp_fits(const pp_cluster *c, const struct dset *s, int32_t a,
+                          int32_t n, int32_t t)
 {
   int32_t i;
   if (n % t)
@@ -505,7 +560,7 @@ static bool block_tp_fits(const pp_cluster *c, const struct dset *s,
 }
 
 static pp_status tpv_points(pp_ctx *ctx, struct space *sp, int32_t k,
-                            int32_t maxtp, struct tpv_ctx *x)
+                            int32_t maxtp, struct mk *x)
 {
   const pp_search_params *p = sp->p;
   const struct dset *s = &sp->sets[k];
@@ -541,7 +596,8 @@ static pp_status tpv_points(pp_ctx *ctx, struct space *sp, int32_t k,
     }
     for (dp = 1; !same && dp <= s->n && !rc; dp++) {
       int32_t pp = 0, j, first;
-      int64_t B, nd, di;
+      struct point proto;
+      struct lbent key;
       bool ok = p->global_batch % dp == 0;
       for (b = 0; b < K && ok; b++) {
         int32_t n = st[b + 1] - st[b];
@@ -566,49 +622,21 @@ static pp_status tpv_points(pp_ctx *ctx, struct space *sp, int32_t k,
         rc = ppi_vec_push(ctx, &sp->tpv_first, &first);
       if (rc)
         break;
-      B = p->global_batch / dp;
-      nd = divisors(B, p->max_micro_batch, x->div);
-      for (di = 0; di < nd && !rc; di++) {
-        int32_t mbs = (int32_t)x->div[di];
-        int sc, rec;
-        for (rec = 0; rec <= 1 && !rc; rec++) {
-          double lb;
-          struct lbent key;
-          if (p->recompute >= 0 && rec != p->recompute)
-            continue;
-          memset(&key, 0, sizeof key);
-          key.mbs = mbs;
-          key.rec = (int8_t)rec;
-          key.nk = K;
-          for (b = 0; b < K; b++) {
-            key.kt[b] = pp_cluster_device_type(sp->c, s->dev[st[b]]);
-            key.kd[b] = t[b];
-          }
-          if ((rc = lb_get(ctx, x->lt, sp, &key, &lb)))
-            break;
-          if (lb < *x->space_lb)
-            *x->space_lb = lb;
-          for (sc = 0; sc < 3 && !rc; sc++) {
-            struct point pt;
-            if (!(p->schedules >> sc & 1))
-              continue;
-            memset(&pt, 0, sizeof pt);
-            pt.set = k;
-            pt.tp = t[0];
-            for (b = 1; b < K; b++)
-              pt.tp = t[b] < pt.tp ? t[b] : pt.tp;
-            pt.tpv = (int32_t)sp->tpv_first.n - 1;
-            pt.pp = pp;
-            pt.dp = dp;
-            pt.mbs = mbs;
-            pt.sched = (int8_t)sc;
-            pt.rec = (int8_t)rec;
-            pt.lb = pt.mlb = lb;
-            pt.idx = (*x->idx)++;
-            rc = ppi_vec_push(ctx, x->v, &pt);
-          }
-        }
+      memset(&proto, 0, sizeof proto);
+      proto.set = k;
+      proto.tp = t[0];
+      for (b = 1; b < K; b++)
+        proto.tp = t[b] < proto.tp ? t[b] : proto.tp;
+      proto.tpv = (int32_t)sp->tpv_first.n - 1;
+      proto.pp = pp;
+      proto.dp = dp;
+      memset(&key, 0, sizeof key);
+      key.nk = K;
+      for (b = 0; b < K; b++) {
+        key.kt[b] = pp_cluster_device_type(sp->c, s->dev[st[b]]);
+        key.kd[b] = t[b];
       }
+      rc = shape_points(ctx, sp, x, &proto, &key);
     }
     if (rc)
       return rc;
@@ -620,15 +648,16 @@ static pp_status tpv_points(pp_ctx *ctx, struct space *sp, int32_t k,
 }
 
 /* The points in v (struct point), the most promising first. */
-static pp_status make_points(pp_ctx *ctx, struct space *sp,
-                             struct ppi_vec *vp, double *space_lb)
+static pp_status make_points(pp_ctx *ctx, struct space *sp, struct ppi_vec *vp,
+                             double *space_lb)
 {
   const pp_search_params *p = sp->p;
   struct lbtab lt;
   struct ppi_vec v, ft;
   int32_t k, tp, pp, maxtp = p->max_tp ? p->max_tp : ppi_node_size(sp->c);
   pp_status rc = PP_OK;
-  int64_t idx = 0, *div, nd, di;
+  int64_t idx = 0, *div;
+  struct mk x;
 
   if (!(div = ppi_alloc(ctx, MAX_DIVISORS * sizeof *div)))
     return PP_ENOMEM;
@@ -641,75 +670,40 @@ static pp_status make_points(pp_ctx *ctx, struct space *sp,
   ppi_vec_init(&v, sizeof(struct point));
   ppi_vec_init(&ft, sizeof(struct fill_ent));
   ppi_vec_init(&lt.e, sizeof(struct lbent));
+  x.lt = &lt;
+  x.ft = &ft;
+  x.v = &v;
+  x.idx = &idx;
+  x.div = div;
+  x.space_lb = space_lb;
   for (k = 0; k < sp->nset && !rc; k++) {
     const struct dset *s = &sp->sets[k];
     for (tp = 1; tp <= maxtp && tp <= s->n && !rc; tp++) {
       if (s->n % tp || !tp_fits(sp->c, s, tp))
         continue;
       for (pp = 1; pp <= s->n / tp && pp <= sp->L && !rc; pp++) {
-        int32_t dp = s->n / tp / pp, mbs;
-        int64_t B;
+        int32_t dp = s->n / tp / pp;
+        struct point proto;
+        struct lbent key;
         /* a depth the engine cannot run at the ZeRO stage asked for */
         if ((s->n / tp) % pp || p->global_batch % dp ||
             !ppi_search_zero_mask(p, pp))
           continue;
-        B = p->global_batch / dp;
-        nd = divisors(B, p->max_micro_batch, div);
-        for (di = 0; di < nd && !rc; di++) {
-          int sc, rec;
-          mbs = (int32_t)div[di];
-          for (rec = 0; rec <= 1 && !rc; rec++) {
-            double lb;
-            struct lbent key;
-            if (p->recompute >= 0 && rec != p->recompute)
-              continue;
-            memset(&key, 0, sizeof key);
-            key.tp = tp;
-            key.mbs = mbs;
-            key.rec = (int8_t)rec;
-            if ((rc = lb_get(ctx, &lt, sp, &key, &lb)))
-              break;
-            /* one device type, partitions of the chain view (not an
-            ** operator DAG's): the fill bound too */
-            if (!s->mixed && !sp->dag) {
-              const struct fill_ent *fe = NULL;
-              double f;
-              if ((rc = fill_get(ctx, &ft, sp, tp, mbs, rec, s->dev[0], &fe)))
-                break;
-              f = fill_bound(fe, pp, sp->L, B / mbs);
-              if (f > lb)
-                lb = f;
-            }
-            if (lb < *space_lb)
-              *space_lb = lb;
-            for (sc = 0; sc < 3 && !rc; sc++) {
-              struct point pt;
-              if (!(p->schedules >> sc & 1))
-                continue;
-              memset(&pt, 0, sizeof pt);
-              pt.set = k;
-              pt.tp = tp;
-              pt.tpv = -1;
-              pt.pp = pp;
-              pt.dp = dp;
-              pt.mbs = mbs;
-              pt.sched = (int8_t)sc;
-              pt.rec = (int8_t)rec;
-              pt.lb = pt.mlb = lb;
-              pt.idx = idx++;
-              rc = ppi_vec_push(ctx, &v, &pt);
-            }
-          }
-        }
+        memset(&proto, 0, sizeof proto);
+        proto.set = k;
+        proto.tp = tp;
+        proto.tpv = -1;
+        proto.pp = pp;
+        proto.dp = dp;
+        memset(&key, 0, sizeof key);
+        key.tp = tp;
+        rc = shape_points(ctx, sp, &x, &proto, &key);
       }
     }
   }
-  if (!p->uniform_tp) {
-    struct tpv_ctx x = {&lt, &v, &idx, div, space_lb};
-    for (k = 0; k < sp->nset && !rc; k++)
-      if (sp->sets[k].mixed)
-        rc = tpv_points(ctx, sp, k, maxtp, &x);
-  }
+  for (k = 0; k < sp->nset && !rc && !p->uniform_tp; k++)
+    if (sp->sets[k].mixed)
+      rc = tpv_points(ctx, sp, k, maxtp, &x);
   lb_free(ctx, &lt);
   fill_free(ctx, &ft, sp->L);
   ppi_free(ctx, div, MAX_DIVISORS * sizeof *div);

@@ -769,6 +769,24 @@ static double release(const struct run *r, int32_t a, int k, int64_t m)
   return isnan(x) ? -1 : (double)m * r->T + x;
 }
 
+/* Micro-batch m's transfer of stage edge e from replica q to replica q2
+** (its activation, or its gradient back): one message per rank pair
+** (cost.h, ppi_cost_npair), each released at rel. */
+static pp_status send_pairs(struct run *r, int32_t kind,
+                            const struct ppi_sedge *e, int32_t q, int32_t q2,
+                            int64_t m, int64_t me, double rel)
+{
+  int32_t t, np = ppi_cost_npair(r->k, e->a, e->b);
+  pp_status rc;
+  for (t = 0; t < np; t++)
+    if ((rc = send(r, kind, rep_dev(r, q, t % rtp(r, q)),
+                   rep_dev(r, q2, t % rtp(r, q2)),
+                   ppi_cost_wire_bytes(r->k, e->a, e->b, e->bytes), q2, -1, m,
+                   me, rel)))
+      return rc;
+  return PP_OK;
+}
+
 static pp_status comp_done(struct run *r, int32_t q)
 {
   int32_t s = r->rs[q], rr = q - r->k->p->rep_off[s], t, i;
@@ -789,13 +807,8 @@ static pp_status comp_done(struct run *r, int32_t q)
       const struct ppi_sedge *e = &r->k->e[r->out_e[i]];
       int32_t Rb = ppi_cost_nrep(r->k, e->b);
       int32_t qb = r->k->p->rep_off[e->b] + (int32_t)(m % Rb);
-      int32_t np = ppi_cost_npair(r->k, e->a, e->b);
-      for (t = 0; t < np; t++)
-        if ((rc = send(r, X_ACT, rep_dev(r, q, t % rtp(r, q)),
-                       rep_dev(r, qb, t % rtp(r, qb)),
-                       ppi_cost_wire_bytes(r->k, e->a, e->b, e->bytes), qb, -1,
-                       m, me, release(r, e->a, 2, m))))
-          return rc;
+      if ((rc = send_pairs(r, X_ACT, e, q, qb, m, me, release(r, e->a, 2, m))))
+        return rc;
     }
   } else if (kind == PP_TASK_BWD) {
     if (r->now > r->last_bwd_end)
@@ -808,13 +821,8 @@ static pp_status comp_done(struct run *r, int32_t q)
       const struct ppi_sedge *e = &r->k->e[r->in_e[i]];
       int32_t Ra = ppi_cost_nrep(r->k, e->a);
       int32_t qa = r->k->p->rep_off[e->a] + (int32_t)(m % Ra);
-      int32_t np = ppi_cost_npair(r->k, e->a, e->b);
-      for (t = 0; t < np; t++)
-        if ((rc = send(r, X_GRAD, rep_dev(r, q, t % rtp(r, q)),
-                       rep_dev(r, qa, t % rtp(r, qa)),
-                       ppi_cost_wire_bytes(r->k, e->a, e->b, e->bytes), qa, -1,
-                       m, me, release(r, e->a, 3, m))))
-          return rc;
+      if ((rc = send_pairs(r, X_GRAD, e, q, qa, m, me, release(r, e->a, 3, m))))
+        return rc;
     }
     if (++r->bdone[q] == r->k->gas[s]) {
       r->ar_last[q] = me;
@@ -1027,7 +1035,8 @@ static pp_status setup(struct run *r)
       !PPI_ARENA_NEW(&r->ar, r->ctx, r->busy_ms, k->ndev) ||
       !PPI_ARENA_NEW(&r->ar, r->ctx, r->fb_ms, k->ndev) ||
       !PPI_ARENA_NEW(&r->ar, r->ctx, r->comm_ms, k->ndev) ||
-      !PPI_ARENA_NEW(&r->ar, r->ctx, r->first_slot, (size_t)k->p->dev_off[r->R]))
+      !PPI_ARENA_NEW(&r->ar, r->ctx, r->first_slot,
+                     (size_t)k->p->dev_off[r->R]))
     return PP_ENOMEM;
   r->pat = k->p->pattern;
   r->T = k->p->p.period_ms;

@@ -167,9 +167,9 @@ static void write_text(FILE *f, const struct ppi_eval_view *v)
   fprintf(f,
           "  %d stages, tp %s, micro-batch %d, global batch %lld, schedule "
           "%s, recomputation %s, optimizer %s\n",
-          (int)v->S, b, (int)v->micro_batch,
-          (long long)v->global_batch, pp_schedule_name(v->sched),
-          v->recompute ? "on" : "off", pp_optimizer_name(v->opt));
+          (int)v->S, b, (int)v->micro_batch, (long long)v->global_batch,
+          pp_schedule_name(v->sched), v->recompute ? "on" : "off",
+          pp_optimizer_name(v->opt));
   ppi_run_words(a, sizeof a, v->precision, v->engine, v->zero);
   fprintf(f, "  %s\n", a);
   fprintf(f, "iteration %.3f ms (analytic, %s cost model), %.2f samples/s\n",

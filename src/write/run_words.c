@@ -70,8 +70,8 @@ void ppi_tp_words(char *buf, size_t n,
     if (s == 0 && j == S)
       w = snprintf(buf, n, "%d", (int)tp(arg, 0));
     else
-      w = snprintf(buf + k, n - k, "%s%d x%d", s ? ", " : "",
-                   (int)tp(arg, s), (int)(j - s));
+      w = snprintf(buf + k, n - k, "%s%d x%d", s ? ", " : "", (int)tp(arg, s),
+                   (int)(j - s));
     if (w < 0 || (size_t)w >= n - k) { /* cut: end with an ellipsis */
       if (n >= 4)
         memcpy(buf + n - 4, "...", 4);

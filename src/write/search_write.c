@@ -119,8 +119,8 @@ static void json_plan(FILE *f, const pp_search_plan *y, const pp_plan *pl,
         fprintf(f, "%s%d", k ? ", " : "", (int)d[k]);
       fputc(']', f);
     }
-    fprintf(f, "], \"tp\": %d, \"memory_bytes\": ",
-            (int)pp_plan_stage_tp(pl, s));
+    fprintf(f,
+            "], \"tp\": %d, \"memory_bytes\": ", (int)pp_plan_stage_tp(pl, s));
     {
       double worst = 0, cap = 0;
       for (r = 0; r < pp_plan_nreplica(pl, s); r++) {
@@ -241,9 +241,8 @@ static void write_text(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
   fprintf(f,
           "\nbest: %d devices = pp %d x dp %d x tp %s%s; micro-batch %d, %lld "
           "per replica; %s%s%s; placement: %s\n",
-          (int)y.devices, (int)y.pp, (int)y.dp, b1,
-          y.tp ? "" : " (per stage)", (int)y.micro_batch,
-          (long long)y.gas, pp_schedule_name(y.schedule),
+          (int)y.devices, (int)y.pp, (int)y.dp, b1, y.tp ? "" : " (per stage)",
+          (int)y.micro_batch, (long long)y.gas, pp_schedule_name(y.schedule),
           y.madpipe ? " with MadPipe's partition and in-flight counts "
                       "(memory binds)"
                     : "",
