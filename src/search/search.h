@@ -68,6 +68,9 @@ struct space {
   ** of the stages' first devices in the set's order */
   struct ppi_vec tpv_first; /* int32 */
   struct ppi_vec tpv_pool;  /* int32 */
+  /* the fill bounds' reduction term (search_space.c, ar_rate): ms per
+  ** byte a ring of R replicas moves at least, x 2 (R - 1) / R; 0: none */
+  double ar_ms_per_byte;
 };
 
 /* The most distinct degrees a point's stages take (search_space.c's
@@ -193,6 +196,22 @@ PP_INTERNAL bool ppi_layer_prefix(pp_ctx *ctx, const struct space *sp,
                                   int32_t dev, int32_t tp, int32_t mbs, int rec,
                                   double *pre, double *fpre, double *fac,
                                   double *step);
+/* The reduction term of the fill bounds at dp replicas: ms per parameter
+** byte of stage 0 (0: none, or one replica). */
+static inline double ppi_ar_rate(const struct space *sp, int32_t dp)
+{
+  return dp > 1 ? 2.0 * (dp - 1) / dp * sp->ar_ms_per_byte : 0;
+}
+
+/* The sizes the planner's memory and reduction bounds need at (tp, mbs):
+** into par[0..L] and sav[0..L] the prefix sums over the chain view's
+** layers of the parameter bytes per tp rank (a tied group's members left
+** out: a stage holds the group once, so the sums stay below it) and the
+** saved activation bytes, both at the run's precision.  Returns false,
+** its error cleared, when a size cannot be looked up. */
+PP_INTERNAL bool ppi_size_prefix(pp_ctx *ctx, const struct space *sp,
+                                 int32_t tp, int32_t mbs, double *par,
+                                 double *sav);
 /* share: the worker's cache of the reductions' hops (cost_eval.h), or
 ** NULL. */
 PP_INTERNAL pp_status ppi_search_price(pp_ctx *ctx, const struct space *sp,

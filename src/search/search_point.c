@@ -161,11 +161,9 @@ static pp_status mem_init(struct worker *w, const struct at_point *a,
   const pp_search_params *p = sp->p;
   const pp_model *m = sp->m;
   const struct point *pt = a->pt;
-  int32_t L = sp->L, S = pt->pp, s, l, i, n, z;
+  int32_t L = sp->L, S = pt->pp, s, l, z;
   pp_precision prec =
       p->precision == PP_PREC_MODEL ? pp_model_dtype(m) : p->precision;
-  double ratio =
-      (double)pp_precision_bytes(prec) / pp_precision_bytes(pp_model_dtype(m));
   unsigned mask = ppi_search_zero_mask(p, pt->pp);
   double best = INFINITY;
   if (sp->dag || p->calibration || !mask)
@@ -191,6 +189,7 @@ static pp_status mem_init(struct worker *w, const struct at_point *a,
     int32_t tp = ppi_pt_tp(sp, pt, s), r, q;
     int64_t o = ppi_pt_off(sp, pt, s);
     double *np = b->mpre + (size_t)s * 2 * (L + 1), *sv = np + L + 1;
+    double pb = pp_precision_bytes(prec);
     b->spp[s] = best;
     b->cap[s] = INFINITY;
     for (r = 0; r < pt->dp; r++)
@@ -205,24 +204,13 @@ static pp_status mem_init(struct worker *w, const struct at_point *a,
       memcpy(np, np - 2 * (L + 1), 2 * (size_t)(L + 1) * sizeof *np);
       continue;
     }
-    for (l = 0; l < L; l++) {
-      const int32_t *ops = pp_model_layer_members(sp->view, l, &n);
-      double x = 0, y = 0;
-      for (i = 0; i < n; i++) {
-        pp_op_sizes zs;
-        if (pp_model_op_sizes(m, ops[i], tp, pt->mbs, &zs)) {
-          pp_ctx_clear_error(&w->ctx); /* no memory bound */
-          ppi_free(&w->ctx, b->mpre, b->mbytes);
-          b->mpre = NULL;
-          return PP_OK;
-        }
-        if (m->tied[ops[i]] < 0)
-          x += zs.param_bytes / pp_precision_bytes(pp_model_dtype(m));
-        y += zs.saved_bytes * ratio;
-      }
-      np[l + 1] = np[l] + x;
-      sv[l + 1] = sv[l] + y;
+    if (!ppi_size_prefix(&w->ctx, sp, tp, pt->mbs, np, sv)) {
+      ppi_free(&w->ctx, b->mpre, b->mbytes); /* no memory bound */
+      b->mpre = NULL;
+      return PP_OK;
     }
+    for (l = 0; l <= L; l++) /* parameters, from bytes */
+      np[l] /= pb;
   }
   return PP_OK;
 }
@@ -433,11 +421,16 @@ static double bound_minmax(pp_ctx *ctx, const struct part_bound *b, int32_t t,
 ** 1), so the ends reachable after each stage, a stage from a taking
 ** layers while g_j stays within the target, decide it (types differ per
 ** stage: a greedy split would not), and bisection finds the least
-** target.  O(60 S L log L); 0 when a time was not found. */
-static double g_stage(const struct part_bound *b, const double *P, double smin,
-                      int32_t j, int32_t a, int32_t e, int32_t L, int64_t m)
+** target.  With a reduction (ar > 0, fill_bound's term) the earlier
+** work splits into its forwards F and backwards B, and a stage's term is
+** F + j step_min + m w_j + max(B, ar x its parameter bytes, par[j] at its
+** degree).  O(60 S L log L); 0 when a time was not found. */
+static double g_stage(const struct part_bound *b, const double *F,
+                      const double *B, double smin, int32_t j, int32_t a,
+                      int32_t e, int32_t L, int64_t m, double ar,
+                      const double *const *par)
 {
-  double w = 0;
+  double w = 0, r = ar > 0 ? ar * (par[j][e] - par[j][a]) : 0;
   int32_t t;
   for (t = 0; t < b->T; t++)
     if (b->on[(size_t)j * b->T + t]) {
@@ -445,33 +438,90 @@ static double g_stage(const struct part_bound *b, const double *P, double smin,
       double x = b->fac[t] * (pr[e] - pr[a]) + b->step[t];
       w = x > w ? x : w;
     }
-  return P[a] + j * smin + (double)m * w;
+  return F[a] + j * smin + (double)m * w + (r > B[a] ? r : B[a]);
+}
+
+/* Each stage's parameter bytes prefix at its degree (ppi_size_prefix),
+** for the reduction term: par[s] points into buf, one array per degree
+** (at most TPV_DEGREES); par NULL when not wanted or not found. */
+struct stage_par {
+  double **par; /* [S] */
+  double *buf;  /* [TPV_DEGREES][2 (L + 1)] */
+  int32_t S;
+};
+
+static void stage_par_free(struct worker *w, struct stage_par *q)
+{
+  int32_t L = w->sp->L;
+  if (q->par)
+    ppi_free(&w->ctx, q->par, (size_t)q->S * sizeof *q->par);
+  if (q->buf)
+    ppi_free(&w->ctx, q->buf,
+             TPV_DEGREES * 2 * ((size_t)L + 1) * sizeof *q->buf);
+  memset(q, 0, sizeof *q);
+}
+
+static pp_status stage_par_init(struct worker *w, const struct point *pt,
+                                bool want, struct stage_par *q)
+{
+  const struct space *sp = w->sp;
+  int32_t L = sp->L, s, j, deg[TPV_DEGREES], nd = 0;
+  memset(q, 0, sizeof *q);
+  if (!want)
+    return PP_OK;
+  q->S = pt->pp;
+  if (!(q->par = ppi_alloc(&w->ctx, (size_t)q->S * sizeof *q->par)) ||
+      !(q->buf = ppi_alloc(&w->ctx, TPV_DEGREES * 2 * ((size_t)L + 1) *
+                                        sizeof *q->buf))) {
+    stage_par_free(w, q);
+    return PP_ENOMEM;
+  }
+  for (s = 0; s < pt->pp; s++) {
+    int32_t tp = ppi_pt_tp(sp, pt, s);
+    double *x;
+    for (j = 0; j < nd && deg[j] != tp; j++)
+      ;
+    x = q->buf + (size_t)j * 2 * (L + 1);
+    if (j == nd) {
+      if (nd == TPV_DEGREES ||
+          !ppi_size_prefix(&w->ctx, sp, tp, pt->mbs, x, x + L + 1)) {
+        stage_par_free(w, q); /* no reduction term */
+        return PP_OK;
+      }
+      deg[nd++] = tp;
+    }
+    q->par[s] = x;
+  }
+  return PP_OK;
 }
 
 static pp_status mixed_fill_bound(pp_ctx *ctx, const struct part_bound *b,
-                                  int32_t L, int64_t m, double *out)
+                                  int32_t L, int64_t m, double ar,
+                                  const double *const *par, double *out)
 {
   int32_t S = b->S, t, l, j, a, it;
-  double *P, smin = INFINITY, lo = 0, hi = 0;
+  double *P, *F, *B, smin = INFINITY, lo = 0, hi = 0;
   int32_t *reach, *next;
   unsigned char *any;
   *out = 0;
   if (!b->pre || S > L || m < 1)
     return PP_OK;
-  if (!(P = ppi_alloc(ctx, (size_t)(L + 1) * sizeof *P)))
+  if (!(P = ppi_alloc(ctx, 2 * (size_t)(L + 1) * sizeof *P)))
     return PP_ENOMEM;
+  F = P; /* the cheapest forwards, then backwards, of the earlier layers */
+  B = P + L + 1;
   if (!(reach = ppi_calloc(ctx, 2 * (size_t)(L + 2), sizeof *reach)) ||
       !(any = ppi_calloc(ctx, (size_t)b->T, 1))) {
     if (reach)
       ppi_free(ctx, reach, 2 * (size_t)(L + 2) * sizeof *reach);
-    ppi_free(ctx, P, (size_t)(L + 1) * sizeof *P);
+    ppi_free(ctx, P, 2 * (size_t)(L + 1) * sizeof *P);
     return PP_ENOMEM;
   }
   next = reach + L + 2;
   for (j = 0; j < S; j++)
     for (t = 0; t < b->T; t++)
       any[t] |= b->on[(size_t)j * b->T + t];
-  P[0] = 0;
+  F[0] = B[0] = 0;
   for (l = 0; l < L; l++) {
     double f = INFINITY, bw = INFINITY;
     for (t = 0; t < b->T; t++)
@@ -483,14 +533,15 @@ static pp_status mixed_fill_bound(pp_ctx *ctx, const struct part_bound *b,
         f = x < f ? x : f;
         bw = y < bw ? y : bw;
       }
-    P[l + 1] = P[l] + f + bw;
+    F[l + 1] = F[l] + f;
+    B[l + 1] = B[l] + bw;
   }
   for (t = 0; t < b->T; t++)
     if (any[t] && b->step[t] < smin)
       smin = b->step[t];
   /* any partition is within hi: every stage's work at most the whole */
   for (j = 0; j < S; j++) {
-    double x = g_stage(b, P, smin, j, 0, L, L, m) + P[L];
+    double x = g_stage(b, F, B, smin, j, 0, L, L, m, ar, par) + F[L] + B[L];
     hi = x > hi ? x : hi;
   }
   for (it = 0; it < 60; it++) {
@@ -505,11 +556,11 @@ static pp_status mixed_fill_bound(pp_ctx *ctx, const struct part_bound *b,
       memset(next, 0, (size_t)(L + 2) * sizeof *next);
       for (a = 0; a < L; a++) {
         int32_t e0 = a + 1, e1 = hmax, mid;
-        if (!reach[a] || e0 > e1 || g_stage(b, P, smin, s, a, e0, L, m) > T)
+        if (!reach[a] || e0 > e1 || g_stage(b, F, B, smin, s, a, e0, L, m, ar, par) > T)
           continue;
         while (e0 < e1) {
           mid = e0 + (e1 - e0 + 1) / 2;
-          if (g_stage(b, P, smin, s, a, mid, L, m) <= T)
+          if (g_stage(b, F, B, smin, s, a, mid, L, m, ar, par) <= T)
             e0 = mid;
           else
             e1 = mid - 1;
@@ -532,7 +583,7 @@ static pp_status mixed_fill_bound(pp_ctx *ctx, const struct part_bound *b,
   *out = lo;
   ppi_free(ctx, any, (size_t)b->T);
   ppi_free(ctx, reach, 2 * (size_t)(L + 2) * sizeof *reach);
-  ppi_free(ctx, P, (size_t)(L + 1) * sizeof *P);
+  ppi_free(ctx, P, 2 * (size_t)(L + 1) * sizeof *P);
   return PP_OK;
 }
 
@@ -747,13 +798,21 @@ pp_status ppi_eval_point(struct worker *w, const struct point *pt0)
   a.gas = sp->p->global_batch / pt->dp / pt->mbs;
   if (a.set->mixed) { /* the fill bound on several types */
     struct part_bound pb;
-    double fb = 0;
+    double fb = 0, ar = ppi_ar_rate(sp, pt->dp);
+    struct stage_par sq;
+    if ((rc = stage_par_init(w, pt, ar > 0, &sq)))
+      return rc;
+    if (!sq.par)
+      ar = 0;
     if ((rc = bound_init(w, &a, &pb)) ||
-        (rc = mixed_fill_bound(&w->ctx, &pb, sp->L, a.gas, &fb))) {
+        (rc = mixed_fill_bound(&w->ctx, &pb, sp->L, a.gas, ar,
+                               (const double *const *)sq.par, &fb))) {
       bound_free(&w->ctx, &pb);
+      stage_par_free(w, &sq);
       return rc;
     }
     bound_free(&w->ctx, &pb);
+    stage_par_free(w, &sq);
     if (fb > q0.lb)
       q0.lb = q0.mlb = fb;
     if (q0.lb > bar) {

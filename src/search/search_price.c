@@ -253,6 +253,36 @@ bool ppi_layer_prefix(pp_ctx *ctx, const struct space *sp, int32_t dev,
   return true;
 }
 
+bool ppi_size_prefix(pp_ctx *ctx, const struct space *sp, int32_t tp,
+                     int32_t mbs, double *par, double *sav)
+{
+  const pp_model *m = sp->m;
+  const pp_search_params *p = sp->p;
+  pp_precision prec =
+      p->precision == PP_PREC_MODEL ? pp_model_dtype(m) : p->precision;
+  double ratio =
+      (double)pp_precision_bytes(prec) / pp_precision_bytes(pp_model_dtype(m));
+  int32_t l, n, i;
+  par[0] = sav[0] = 0;
+  for (l = 0; l < sp->L; l++) {
+    const int32_t *ops = pp_model_layer_members(sp->view, l, &n);
+    double x = 0, y = 0;
+    for (i = 0; i < n; i++) {
+      pp_op_sizes zs;
+      if (pp_model_op_sizes(m, ops[i], tp, mbs, &zs)) {
+        pp_ctx_clear_error(ctx);
+        return false;
+      }
+      if (m->tied[ops[i]] < 0)
+        x += zs.param_bytes * ratio;
+      y += zs.saved_bytes * ratio;
+    }
+    par[l + 1] = par[l] + x;
+    sav[l + 1] = sav[l] + y;
+  }
+  return true;
+}
+
 void ppi_search_cost_params(const struct space *sp, pp_cost_params *cp)
 {
   pp_cost_params_init(cp);

@@ -378,6 +378,9 @@ struct fill_ent {
   int8_t rec, ok; /* ok 0: a time could not be looked up (no bound) */
   double fac, step;
   double *pre; /* [L + 1] */
+  double *fpre; /* [L + 1] the forward's alone */
+  double *par;  /* [L + 1] parameter bytes per rank (ppi_size_prefix), or
+                   NULL: no reduction term */
 };
 
 static pp_status fill_get(pp_ctx *ctx, struct ppi_vec *t,
@@ -399,12 +402,16 @@ static pp_status fill_get(pp_ctx *ctx, struct ppi_vec *t,
   e.mbs = mbs;
   e.rec = (int8_t)rec;
   e.type = type;
-  if (!(e.pre = ppi_calloc(ctx, (size_t)L + 1, sizeof *e.pre)))
+  if (!(e.pre = ppi_calloc(ctx, 4 * ((size_t)L + 1), sizeof *e.pre)))
     return PP_ENOMEM;
-  e.ok = (int8_t)ppi_layer_prefix(ctx, sp, dev, tp, mbs, rec, e.pre, NULL,
+  e.fpre = e.pre + 3 * ((size_t)L + 1);
+  e.ok = (int8_t)ppi_layer_prefix(ctx, sp, dev, tp, mbs, rec, e.pre, e.fpre,
                                   &e.fac, &e.step);
+  if (sp->ar_ms_per_byte > 0 &&
+      ppi_size_prefix(ctx, sp, tp, mbs, e.pre + L + 1, e.pre + 2 * (L + 1)))
+    e.par = e.pre + L + 1;
   if (ppi_vec_push(ctx, t, &e)) {
-    ppi_free(ctx, e.pre, ((size_t)L + 1) * sizeof *e.pre);
+    ppi_free(ctx, e.pre, 4 * ((size_t)L + 1) * sizeof *e.pre);
     return ctx->err;
   }
   *out = &PPI_VEC_AT(t, struct fill_ent, t->n - 1);
@@ -416,7 +423,7 @@ static void fill_free(pp_ctx *ctx, struct ppi_vec *t, int32_t L)
   size_t k;
   for (k = 0; k < t->n; k++)
     ppi_free(ctx, PPI_VEC_AT(t, struct fill_ent, k).pre,
-             ((size_t)L + 1) * sizeof(double));
+             4 * ((size_t)L + 1) * sizeof(double));
   ppi_vec_free(ctx, t);
 }
 
@@ -434,29 +441,49 @@ static void fill_free(pp_ctx *ctx, struct ppi_vec *t, int32_t L)
 ** stage as long as the target allows (leaving one layer to each later
 ** stage) decides whether a target is reachable, and bisection finds the
 ** least max over j (returned from below: the largest target shown
-** unreachable).  O(S log L) per target, 60 targets. */
+** unreachable).  O(S log L) per target, 60 targets.
+** With a reduction (ar > 0: ms per parameter byte, ppi_ar_rate), stage
+** j's gradients are reduced after its last backward, while the earlier
+** stages' backward passes drain: with F and B the earlier forwards' and
+** backwards' share of P_j, the term is F + m w_j + max(B, ar x the
+** stage's parameter bytes) (the estimate adds the largest reduction
+** after the fill and the steady state; the simulator starts a stage's
+** rings after its last backward).  The max still grows with b and does
+** not with a (B grows by a layer's backward, the reduction shrinks), so
+** the greedy stays exact. */
+static double fill_term(const struct fill_ent *e, int32_t j, int32_t a,
+                        int32_t b, double M, double ar)
+{
+  double F = e->fac * e->fpre[a] + j * e->step;
+  double B = e->fac * (e->pre[a] - e->fpre[a]);
+  double r = ar > 0 ? ar * (e->par[b] - e->par[a]) : 0;
+  return F + M * (e->fac * (e->pre[b] - e->pre[a]) + e->step) + (r > B ? r : B);
+}
+
 static double fill_bound(const struct fill_ent *e, int32_t S, int32_t L,
-                         int64_t m)
+                         int64_t m, double ar)
 {
   double lo = 0, hi, M = (double)m;
   int it;
   if (!e->ok || S < 1 || S > L || m < 1)
     return 0;
-  hi = e->fac * M * e->pre[L] + (S - 1 + M) * e->step; /* any partition */
+  if (!e->par)
+    ar = 0;
+  hi = e->fac * M * e->pre[L] + (S - 1 + M) * e->step + e->fac * e->pre[L] +
+       (ar > 0 ? ar * e->par[L] : 0); /* any partition */
   for (it = 0; it < 60; it++) {
     double T = (lo + hi) / 2;
     int32_t a = 0, j;
     bool ok = true;
     for (j = 0; j < S && ok; j++) {
       int32_t bl = a + 1, bh = L - (S - 1 - j), b;
-      double base = -(M - 1) * e->fac * e->pre[a] + (j + M) * e->step;
-      if (base + e->fac * M * e->pre[bl] > T) {
+      if (fill_term(e, j, a, bl, M, ar) > T) {
         ok = false;
         break;
       }
       while (bl < bh) { /* the largest b in [bl, bh] within T */
         b = bl + (bh - bl + 1) / 2;
-        if (base + e->fac * M * e->pre[b] <= T)
+        if (fill_term(e, j, a, b, M, ar) <= T)
           bl = b;
         else
           bh = b - 1;
@@ -522,7 +549,8 @@ static pp_status shape_points(pp_ctx *ctx, const struct space *sp, struct mk *x,
         if ((rc =
                  fill_get(ctx, x->ft, sp, proto->tp, mbs, rec, s->dev[0], &fe)))
           break;
-        f = fill_bound(fe, proto->pp, sp->L, B / mbs);
+        f = fill_bound(fe, proto->pp, sp->L, B / mbs,
+                       ppi_ar_rate(sp, proto->dp));
         if (f > lb)
           lb = f;
       }
@@ -733,6 +761,25 @@ pp_status ppi_space_open(pp_ctx *ctx, struct space *sp, struct ppi_vec *pts,
     return PP_ENOMEM;
   for (i = 0; i < D; i++)
     sp->speed[i] = pp_model_type_key(sp->m, sp->c, i).speed;
+  /* the fill bounds' reduction term: under the engine-free model a
+  ** stage reduces all its gradients after its last backward (engines
+  ** overlap all but a bucket, and ZeRO moves them, so they get none),
+  ** by a ring or the hierarchical reduction, both moving at least 2 (R
+  ** - 1) / R of the bytes over hops no faster than the fastest pair of
+  ** the cluster; a calibration may speed the network up (none then).
+  ** TUNING: up to 2,048 devices, the pairs read once (4 M) */
+  sp->ar_ms_per_byte = 0;
+  if (sp->p->engine == PP_ENGINE_GENERIC && !sp->p->calibration && D > 1 &&
+      D <= 2048) {
+    double x = 0;
+    int32_t j;
+    for (i = 0; i < D; i++)
+      for (j = 0; j < D; j++)
+        if (i != j && pp_cluster_bandwidth(sp->c, i, j) > x)
+          x = pp_cluster_bandwidth(sp->c, i, j);
+    if (x > 0 && isfinite(x))
+      sp->ar_ms_per_byte = 1 / (x * 1e6);
+  }
   if ((rc = make_sets(ctx, sp)))
     return rc;
   return make_points(ctx, sp, pts, space_lb);
