@@ -98,6 +98,14 @@ class TestPlan(Base):
                         "off", "--time-limit", "30"],
                        top=3, schedule="1f1b", recompute="off", time_limit=30)
 
+    def test_uniform_tp(self):
+        # one tp per plan, as --uniform-tp: the same report; on AMP's mixed
+        # cluster the space is smaller (no per-type degrees)
+        self.same_plan(*GPT2, 32, ["--uniform-tp"], uniform_tp=True)
+        a = parplan.plan(*GPT2, 32, uniform_tp=True)
+        b = parplan.plan(*GPT2, 32)
+        self.assertLess(a.summary["points"], b.summary["points"])
+
     def test_run_options_and_calibration(self):
         cli("calibrate", os.path.join(EX, "runs-amp.json"), "-o", "cal.json",
             cwd=self.tmp)

@@ -307,7 +307,8 @@ def _from_struct(cls, s, **extra):
 @dataclass
 class SearchPlan:
     """One kept plan of a search (pp_search_plan), best first; ``json``
-    is its plan JSON as ``-o`` writes it."""
+    is its plan JSON as ``-o`` writes it.  ``tp`` is 0 when its stages
+    take their own degrees (each stage's ``"tp"`` in ``json``)."""
     devices: int
     pp: int
     dp: int
