@@ -31,7 +31,8 @@
 **
 ** usage: bench_plan [--quick | --sailor [MODEL GPUS [homog]]]   (--quick:
 **        (b) up to 16x16, (c) up to 128; (e) as in full.  --sailor: (c)
-**        alone, or one of its cells: mixed, or all-A100 with "homog")
+**        alone, or one of its cells: mixed, or all-A100 with "homog";
+**        BENCH_VERBOSE=1: (c) also prints each cell's point counts)
 **  (c) on each mixed cluster also plans with one tp per plan
 **      (--uniform-tp) in the same run: per-stage tp must be at least as
 **      good, and the line says where it wins.

@@ -325,7 +325,10 @@ static void write_text(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
       pp_search_plan_get(sr, i, &y);
       /* per-stage degrees: "var" (the best plan's line above lists
       ** them; --json has every stage's) */
-      snprintf(tw, sizeof tw, y.tp ? "%d" : "var", (int)y.tp);
+      if (y.tp)
+        snprintf(tw, sizeof tw, "%d", (int)y.tp);
+      else
+        snprintf(tw, sizeof tw, "var");
       fprintf(f,
               "%4d  %7d %3d %3d %3s %4d %5lld  %-9s  %-6s  %11.2f  %12.2f  "
               "%9.2f  %s\n",
