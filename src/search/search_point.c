@@ -556,7 +556,8 @@ static pp_status mixed_fill_bound(pp_ctx *ctx, const struct part_bound *b,
       memset(next, 0, (size_t)(L + 2) * sizeof *next);
       for (a = 0; a < L; a++) {
         int32_t e0 = a + 1, e1 = hmax, mid;
-        if (!reach[a] || e0 > e1 || g_stage(b, F, B, smin, s, a, e0, L, m, ar, par) > T)
+        if (!reach[a] || e0 > e1 ||
+            g_stage(b, F, B, smin, s, a, e0, L, m, ar, par) > T)
           continue;
         while (e0 < e1) {
           mid = e0 + (e1 - e0 + 1) / 2;

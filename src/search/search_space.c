@@ -377,7 +377,7 @@ struct fill_ent {
   int32_t tp, mbs, type;
   int8_t rec, ok; /* ok 0: a time could not be looked up (no bound) */
   double fac, step;
-  double *pre; /* [L + 1] */
+  double *pre;  /* [L + 1] */
   double *fpre; /* [L + 1] the forward's alone */
   double *par;  /* [L + 1] parameter bytes per rank (ppi_size_prefix), or
                    NULL: no reduction term */
