@@ -215,34 +215,32 @@ static pp_status mem_init(struct worker *w, const struct at_point *a,
   return PP_OK;
 }
 
-/* Whether some contiguous partition into b->S stages may fit under the
-** memory part of b: the ends reachable after each stage, a stage from a
-** taking layers up to the last that fits (the need grows with the end
-** and does not with the start), a sweep per stage.  Stages differ in
-** capacity and degree, so a greedy split would not do.  O(S L log L). */
-static pp_status mem_feasible(pp_ctx *ctx, const struct part_bound *b,
-                              int32_t L, bool *out)
+/* Whether S stages can take the L layers in contiguous runs, stage s on
+** [a, e) only where fits(arg, s, a, e): a condition that holds less as e
+** grows and no less as a grows.  The ends reachable after each stage, a
+** stage from a taking layers up to the last that fits (binary search), as
+** a difference array; stages differ, so a greedy split would not do.
+** reach: scratch of 2 (L + 2).  O(S L log L). */
+typedef bool (*stage_fits_fn)(const void *arg, int32_t s, int32_t a, int32_t e);
+static bool reach_sweep(int32_t S, int32_t L, stage_fits_fn fits,
+                        const void *arg, int32_t *reach)
 {
-  int32_t S = b->S, s, a, *reach, *next;
-  *out = true;
-  if (!b->mpre || S > L)
-    return PP_OK;
-  if (!(reach = ppi_calloc(ctx, 2 * (size_t)(L + 2), sizeof *reach)))
-    return PP_ENOMEM;
-  next = reach + L + 2;
+  int32_t *next = reach + L + 2, s, a;
+  if (S > L)
+    return false;
+  memset(reach, 0, (size_t)(L + 2) * sizeof *reach);
   reach[0] = 1;
   for (s = 0; s < S; s++) {
-    const double *np = b->mpre + (size_t)s * 2 * (L + 1), *sv = np + L + 1;
-    int32_t hi_all = L - (S - 1 - s), run = 0, any = 0;
+    int32_t hmax = L - (S - 1 - s), run = 0;
+    bool got = false;
     memset(next, 0, (size_t)(L + 2) * sizeof *next);
-    for (a = 0; a < L; a++) { /* next: a difference array of intervals */
-      int32_t lo = a + 1, hi = hi_all, mid;
-      if (!reach[a] || lo > hi ||
-          b->spp[s] * (np[lo] - np[a]) + (sv[lo] - sv[a]) > b->cap[s])
+    for (a = 0; a < L; a++) {
+      int32_t lo = a + 1, hi = hmax, mid;
+      if (!reach[a] || lo > hi || !fits(arg, s, a, lo))
         continue;
       while (lo < hi) {
         mid = lo + (hi - lo + 1) / 2;
-        if (b->spp[s] * (np[mid] - np[a]) + (sv[mid] - sv[a]) <= b->cap[s])
+        if (fits(arg, s, a, mid))
           lo = mid;
         else
           hi = mid - 1;
@@ -253,12 +251,47 @@ static pp_status mem_feasible(pp_ctx *ctx, const struct part_bound *b,
     for (a = 0; a <= L; a++) {
       run += next[a];
       reach[a] = run > 0;
-      any |= reach[a];
+      got = got || reach[a];
     }
-    if (!any)
-      break;
+    if (!got)
+      return false;
   }
-  *out = reach[L] != 0;
+  return reach[L] != 0;
+}
+
+/* The least memory of stage s's devices holding layers [a, e). */
+static double mem_need(const struct part_bound *b, int32_t s, int32_t a,
+                       int32_t e, int32_t L)
+{
+  const double *np = b->mpre + (size_t)s * 2 * (L + 1), *sv = np + L + 1;
+  return b->spp[s] * (np[e] - np[a]) + (sv[e] - sv[a]);
+}
+
+struct mem_arg {
+  const struct part_bound *b;
+  int32_t L;
+};
+
+static bool mem_fits(const void *arg, int32_t s, int32_t a, int32_t e)
+{
+  const struct mem_arg *x = arg;
+  return mem_need(x->b, s, a, e, x->L) <= x->b->cap[s];
+}
+
+/* Whether some contiguous partition into b->S stages may fit under the
+** memory part of b (the need grows with a stage's end and does not with
+** its start). */
+static pp_status mem_feasible(pp_ctx *ctx, const struct part_bound *b,
+                              int32_t L, bool *out)
+{
+  struct mem_arg x = {b, L};
+  int32_t *reach;
+  *out = true;
+  if (!b->mpre || b->S > L)
+    return PP_OK;
+  if (!(reach = ppi_alloc(ctx, 2 * (size_t)(L + 2) * sizeof *reach)))
+    return PP_ENOMEM;
+  *out = reach_sweep(b->S, L, mem_fits, &x, reach);
   ppi_free(ctx, reach, 2 * (size_t)(L + 2) * sizeof *reach);
   return PP_OK;
 }
@@ -269,12 +302,9 @@ static bool mem_may_fit(const struct part_bound *b, const int32_t *f, int32_t L)
   int32_t s;
   if (!b->mpre)
     return true;
-  for (s = 0; s < b->S; s++) {
-    const double *np = b->mpre + (size_t)s * 2 * (L + 1), *sv = np + L + 1;
-    if (b->spp[s] * (np[f[s + 1]] - np[f[s]]) + (sv[f[s + 1]] - sv[f[s]]) >
-        b->cap[s])
+  for (s = 0; s < b->S; s++)
+    if (mem_need(b, s, f[s], f[s + 1], L) > b->cap[s])
       return false;
-  }
   return true;
 }
 
@@ -425,20 +455,33 @@ static double bound_minmax(pp_ctx *ctx, const struct part_bound *b, int32_t t,
 ** work splits into its forwards F and backwards B, and a stage's term is
 ** F + j step_min + m w_j + max(B, ar x its parameter bytes, par[j] at its
 ** degree).  O(60 S L log L); 0 when a time was not found. */
-static double g_stage(const struct part_bound *b, const double *F,
-                      const double *B, double smin, int32_t j, int32_t a,
-                      int32_t e, int32_t L, int64_t m, double ar,
-                      const double *const *par)
+struct fill_arg {
+  const struct part_bound *b;
+  const double *F, *B; /* [L + 1] */
+  double smin, ar, T;  /* T: the target reach_sweep tests */
+  const double *const *par;
+  int32_t L;
+  int64_t m;
+};
+
+static double g_stage(const struct fill_arg *x, int32_t j, int32_t a, int32_t e)
 {
-  double w = 0, r = ar > 0 ? ar * (par[j][e] - par[j][a]) : 0;
+  const struct part_bound *b = x->b;
+  double w = 0, r = x->ar > 0 ? x->ar * (x->par[j][e] - x->par[j][a]) : 0;
   int32_t t;
   for (t = 0; t < b->T; t++)
     if (b->on[(size_t)j * b->T + t]) {
-      const double *pr = b->pre + (size_t)t * (L + 1);
-      double x = b->fac[t] * (pr[e] - pr[a]) + b->step[t];
-      w = x > w ? x : w;
+      const double *pr = b->pre + (size_t)t * (x->L + 1);
+      double y = b->fac[t] * (pr[e] - pr[a]) + b->step[t];
+      w = y > w ? y : w;
     }
-  return F[a] + j * smin + (double)m * w + (r > B[a] ? r : B[a]);
+  return x->F[a] + j * x->smin + (double)x->m * w + (r > x->B[a] ? r : x->B[a]);
+}
+
+static bool fill_fits(const void *arg, int32_t s, int32_t a, int32_t e)
+{
+  const struct fill_arg *x = arg;
+  return g_stage(x, s, a, e) <= x->T;
 }
 
 /* Each stage's parameter bytes prefix at its degree (ppi_size_prefix),
@@ -499,87 +542,64 @@ static pp_status mixed_fill_bound(pp_ctx *ctx, const struct part_bound *b,
                                   int32_t L, int64_t m, double ar,
                                   const double *const *par, double *out)
 {
-  int32_t S = b->S, t, l, j, a, it;
-  double *P, *F, *B, smin = INFINITY, lo = 0, hi = 0;
-  int32_t *reach, *next;
+  int32_t S = b->S, t, l, j, it;
+  double *P, lo = 0, hi = 0;
+  int32_t *reach;
   unsigned char *any;
+  struct fill_arg x;
   *out = 0;
   if (!b->pre || S > L || m < 1)
     return PP_OK;
   if (!(P = ppi_alloc(ctx, 2 * (size_t)(L + 1) * sizeof *P)))
     return PP_ENOMEM;
-  F = P; /* the cheapest forwards, then backwards, of the earlier layers */
-  B = P + L + 1;
-  if (!(reach = ppi_calloc(ctx, 2 * (size_t)(L + 2), sizeof *reach)) ||
+  if (!(reach = ppi_alloc(ctx, 2 * (size_t)(L + 2) * sizeof *reach)) ||
       !(any = ppi_calloc(ctx, (size_t)b->T, 1))) {
     if (reach)
       ppi_free(ctx, reach, 2 * (size_t)(L + 2) * sizeof *reach);
     ppi_free(ctx, P, 2 * (size_t)(L + 1) * sizeof *P);
     return PP_ENOMEM;
   }
-  next = reach + L + 2;
+  /* the cheapest forwards, then backwards, of the earlier layers */
+  x.b = b;
+  x.F = P;
+  x.B = P + L + 1;
+  x.smin = INFINITY;
+  x.ar = ar;
+  x.par = par;
+  x.L = L;
+  x.m = m;
   for (j = 0; j < S; j++)
     for (t = 0; t < b->T; t++)
       any[t] |= b->on[(size_t)j * b->T + t];
-  F[0] = B[0] = 0;
+  P[0] = P[L + 1] = 0;
   for (l = 0; l < L; l++) {
     double f = INFINITY, bw = INFINITY;
     for (t = 0; t < b->T; t++)
       if (any[t]) {
         const double *pr = b->pre + (size_t)t * (L + 1);
         const double *fp = b->fpre + (size_t)t * (L + 1);
-        double x = b->fac[t] * (fp[l + 1] - fp[l]);
-        double y = b->fac[t] * ((pr[l + 1] - pr[l]) - (fp[l + 1] - fp[l]));
-        f = x < f ? x : f;
-        bw = y < bw ? y : bw;
+        double y = b->fac[t] * (fp[l + 1] - fp[l]);
+        double z = b->fac[t] * ((pr[l + 1] - pr[l]) - (fp[l + 1] - fp[l]));
+        f = y < f ? y : f;
+        bw = z < bw ? z : bw;
       }
-    F[l + 1] = F[l] + f;
-    B[l + 1] = B[l] + bw;
+    P[l + 1] = P[l] + f;
+    P[L + 1 + l + 1] = P[L + 1 + l] + bw;
   }
   for (t = 0; t < b->T; t++)
-    if (any[t] && b->step[t] < smin)
-      smin = b->step[t];
+    if (any[t] && b->step[t] < x.smin)
+      x.smin = b->step[t];
   /* any partition is within hi: every stage's work at most the whole */
   for (j = 0; j < S; j++) {
-    double x = g_stage(b, F, B, smin, j, 0, L, L, m, ar, par) + F[L] + B[L];
-    hi = x > hi ? x : hi;
+    double y = g_stage(&x, j, 0, L) + x.F[L] + x.B[L];
+    hi = y > hi ? y : hi;
   }
   for (it = 0; it < 60; it++) {
-    double T = (lo + hi) / 2;
-    int32_t s;
-    bool ok = true;
-    memset(reach, 0, (size_t)(L + 2) * sizeof *reach);
-    reach[0] = 1;
-    for (s = 0; s < S && ok; s++) {
-      int32_t hmax = L - (S - 1 - s), run = 0;
-      bool got = false;
-      memset(next, 0, (size_t)(L + 2) * sizeof *next);
-      for (a = 0; a < L; a++) {
-        int32_t e0 = a + 1, e1 = hmax, mid;
-        if (!reach[a] || e0 > e1 ||
-            g_stage(b, F, B, smin, s, a, e0, L, m, ar, par) > T)
-          continue;
-        while (e0 < e1) {
-          mid = e0 + (e1 - e0 + 1) / 2;
-          if (g_stage(b, F, B, smin, s, a, mid, L, m, ar, par) <= T)
-            e0 = mid;
-          else
-            e1 = mid - 1;
-        }
-        next[a + 1]++;
-        next[e0 + 1]--;
-      }
-      for (a = 0; a <= L; a++) {
-        run += next[a];
-        reach[a] = run > 0;
-        got = got || reach[a];
-      }
-      ok = got;
-    }
-    if (ok && reach[L])
-      hi = T;
+    x.T = (lo + hi) / 2;
+    if (reach_sweep(S, L, fill_fits, &x, reach))
+      hi = x.T;
     else
-      lo = T;
+      lo = x.T;
   }
   *out = lo;
   ppi_free(ctx, any, (size_t)b->T);
