@@ -1239,6 +1239,14 @@ typedef struct pp_part_params {
   int32_t max_nodes;           /* madpipe phase 2: CBC's branch-and-bound
                                   nodes per ILP (a limit that keeps the
                                   result deterministic); default 20000 */
+  int32_t madpipe_phase1;      /* madpipe: 1 or 2: phase 1 alone, with the
+                                  paper's optimistic count for the special
+                                  processor (1) or the pessimistic one
+                                  (2): the allocation of least period, with
+                                  1F1B*'s counts at it, not checked by phase
+                                  2 (a caller can price the allocation
+                                  before paying for phase 2's ILPs); 0
+                                  (default): both phases, both modes */
   /* Operator DAGs (not chains) under the minmax objective on a flat
   ** network are partitioned at the operator level (Parmesan phase 1):
   ** clustering, the DP over fronted subgraphs, refinement. */

@@ -16,6 +16,8 @@
 ** - on random chains, every MadPipe and PipeDream + 1F1B* result that
 **   fits is confirmed by the simulator (period and memory), and MadPipe
 **   is reported against PipeDream + 1F1B*;
+** - phase 1 alone (madpipe_phase1) gives the allocation a full run ends
+**   in, and its plan the same estimate (the planner's MadPipe floor);
 ** - a plan built from a MadPipe partition reports the partition's
 **   pattern for every stage (pp_plan_stage_pattern), also after its JSON
 **   is read back; one built without it reports none.
@@ -447,6 +449,133 @@ static void t_flat_device_and_cap(void **state)
   pp_model_destroy(m);
 }
 
+/* ---- phase 1 alone (madpipe_phase1) -------------------------------------- */
+
+static pp_partition *run_phase1(pp_ctx *ctx, const pp_model *m, int P,
+                                double mem, int mode)
+{
+  pp_part_params p;
+  pp_partition *pt = NULL;
+  pp_part_params_init(&p);
+  p.objective = PP_OBJ_MADPIPE;
+  p.stages = P;
+  p.bandwidth_gbps = 12;
+  p.memory_bytes = mem;
+  p.optimizer = PP_OPT_2BW;
+  p.time_limit_s = 30;
+  p.madpipe_phase1 = mode;
+  if (pp_partition_chain(ctx, m, &p, &pt) != PP_OK)
+    fail_msg("%s", pp_ctx_errmsg(ctx));
+  return pt;
+}
+
+/* The same stages (operators) on the same processors. */
+static bool same_allocation(const pp_partition *a, const pp_partition *b)
+{
+  pp_part_summary x, y;
+  int32_t s;
+  pp_partition_summary(a, &x);
+  pp_partition_summary(b, &y);
+  if (x.nstage != y.nstage)
+    return false;
+  for (s = 0; s < x.nstage; s++) {
+    pp_part_stage u, v;
+    int32_t nu, nv;
+    const int32_t *ou = pp_partition_stage_ops(a, s, &nu);
+    const int32_t *ov = pp_partition_stage_ops(b, s, &nv);
+    pp_partition_stage(a, s, &u);
+    pp_partition_stage(b, s, &v);
+    if (u.proc != v.proc || nu != nv || memcmp(ou, ov, nu * sizeof *ou))
+      return false;
+  }
+  return true;
+}
+
+static pp_plan *partition_plan(pp_ctx *ctx, const pp_partition *pt,
+                               bool pattern);
+
+/* What the planner's MadPipe floor rests on (src/search/search_madpipe.c,
+** madpipe_floor): a full run ends in the allocation phase 1 alone gives
+** in one of the two memory modes (phase 2 sets counts and the pattern
+** only), and the estimate's time of a plan does not read its in-flight
+** counts, so phase 1's plan prices the run's exactly.  Bad modes are
+** refused. */
+static void t_phase1_alone(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  uint64_t rng = 77;
+  int iter, checked = 0, differ = 0;
+  for (iter = 0; iter < 30; iter++) {
+    int L = 4 + (int)tu_rand(&rng, 12), P = 2 + (int)tu_rand(&rng, 4), mode;
+    int type[8] = {0};
+    double speed = 1;
+    pp_model *m = random_model(ctx, &rng, L);
+    pp_cluster *c =
+        tu_cluster(ctx, P, type, &speed, 1, NULL, NULL, 12, 0, 1000);
+    pp_model_stats st;
+    pp_partition *full;
+    pp_part_summary sf;
+    bool found = false;
+    double mem;
+    assert_int_equal(pp_model_stats_get(ctx, m, &st), PP_OK);
+    mem = (3 * st.param_bytes + 2 * st.saved_bytes) *
+          (0.15 + tu_rand(&rng, 60) / 100.0) / P * 2;
+    full = run(ctx, m, P, mem, PP_PART_OPTIMAL);
+    pp_partition_summary(full, &sf);
+    for (mode = 1; mode <= 2 && sf.fits; mode++) {
+      pp_partition *one = run_phase1(ctx, m, P, mem, mode);
+      pp_part_summary so;
+      pp_partition_summary(one, &so);
+      if (so.fits && !found && same_allocation(one, full)) {
+        pp_plan *a = partition_plan(ctx, full, false);
+        pp_plan *b = partition_plan(ctx, one, false);
+        pp_eval *ea = tu_eval(ctx, a, m, c, PP_AR_RING);
+        pp_eval *eb = tu_eval(ctx, b, m, c, PP_AR_RING);
+        int32_t s;
+        found = true;
+        for (s = 0; s < so.nstage; s++) {
+          pp_part_stage x, y;
+          pp_partition_stage(full, s, &x);
+          pp_partition_stage(one, s, &y);
+          differ += x.in_flight != y.in_flight;
+        }
+        assert_true(tu_eval_ms(ea) == tu_eval_ms(eb));
+        pp_eval_destroy(ea);
+        pp_eval_destroy(eb);
+        pp_plan_destroy(a);
+        pp_plan_destroy(b);
+      }
+      pp_partition_destroy(one);
+    }
+    if (sf.fits && !found)
+      fail_msg("iteration %d: the run's allocation is neither mode's "
+               "phase 1",
+               iter);
+    checked += sf.fits;
+    pp_partition_destroy(full);
+    pp_cluster_destroy(c);
+    pp_model_destroy(m);
+  }
+  print_message("%d runs end in phase 1's allocation (%d stages with other "
+                "in-flight counts, the same estimate)\n",
+                checked, differ);
+  assert_true(checked > 6 && differ > 0);
+  {
+    pp_model *m = random_model(ctx, &rng, 6);
+    pp_part_params p;
+    pp_partition *pt = NULL;
+    pp_part_params_init(&p);
+    p.objective = PP_OBJ_MADPIPE;
+    p.stages = 2;
+    p.bandwidth_gbps = 12;
+    p.madpipe_phase1 = 3;
+    tu_expect_error(ctx, pp_partition_chain(ctx, m, &p, &pt), PP_EINPUT,
+                    "madpipe_phase1 3", NULL);
+    assert_null(pt);
+    pp_model_destroy(m);
+  }
+}
+
 /* ---- the plan's pattern ------------------------------------------------ */
 
 /* Equal offsets, a NaN (no transfer) equal to a NaN. */
@@ -578,6 +707,7 @@ int main(void)
       TU_CTX_TEST(t_ilp_prop1),           TU_CTX_TEST(t_ilp_one),
       TU_CTX_TEST(t_phase1_exact),        TU_CTX_TEST(t_runs),
       TU_CTX_TEST(t_flat_device_and_cap), TU_CTX_TEST(t_plan_pattern),
+      TU_CTX_TEST(t_phase1_alone),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

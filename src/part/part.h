@@ -228,7 +228,7 @@ PP_INTERNAL pp_status ppi_part_madpipe(pp_ctx *ctx, struct ppi_arena *ar,
                                        int32_t iterations,
                                        const struct ppi_stop *stop,
                                        int max_nodes, double period_cap,
-                                       struct ppi_madpipe *out);
+                                       int phase1, struct ppi_madpipe *out);
 /* Phase 1's question alone (for the tests): is there an allocation of
 ** period <= T (That = T), with the paper's optimistic count for the
 ** special processor or the pessimistic one? */

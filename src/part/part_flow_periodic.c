@@ -5,7 +5,8 @@
 ** periodic schedule and its period; this flow turns their allocation
 ** into the partition, prices memory per processor (MadPipe's special
 ** processor holds several stages) and, when it fits, has the simulator
-** confirm period and memory (part_verify.c).
+** confirm period and memory (part_verify.c).  With madpipe_phase1, the
+** allocation of phase 1 alone: not verified, fits as phase 1 judged it.
 **
 ** Objective: the period of the schedule (objective_ms = period_ms).
 ** Invariant: "nothing fits" is still a result: PipeDream's partition
@@ -84,6 +85,10 @@ pp_status ppi_part_flow_periodic(const struct ppi_part_job *j,
     }
   }
   pt->sum.lower_bound_ms = ppi_ch_lower_bound(c, PP_OBJ_MADPIPE);
+  if (p->madpipe_phase1) { /* phase 1's allocation, as phase 1 judged it */
+    pt->sum.fits = r.fits;
+    return PP_OK;
+  }
   if (pt->sum.fits)
     return ppi_part_verify(ctx, pt, j->m, &r, p, c->mem[0]);
   return PP_OK;

@@ -436,10 +436,12 @@ done:
   return rc;
 }
 
-/* Phase 1 in one memory mode, then phase 2. */
+/* Phase 1 in one memory mode, then phase 2 (not with phase1_only: the
+** allocation with 1F1B*'s counts at its period, fits as phase 1 judged
+** it). */
 static pp_status attempt(struct mrun *r, struct ppi_arena *ar,
                          int32_t iterations, const struct ppi_stop *stop,
-                         int max_nodes, double period_cap,
+                         int max_nodes, double period_cap, bool phase1_only,
                          struct ppi_madpipe *out)
 {
   pp_ctx *ctx = r->ctx;
@@ -526,13 +528,17 @@ static pp_status attempt(struct mrun *r, struct ppi_arena *ar,
     ppi_free(ctx, scratch, sz);
     ppi_free(ctx, grp, (size_t)2 * out->N * sizeof *grp);
   }
+  if (phase1_only) {
+    out->fits = 1;
+    return PP_OK;
+  }
   return phase2(ctx, ar, c, stop, max_nodes, period_cap, out);
 }
 
 pp_status ppi_part_madpipe(pp_ctx *ctx, struct ppi_arena *ar,
                            const struct ppi_chain *c, int32_t P,
                            int32_t iterations, const struct ppi_stop *stop,
-                           int max_nodes, double period_cap,
+                           int max_nodes, double period_cap, int phase1,
                            struct ppi_madpipe *out)
 {
   struct mrun r;
@@ -552,9 +558,12 @@ pp_status ppi_part_madpipe(pp_ctx *ctx, struct ppi_arena *ar,
   for (l = 0; l < (c->L + 1) * P; l++)
     ppi_vec_init(&r.bucket[l], sizeof(struct mlabel));
   /* the paper's optimistic count for the special processor first; when
-  ** phase 2 finds no pattern that fits, its pessimistic one */
-  for (r.pessimistic = 0; r.pessimistic < 2; r.pessimistic++) {
-    rc = attempt(&r, ar, iterations, stop, max_nodes, period_cap, out);
+  ** phase 2 finds no pattern that fits, its pessimistic one (phase1:
+  ** the one mode asked for, phase 1 alone) */
+  for (r.pessimistic = phase1 ? phase1 - 1 : 0;
+       r.pessimistic < (phase1 ? phase1 : 2); r.pessimistic++) {
+    rc = attempt(&r, ar, iterations, stop, max_nodes, period_cap, phase1 > 0,
+                 out);
     kept += r.kept;
     if (rc == PP_EINPUT || (rc == PP_OK && !out->fits))
       continue;

@@ -170,7 +170,7 @@ static pp_status madpipe(const struct ppi_part_job *j, struct ppi_madpipe *r)
   st.deadline = ppi_now_s() + p->time_limit_s;
   st.flag = p->stop;
   return ppi_part_madpipe(j->ctx, j->tmp, j->c, p->stages, p->iterations, &st,
-                          p->max_nodes, p->period_cap_ms, r);
+                          p->max_nodes, p->period_cap_ms, p->madpipe_phase1, r);
 }
 
 static pp_status pipedream_star(const struct ppi_part_job *j,
@@ -318,6 +318,11 @@ static pp_status check_params(pp_ctx *ctx, const pp_model *m, int32_t L,
   if (!(p->period_cap_ms >= 0)) /* NaN too; infinity means none */
     return ppi_fail(ctx, PP_EINPUT,
                     "partition: the period cap must be >= 0 (0: none)");
+  if (p->madpipe_phase1 < 0 || p->madpipe_phase1 > 2)
+    return ppi_fail(ctx, PP_EINPUT,
+                    "partition: madpipe_phase1 %d; 0 (both phases), 1 or 2 "
+                    "(phase 1 alone, optimistic or pessimistic count)",
+                    (int)p->madpipe_phase1);
   return PP_OK;
 }
 

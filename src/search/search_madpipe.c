@@ -55,6 +55,141 @@ bool ppi_madpipe_binds(const struct space *sp, const struct point *pt,
   return ppi_madpipe_may(sp, pt) && (!have || peak >= MADPIPE_SHARE);
 }
 
+/* The plan of a MadPipe partition at the point: its stages on the
+** set's devices (the special processor's stages share its devices),
+** its in-flight counts, and, where it holds, its periodic pattern. */
+static pp_status madpipe_plan(struct worker *w, const struct point *pt,
+                              const int32_t *devs, const pp_partition *part,
+                              const pp_part_summary *ps, pp_plan **out)
+{
+  const pp_search_params *p = w->sp->p;
+  pp_plan_params pl;
+  pp_plan_builder *b = NULL;
+  int32_t s, r, z;
+  unsigned zmask = ppi_search_zero_mask(p, ps->nstage);
+  bool periodic;
+  double sig[4];
+  pp_status rc;
+
+  *out = NULL;
+  if (!zmask) /* a depth the engine cannot run at the stage asked for */
+    return PP_OK;
+  for (z = 0; !((zmask >> z) & 1u); z++) /* the least: offer tries the rest */
+    ;
+  ppi_search_plan_params(p, z, &pl);
+  pl.micro_batch = pt->mbs;
+  pl.schedule = PP_SCHED_1F1B_STAR;
+  /* MadPipe's period and patterns hold on its flat network, where
+  ** transfers overlap compute, with the profile's times; an engine whose
+  ** point-to-point blocks (DeepSpeed) puts them inside the stages'
+  ** compute, and a calibration rescales them, so the loads may exceed
+  ** MadPipe's and the schedule takes its period from them */
+  periodic = pt->dp == 1 && !ppi_engine_rules(pl.engine)->blocking &&
+             !p->calibration; /* its period is of the uncalibrated times */
+  pl.period_ms = periodic ? ps->period_ms : 0;
+  if ((rc = pp_plan_builder_create(&w->ctx, &pl, "parplan plan (madpipe)", &b)))
+    return rc;
+  for (s = 0; s < ps->nstage; s++) {
+    pp_part_stage st;
+    int32_t id, n;
+    const int32_t *ops = pp_partition_stage_ops(part, s, &n);
+    pp_partition_stage(part, s, &st);
+    if ((rc = pp_plan_builder_add_stage(b, ops, n, &id)))
+      goto done;
+    for (r = 0; r < pt->dp; r++)
+      if ((rc = pp_plan_builder_add_replica(
+               b, id, devs + (size_t)st.proc * pt->dp + r)))
+        goto done;
+    if ((rc = pp_plan_builder_set_in_flight(b, id, st.in_flight)))
+      goto done;
+    /* the pattern is one replica's (the plan checker's rule); replicated
+    ** stages keep the counts and run 1F1B* order */
+    if (periodic && ppi_partition_pattern(part, s, sig) &&
+        (rc = pp_plan_builder_set_pattern(b, id, sig)))
+      goto done;
+  }
+  rc = pp_plan_builder_finish(b, out);
+  b = NULL;
+done:
+  pp_plan_builder_destroy(b);
+  return rc;
+}
+
+/* The least estimate any MadPipe plan at the point can have (*floor;
+** -infinity: not known, INFINITY: none).  Phase 2 keeps phase 1's
+** allocation and sets only in-flight counts and the pattern, which the
+** estimate's time does not read (cost_eval.c: steady, fill, allreduce
+** and update come from the stages' devices and sizes), and a ZeRO stage
+** changes it: so the least, over ZeRO stages, of the estimate of phase
+** 1's allocation in each memory mode phase 2 may end in bounds the plan.
+** The optimistic mode first: when it stops at the cap, so does the run;
+** when it gives an allocation, the run ends in it or, when no pattern
+** fits, in the pessimistic one. */
+static pp_status madpipe_floor(struct worker *w, const struct point *pt,
+                               const pp_part_params *pa0, const int32_t *devs,
+                               double *floor)
+{
+  const struct space *sp = w->sp;
+  pp_part_params pa = *pa0;
+  int mode;
+  pp_status rc = PP_OK;
+  *floor = INFINITY;
+  for (mode = 1; mode <= 2 && rc == PP_OK; mode++) {
+    pp_partition *part = NULL;
+    pp_part_summary ps;
+    pp_plan *plan = NULL;
+    pp_plan_params q;
+    unsigned zmask;
+    int32_t z;
+    pa.madpipe_phase1 = mode;
+    rc = pp_partition_chain(&w->ctx, sp->m, &pa, &part);
+    if (rc == PP_ELIMIT && mode == 1) { /* the run stops at the cap too */
+      pp_ctx_clear_error(&w->ctx);
+      return PP_OK;
+    }
+    if (rc) { /* not known: the run decides */
+      if (ppi_search_skippable(rc) || rc == PP_ECANCELED) {
+        pp_ctx_clear_error(&w->ctx);
+        rc = PP_OK;
+        *floor = -INFINITY;
+      }
+      return rc;
+    }
+    pp_partition_summary(part, &ps);
+    if (!ps.fits) { /* phase 1 found no allocation in this mode */
+      pp_partition_destroy(part);
+      continue;
+    }
+    rc = madpipe_plan(w, pt, devs, part, &ps, &plan);
+    pp_partition_destroy(part);
+    if (rc || !plan) {
+      pp_plan_destroy(plan);
+      return rc;
+    }
+    pp_plan_get_params(plan, &q);
+    zmask = ppi_search_zero_mask(sp->p, ps.nstage);
+    for (z = 0; z < 4 && rc == PP_OK; z++) {
+      pp_plan *alt = NULL;
+      struct ppi_price y;
+      if (!((zmask >> z) & 1u))
+        continue;
+      q.zero = z;
+      if ((rc = ppi_plan_with_params(&w->ctx, plan, &q, &alt)) == PP_OK)
+        rc = ppi_search_price(&w->ctx, sp, alt, w->share, &y);
+      pp_plan_destroy(alt);
+      if (rc == PP_OK && y.est < *floor)
+        *floor = y.est;
+    }
+    pp_plan_destroy(plan);
+    if (rc && ppi_search_skippable(rc)) { /* not priced: not known */
+      pp_ctx_clear_error(&w->ctx);
+      *floor = -INFINITY;
+      return PP_OK;
+    }
+  }
+  return rc;
+}
+
 /* The point's MadPipe plan offered to its best: a flat network at the
 ** point's slowest link between stages (the model MadPipe assumes). */
 static pp_status try_madpipe(struct worker *w, const struct point *pt,
@@ -62,17 +197,10 @@ static pp_status try_madpipe(struct worker *w, const struct point *pt,
                              struct cand *best, bool *have)
 {
   const struct space *sp = w->sp;
-  const pp_search_params *p = sp->p;
   pp_part_params pa;
   pp_partition *part = NULL;
   pp_part_summary ps;
-  pp_plan_params pl;
-  pp_plan_builder *b = NULL;
   pp_plan *plan = NULL;
-  int32_t s, r, z;
-  unsigned zmask;
-  bool periodic;
-  double sig[4];
   pp_status rc;
 
   ppi_point_part_params(sp, pt, gas, linkbw, PP_OBJ_MADPIPE, &pa);
@@ -93,6 +221,15 @@ static pp_status try_madpipe(struct worker *w, const struct point *pt,
     pa.period_cap_ms = w->mp_cap / (double)gas;
   pa.max_nodes = MADPIPE_NODES;
   pa.stop = w->stop.flag; /* Ctrl-C ends the ILP within a node */
+  if (isfinite(w->mp_cap)) {
+    /* nor when no plan of phase 1's allocations can beat the best: phase
+    ** 2's ILPs (most of MadPipe's time) are not run */
+    double floor;
+    if ((rc = madpipe_floor(w, pt, &pa, devs, &floor)))
+      return rc;
+    if (floor >= w->mp_cap)
+      return PP_OK;
+  }
   rc = pp_partition_chain(&w->ctx, sp->m, &pa, &part);
   if (rc) {
     if (ppi_search_skippable(rc) || rc == PP_ECANCELED) {
@@ -109,57 +246,13 @@ static pp_status try_madpipe(struct worker *w, const struct point *pt,
     pp_partition_destroy(part);
     return PP_OK;
   }
-  zmask = ppi_search_zero_mask(p, ps.nstage);
-  if (!zmask) { /* a depth the engine cannot run at the stage asked for */
-    pp_partition_destroy(part);
-    return PP_OK;
-  }
-  for (z = 0; !((zmask >> z) & 1u); z++) /* the least: offer tries the rest */
-    ;
-  ppi_search_plan_params(p, z, &pl);
-  pl.micro_batch = pt->mbs;
-  pl.schedule = PP_SCHED_1F1B_STAR;
-  /* MadPipe's period and patterns hold on its flat network, where
-  ** transfers overlap compute, with the profile's times; an engine whose
-  ** point-to-point blocks (DeepSpeed) puts them inside the stages'
-  ** compute, and a calibration rescales them, so the loads may exceed
-  ** MadPipe's and the schedule takes its period from them */
-  periodic = pt->dp == 1 && !ppi_engine_rules(pl.engine)->blocking &&
-             !p->calibration; /* its period is of the uncalibrated times */
-  pl.period_ms = periodic ? ps.period_ms : 0;
-  if ((rc = pp_plan_builder_create(&w->ctx, &pl, "parplan plan (madpipe)", &b)))
-    goto done;
-  for (s = 0; s < ps.nstage; s++) {
-    pp_part_stage st;
-    int32_t id, n;
-    const int32_t *ops = pp_partition_stage_ops(part, s, &n);
-    pp_partition_stage(part, s, &st);
-    if ((rc = pp_plan_builder_add_stage(b, ops, n, &id)))
-      goto done;
-    for (r = 0; r < pt->dp; r++)
-      if ((rc = pp_plan_builder_add_replica(
-               b, id, devs + (size_t)st.proc * pt->dp + r)))
-        goto done;
-    if ((rc = pp_plan_builder_set_in_flight(b, id, st.in_flight)))
-      goto done;
-    /* the pattern is one replica's (the plan checker's rule); replicated
-    ** stages keep the counts and run 1F1B* order */
-    if (periodic && ppi_partition_pattern(part, s, sig) &&
-        (rc = pp_plan_builder_set_pattern(b, id, sig)))
-      goto done;
-  }
-  rc = pp_plan_builder_finish(b, &plan);
-  b = NULL;
+  rc = madpipe_plan(w, pt, devs, part, &ps, &plan);
   pp_partition_destroy(part);
-  part = NULL;
-  if (rc == PP_OK) {
+  if (rc == PP_OK && plan) {
     w->offer_madpipe = true;
     rc = ppi_search_offer(w, pt, plan, NULL, best, have);
     w->offer_madpipe = false;
   }
-done:
-  pp_plan_builder_destroy(b);
-  pp_partition_destroy(part);
   return rc;
 }
 
