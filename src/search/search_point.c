@@ -46,12 +46,16 @@
 #define SHORT_CHAIN_WORK (SHORT_CHAIN * 64)
 
 /* What every strategy sees of the point. */
+struct part_bound;
+
 struct at_point {
   const struct point *pt;
   const struct dset *set;
   double arbw, linkbw; /* the slowest ring link, the slowest stage link */
   int64_t gas;
-  bool short_chain; /* at most SHORT_CHAIN partitions: try them all */
+  bool short_chain;      /* at most SHORT_CHAIN partitions: try them all */
+  struct part_bound *pb; /* the point's bounds, built once (point_time,
+                            point_mem) and freed with the point */
 };
 
 static pp_status from_partition(struct worker *w, const struct point *pt,
@@ -134,6 +138,7 @@ struct part_bound {
   double *spp;  /* [S] state bytes per parameter, the least ZeRO stage's */
   double *cap;  /* [S] */
   size_t mbytes;
+  bool time_done, mem_done; /* point_time, point_mem ran */
 };
 
 static void bound_free(pp_ctx *ctx, struct part_bound *b)
@@ -320,6 +325,7 @@ static pp_status bound_init(struct worker *w, const struct at_point *a,
   int32_t deg[TPV_DEGREES], ND = 0, T;
   size_t npre;
   char *mem;
+  b->pre = NULL; /* no bound until it is built */
   /* the point's degrees */
   for (s = 0; s < pt->pp; s++) {
     int32_t x = ppi_pt_tp(sp, pt, s);
@@ -333,7 +339,6 @@ static pp_status bound_init(struct worker *w, const struct at_point *a,
   }
   T = NT * ND;
   npre = (size_t)T * (size_t)(L + 1);
-  memset(b, 0, sizeof *b);
   b->T = T;
   b->S = pt->pp;
   b->bytes = 2 * npre * sizeof(double) + 2 * (size_t)T * sizeof(double) +
@@ -369,11 +374,35 @@ static pp_status bound_init(struct worker *w, const struct at_point *a,
                                     pt->rec, b->pre + (size_t)t * (L + 1),
                                     b->fpre + (size_t)t * (L + 1), &b->fac[t],
                                     &b->step[t])) {
-      bound_free(&w->ctx, b);
+      ppi_free(&w->ctx, b->pre, b->bytes);
+      b->pre = NULL;
       return PP_OK;
     }
   }
   return PP_OK;
+}
+
+/* The point's time part of its bounds (bound_init), built on first use;
+** b->pre stays NULL where a time cannot be looked up. */
+static pp_status point_time(struct worker *w, const struct at_point *a)
+{
+  struct part_bound *b = a->pb;
+  if (b->time_done)
+    return PP_OK;
+  b->time_done = true;
+  b->S = a->pt->pp;
+  return bound_init(w, a, b);
+}
+
+/* Its memory part (mem_init), likewise; b->mpre NULL: none. */
+static pp_status point_mem(struct worker *w, const struct at_point *a)
+{
+  struct part_bound *b = a->pb;
+  if (b->mem_done)
+    return PP_OK;
+  b->mem_done = true;
+  b->S = a->pt->pp;
+  return mem_init(w, a, b);
 }
 
 /* A lower bound on the estimate of the partition f: each stage's compute
@@ -639,7 +668,7 @@ static pp_status try_all(struct worker *w, const struct at_point *a,
   const int32_t *devs = a->set->dev;
   int32_t S = pt->pp, L = sp->L, s, i;
   int32_t *f = w->first; /* f[s]: first layer of stage s; f[S] = L */
-  struct part_bound pb;
+  const struct part_bound *pb = a->pb;
   struct tried *t = NULL;
   int32_t *cuts = NULL;
   int64_t n = 0, cap = 0, k;
@@ -648,13 +677,8 @@ static pp_status try_all(struct worker *w, const struct at_point *a,
   ** (the bound and the estimate add the same times in other orders) */
   const double slack = 1 + 1e-9;
   int64_t priced = 0;
-  if ((rc = bound_init(w, a, &pb)))
+  if ((rc = point_time(w, a)) || (rc = point_mem(w, a)))
     return rc;
-  pb.S = S; /* the memory part needs it without the time part too */
-  if ((rc = mem_init(w, a, &pb))) {
-    bound_free(&w->ctx, &pb);
-    return rc;
-  }
   cap = (int64_t)binom_capped(L - 1, S - 1, SHORT_CHAIN);
   if (cap < 1)
     cap = 1;
@@ -671,7 +695,7 @@ static pp_status try_all(struct worker *w, const struct at_point *a,
     if (n == cap)
       break;
     memcpy(cuts + n * (S + 1), f, (size_t)(S + 1) * sizeof *f);
-    t[n].lb = pb.pre ? bound_of(&pb, f, L, a->gas) : 0;
+    t[n].lb = pb->pre ? bound_of(pb, f, L, a->gas) : 0;
     t[n].rank = n;
     n++;
     /* the next cut vector: the last movable cut moves right */
@@ -692,7 +716,7 @@ static pp_status try_all(struct worker *w, const struct at_point *a,
       break;
     }
     memcpy(f, cuts + t[k].rank * (S + 1), (size_t)(S + 1) * sizeof *f);
-    if (priced > 0 && !mem_may_fit(&pb, f, L)) {
+    if (priced > 0 && !mem_may_fit(pb, f, L)) {
       w->part_pruned++;
       continue;
     }
@@ -709,7 +733,6 @@ done:
     ppi_free(&w->ctx, cuts, (size_t)cap * (size_t)(S + 1) * sizeof *cuts);
   if (t)
     ppi_free(&w->ctx, t, (size_t)cap * sizeof *t);
-  bound_free(&w->ctx, &pb);
   return rc;
 }
 
@@ -777,6 +800,7 @@ pp_status ppi_eval_point(struct worker *w, const struct point *pt0)
   struct point q0 = *pt0; /* its bound may rise (mixed_fill_bound) */
   const struct point *pt = &q0;
   struct at_point a;
+  struct part_bound pb;
   struct cand best;
   bool have = false;
   double bar = w->bar; /* the round's start: not this thread's own finds,
@@ -791,60 +815,50 @@ pp_status ppi_eval_point(struct worker *w, const struct point *pt0)
     w->lbmin = pt->lb < w->lbmin ? pt->lb : w->lbmin;
     return PP_OK;
   }
+  memset(&pb, 0, sizeof pb);
+  memset(&best, 0, sizeof best);
+  a.pt = pt;
+  a.set = &sp->sets[pt->set];
+  a.gas = sp->p->global_batch / pt->dp / pt->mbs;
+  a.pb = &pb; /* built as needed, freed below */
   if (!w->mem_all && !ppi_madpipe_may(sp, pt)) {
     /* no partition can hold its stages' state and one micro-batch:
     ** pruned (MadPipe's points are not, its stages need not be
     ** contiguous on a device; plan_search.c prices every point again
     ** when this left none priced, for the closest point's report) */
-    struct part_bound pb;
     bool ok;
-    memset(&pb, 0, sizeof pb);
-    pb.S = pt->pp;
-    a.pt = pt;
-    a.set = &sp->sets[pt->set];
-    if ((rc = mem_init(w, &a, &pb)) ||
-        (rc = mem_feasible(&w->ctx, &pb, sp->L, &ok))) {
-      bound_free(&w->ctx, &pb);
-      return rc;
-    }
-    bound_free(&w->ctx, &pb);
+    if ((rc = point_mem(w, &a)) ||
+        (rc = mem_feasible(&w->ctx, &pb, sp->L, &ok)))
+      goto out;
     if (!ok) { /* no plan: nothing to bound either */
       w->pruned++;
       w->mem_pruned++;
-      return PP_OK;
+      goto out;
     }
   }
-  a.pt = pt;
-  a.set = &sp->sets[pt->set];
-  a.gas = sp->p->global_batch / pt->dp / pt->mbs;
   if (a.set->mixed) { /* the fill bound on several types */
-    struct part_bound pb;
     double fb = 0, ar = ppi_ar_rate(sp, pt->dp);
     struct stage_par sq;
     if ((rc = stage_par_init(w, pt, ar > 0, &sq)))
-      return rc;
+      goto out;
     if (!sq.par)
       ar = 0;
-    if ((rc = bound_init(w, &a, &pb)) ||
-        (rc = mixed_fill_bound(&w->ctx, &pb, sp->L, a.gas, ar,
-                               (const double *const *)sq.par, &fb))) {
-      bound_free(&w->ctx, &pb);
-      stage_par_free(w, &sq);
-      return rc;
-    }
-    bound_free(&w->ctx, &pb);
+    if (!(rc = point_time(w, &a)))
+      rc = mixed_fill_bound(&w->ctx, &pb, sp->L, a.gas, ar,
+                            (const double *const *)sq.par, &fb);
     stage_par_free(w, &sq);
+    if (rc)
+      goto out;
     if (fb > q0.lb)
       q0.lb = q0.mlb = fb;
     if (q0.lb > bar) {
       w->pruned++;
       w->lbmin = q0.lb < w->lbmin ? q0.lb : w->lbmin;
-      return PP_OK;
+      goto out;
     }
   }
   w->lbmin = q0.lb < w->lbmin ? q0.lb : w->lbmin;
   w->evaluated++;
-  memset(&best, 0, sizeof best);
   ppi_point_net(w, pt, &a.arbw, &a.linkbw);
   {
     int64_t ndev = (int64_t)ppi_pt_off(sp, pt, pt->pp);
@@ -860,24 +874,25 @@ pp_status ppi_eval_point(struct worker *w, const struct point *pt0)
     /* every partition bounded out (try_all): the point is pruned */
     w->evaluated--;
     w->pruned++;
-    return PP_OK;
+    goto out;
   }
   if (rc == PP_OK && ppi_madpipe_binds(sp, pt, have, best.peak)) {
     /* recorded with the bound of its best contiguous partition, which
     ** MadPipe's pass compares with the kept plans (one device type) */
     struct point q = *pt;
-    struct part_bound pb;
     q.mlb = q.lb;
-    if (!(rc = bound_init(w, &a, &pb)) && pb.pre) {
+    if (!(rc = point_time(w, &a)) && pb.pre) {
       double x = bound_minmax(&w->ctx, &pb,
                               pp_cluster_device_type(sp->c, a.set->dev[0]),
                               sp->L, a.gas);
       if (x > q.mlb)
         q.mlb = x;
-      bound_free(&w->ctx, &pb);
     }
     if (rc == PP_OK)
       rc = ppi_vec_push(&w->ctx, &w->bound, &q);
   }
-  return ppi_search_keep_best(w, rc, &best, have);
+  rc = ppi_search_keep_best(w, rc, &best, have);
+out:
+  bound_free(&w->ctx, &pb);
+  return rc;
 }
