@@ -16,7 +16,12 @@
 **      time, wall and CPU (issue 23's targets: every cell under 1 CPU-s,
 **      GPT-Neo-2.7 on 512 A100s under 0.5), and predicted throughput
 **      (Sailor's profiles: Llama-3 8B and OPT-30B take seconds per
-**      sample, hence the low figures).
+**      sample, hence the low figures).  Beside each cell, Sailor's own
+**      planner on it (data/sailor/planner/grid.tsv, run on this machine:
+**      its search's CPU seconds, its plan, its simulator's throughput)
+**      and Sailor's plan priced by parplan's estimate on the same
+**      cluster at the run settings of parplan's plan and its best ZeRO
+**      stage, where a parplan plan can hold it.
 **  (d) Memory binds: GPT-2 on 4 and 8 V100s cut to 3-6 GiB, with and
 **      without MadPipe's pass ([MadPipe]), recomputation off (the
 **      paper's setting) and allowed: simulated times side by side.
@@ -258,6 +263,229 @@ static void scaling(pp_ctx *ctx, const pp_model *m, int n, bool mix, bool *ok16,
   pp_cluster_destroy(c);
 }
 
+/* ---- Sailor's planner beside each cell ----------------------------------- */
+
+/* One row of data/sailor/planner/grid.tsv (scripts/sailor_grid.py):
+** what Sailor's planner printed for the cell, and its search's CPU
+** seconds on this machine. */
+struct sailor_row {
+  double ctor, cpu, iter, sps;
+  int mbs;
+  char stages[8192], note[512];
+  bool plan;
+};
+
+static bool sailor_row_of(const char *model, int gpus, bool mix,
+                          struct sailor_row *r)
+{
+  char path[1024], line[16384];
+  FILE *f;
+  bool found = false;
+  snprintf(path, sizeof path, "%s/data/sailor/planner/grid.tsv", PP_SOURCE_DIR);
+  if (!(f = fopen(path, "r")))
+    return false;
+  while (!found && fgets(line, sizeof line, f)) {
+    char *fld[12], *save = NULL, *t;
+    int n = 0;
+    line[strcspn(line, "\n")] = '\0';
+    if (line[0] == '#')
+      continue;
+    for (t = strtok_r(line, "\t", &save); t && n < 12;
+         t = strtok_r(NULL, "\t", &save))
+      fld[n++] = t;
+    if (n != 12 || strcmp(fld[0], model) || atoi(fld[1]) != gpus ||
+        strcmp(fld[2], mix ? "mixed" : "a100"))
+      continue;
+    found = true;
+    r->ctor = strcmp(fld[4], "-") ? atof(fld[4]) : NAN;
+    r->cpu = strcmp(fld[5], "-") ? atof(fld[5]) : NAN;
+    r->iter = strcmp(fld[7], "-") ? atof(fld[7]) : NAN;
+    r->sps = strcmp(fld[8], "-") ? atof(fld[8]) : NAN;
+    r->mbs = strcmp(fld[9], "-") ? atoi(fld[9]) : 0;
+    r->plan = strcmp(fld[10], "-") != 0;
+    snprintf(r->stages, sizeof r->stages, "%s", fld[10]);
+    snprintf(r->note, sizeof r->note, "%s", fld[11]);
+  }
+  fclose(f);
+  return found;
+}
+
+/* Sailor's plan as a parplan plan on c, its replicas placed first-fit on
+** whole tp groups inside a node of their type, at the run settings of q
+** and ZeRO stage zero; NULL with *why when parplan cannot express it. */
+static pp_plan *sailor_plan(pp_ctx *ctx, const pp_cluster *c,
+                            const struct sailor_row *r, const pp_plan_params *q,
+                            int zero, int64_t gbs, char *why, size_t nwhy)
+{
+  char buf[8192], *save = NULL, *t;
+  int32_t D = pp_cluster_ndev(c), dp0 = 0, st = 0;
+  unsigned char *used = calloc((size_t)D, 1);
+  pp_plan_builder *b = NULL;
+  pp_plan *p = NULL;
+  pp_plan_params pa = *q;
+  snprintf(buf, sizeof buf, "%s", r->stages);
+  pa.micro_batch = r->mbs;
+  pa.global_batch = gbs;
+  pa.zero = zero;
+  pa.micro_batches = 0;
+  for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    int a, e, tp, dp, id, k;
+    char type[64];
+    int32_t ops[512], devs[8];
+    if (sscanf(t, "%d-%d:%63[^:]:%d:%d", &a, &e, type, &tp, &dp) != 5 ||
+        e < a || e - a >= 512 || tp < 1 || tp > 8) {
+      snprintf(why, nwhy, "unreadable stage '%s'", t);
+      goto fail;
+    }
+    if (st == 0) {
+      dp0 = dp;
+      pa.tp = tp;
+      if (gbs % ((int64_t)dp * r->mbs)) {
+        snprintf(why, nwhy,
+                 "dp %d x micro-batch %d does not divide the batch %lld", dp,
+                 r->mbs, (long long)gbs);
+        goto fail;
+      }
+      if (pp_plan_builder_create(ctx, &pa, "sailor", &b))
+        goto fail_ctx;
+    }
+    (void)dp0;
+    for (k = 0; a + k <= e; k++)
+      ops[k] = a + k;
+    if (pp_plan_builder_add_stage(b, ops, e - a + 1, &id) ||
+        pp_plan_builder_set_stage_tp(b, id, tp))
+      goto fail_ctx;
+    for (k = 0; k < dp; k++) {
+      int32_t d, o, g = -1;
+      for (d = 0; d + 3 < D && g < 0; d += 4)
+        for (o = 0; o + tp <= 4 && g < 0; o += tp) {
+          pp_device_type_desc td;
+          int32_t i;
+          bool ok = true;
+          pp_cluster_type(c, pp_cluster_device_type(c, d + o), &td);
+          for (i = 0; i < tp && ok; i++)
+            ok = !used[d + o + i] && !strcmp(td.name, type);
+          if (ok)
+            g = d + o;
+        }
+      if (g < 0) {
+        snprintf(why, nwhy, "no %d free %s in one node for stage %d", tp, type,
+                 (int)st);
+        goto fail;
+      }
+      for (o = 0; o < tp; o++) {
+        used[g + o] = 1;
+        devs[o] = g + o;
+      }
+      if (pp_plan_builder_add_replica(b, id, devs))
+        goto fail_ctx;
+    }
+    st++;
+  }
+  if (pp_plan_builder_finish(b, &p)) {
+    b = NULL;
+    goto fail_ctx;
+  }
+  free(used);
+  return p;
+fail_ctx:
+  snprintf(why, nwhy, "%s", pp_ctx_errmsg(ctx));
+  pp_ctx_clear_error(ctx);
+fail:
+  pp_plan_builder_destroy(b);
+  free(used);
+  return NULL;
+}
+
+/* Sailor's planner on the cell (grid.tsv): its search's CPU seconds, its
+** plan and the throughput its simulator predicts, and that plan under
+** parplan's estimate at its best ZeRO stage (the least iteration of the
+** stages that fit, else the least), beside parplan's own plan. */
+static void sailor_beside(pp_ctx *ctx, const pp_model *m, const pp_cluster *c,
+                          const char *model, int gpus, bool mix,
+                          const pp_plan *ours, int64_t gbs)
+{
+  struct sailor_row r;
+  pp_plan_params q;
+  char why[512] = "", shape[64] = "";
+  double best = NAN, ours_ms = NAN;
+  int best_fits = 0, z;
+  if (!sailor_row_of(model, gpus, mix, &r)) {
+    printf("  %-12s %3d GPUs %-26s Sailor: no row in "
+           "data/sailor/planner/grid.tsv\n",
+           "", gpus, "");
+    return;
+  }
+  if (!isfinite(r.cpu)) {
+    printf("  %-12s %3d GPUs %-26s Sailor: no result: %s\n", "", gpus, "",
+           r.note);
+    return;
+  }
+  printf("  %-12s %3d GPUs %-26s Sailor: %6.3f CPU-s (its setup %.0f s), ", "",
+         gpus, "", r.cpu, r.ctor);
+  if (!r.plan && !isfinite(r.iter)) {
+    printf("no plan: %s\n", r.note);
+    return;
+  }
+  if (r.plan) {
+    int S = 1;
+    const char *x;
+    for (x = r.stages; *x; x++)
+      S += *x == ',';
+    snprintf(shape, sizeof shape, "pp %2d mbs %d", S, r.mbs);
+  } else {
+    snprintf(shape, sizeof shape, "mbs %d", r.mbs);
+  }
+  printf("%s: %.1f samples/s (its simulator, %.1f ms)", shape, r.sps,
+         r.iter * 1000);
+  if (!r.plan || !ours) {
+    printf("; %s\n", r.plan ? "no parplan plan to take settings from" : r.note);
+    return;
+  }
+  pp_plan_get_params(ours, &q);
+  {
+    pp_eval_summary es;
+    pp_eval *e = NULL;
+    pp_cost_params cp;
+    pp_cost_params_init(&cp);
+    cp.record = 0;
+    if (!pp_evaluate(ctx, ours, m, c, &cp, &e) && !pp_eval_get_summary(e, &es))
+      ours_ms = es.iteration_ms;
+    pp_eval_destroy(e);
+    pp_ctx_clear_error(ctx);
+  }
+  for (z = 0; z < 4; z++) {
+    pp_plan *p = sailor_plan(ctx, c, &r, &q, z, gbs, why, sizeof why);
+    pp_eval *e = NULL;
+    pp_eval_summary es;
+    pp_cost_params cp;
+    if (!p)
+      break;
+    pp_cost_params_init(&cp);
+    cp.record = 0;
+    if (!pp_plan_check(ctx, p, m, c) && !pp_evaluate(ctx, p, m, c, &cp, &e) &&
+        !pp_eval_get_summary(e, &es)) {
+      if ((es.fits && !best_fits) ||
+          (es.fits == best_fits && !(es.iteration_ms >= best))) {
+        best = es.iteration_ms;
+        best_fits = es.fits;
+      }
+    } else if (z == 0) {
+      snprintf(why, sizeof why, "%s", pp_ctx_errmsg(ctx));
+    }
+    pp_ctx_clear_error(ctx);
+    pp_eval_destroy(e);
+    pp_plan_destroy(p);
+  }
+  if (isfinite(best))
+    printf("; under parplan's estimate %.1f samples/s (%.1f ms)%s: "
+           "parplan's plan %.2fx its throughput\n",
+           (double)gbs / (best / 1000), best, best_fits ? "" : ", does not fit",
+           best / ours_ms);
+  else
+    printf("; not a parplan plan: %s\n", why);
+}
+
 static void sailor(pp_ctx *ctx, const char *model, int gpus, bool mix)
 {
   pp_model *m;
@@ -299,6 +527,8 @@ static void sailor(pp_ctx *ctx, const char *model, int gpus, bool mix)
   } else {
     printf("  no plan fits\n");
   }
+  sailor_beside(ctx, m, c, model, gpus, mix,
+                sum.nplans ? pp_search_plan_at(s, 0) : NULL, 4 * (int64_t)gpus);
   if (mix) {
     /* the best plan restricted to one tp per plan, in the same run: the
     ** planner's own must be at least as good under its model (its
@@ -427,8 +657,8 @@ int main(int argc, char **argv)
     printf("; 4,096 devices under 60 s: %s", ok4096 ? "met" : "MISSED");
   printf("\n");
 
-  printf("\n(c) Sailor's models, gbs 4 per GPU, nodes of 4 GPUs (Sailor's "
-         "planner: 0.12-0.67 s homogeneous, 0.6-3.4 s mixed)\n");
+  printf("\n(c) Sailor's models, gbs 4 per GPU, nodes of 4 GPUs; beside each "
+         "cell Sailor's planner on the same cell (data/sailor/planner)\n");
   for (i = 0; i < 4; i++)
     for (k = 0; k < (quick ? 2 : 3); k++) {
       sailor(ctx, sailors[i], sizes[k], true);
