@@ -16,15 +16,21 @@ says why.  Every figure is one Sailor printed or this machine measured
 around Sailor's search call; none is derived here but samples/s =
 global batch / Sailor's iteration time.
 
-Usage: sailor_grid.py CELLS_DIR [OUT.tsv]
+Usage: sailor_grid.py CELLS_DIR|sailor_grid.json[.gz] [OUT.tsv]
 """
 import glob
+import gzip
 import json
 import os
 import sys
 
 MODELS = {"OPT-350": "opt-350", "GPT-Neo-2.7": "gpt-neo-2.7",
           "OPT-30": "opt-30", "LLAMA-3-8": "llama-3-8"}
+
+
+def fmt(f, x):
+    """x printed with f, or "-" where the run gave none."""
+    return "-" if x is None else f % x
 
 
 def stages_of(raw):
@@ -53,24 +59,30 @@ def stages_of(raw):
 
 
 def main():
-    cells = sys.argv[1]
+    src = sys.argv[1]
     dst = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "data", "sailor",
         "planner", "grid.tsv")
     rows = []
-    for path in sorted(glob.glob(os.path.join(cells, "*.json"))):
-        d = json.load(open(path))
-        name = os.path.basename(path)
-        stem = name[:-len(".json")]
-        if stem.endswith(".failed"):
-            stem = stem[:-len(".failed")]
-        model, gpus, kind = stem.split("_")
+    if os.path.isdir(src):  # one file per cell, MODEL_GPUS_KIND[.failed].json
+        cells = [json.load(open(p))
+                 for p in sorted(glob.glob(os.path.join(src, "*.json")))]
+    else:  # the list of cells (sailor_grid.json[.gz])
+        opener = gzip.open if src.endswith(".gz") else open
+        with opener(src, "rt") as f:
+            cells = json.load(f)
+    inv = {v: k for k, v in MODELS.items()}
+    cells.sort(key=lambda d: (MODELS.get(d["model"], d["model"]),
+                              str(d["gpus"]), d["kind"]))
+    for d in cells:
+        model, gpus, kind = d["model"], d["gpus"], d["kind"]
+        model = inv.get(model, model)
         gbs = d.get("global_batch", 4 * int(gpus))
         raw = d.get("raw_plan")
         row = [MODELS[model], str(int(gpus)), kind, str(gbs),
-               "%.3f" % d["constructor_s"] if "constructor_s" in d else "-",
-               "%.4f" % d["search_cpu_s"] if "search_cpu_s" in d else "-",
-               "%.4f" % d["search_wall_s"] if "search_wall_s" in d else "-"]
+               fmt("%.3f", d.get("constructor_s")),
+               fmt("%.4f", d.get("search_cpu_s")),
+               fmt("%.4f", d.get("search_wall_s"))]
         note = "-"
         if raw:
             it = raw["iter_time"]
@@ -82,9 +94,10 @@ def main():
         else:
             row += ["-", "-", "-", "-"]
             note = d.get("error", "no plan").replace("\t", " ")
-            if note.startswith("process exit code 139"):
+            # the run's own words are long; the README has them
+            if "139" in note and ("SIGSEGV" in note or "exit code" in note):
                 note = "Sailor's planner crashed (SIGSEGV, exit 139)"
-            elif note.startswith("process exit code 124"):
+            elif "124" in note:
                 note = "Sailor's planner did not finish in 600 s"
         row.append(note)
         rows.append(row)
