@@ -82,6 +82,11 @@ const struct cli_opt part_objective_opts[] = {
              "2"},
     {"--time-limit", CLI_DOUBLE, PART(pp.time_limit_s), 1e-3, 1e6,
      .help = NULL /* in --iterations' entry */},
+    {"--phase1", CLI_INT, PART(pp.madpipe_phase1), 1, 2,
+     .help = "--phase1 1|2  (madpipe) phase 1 alone, with the optimistic "
+             "(1) or\n"
+             "              pessimistic (2) count: the allocation, before "
+             "phase 2"},
     {NULL}};
 
 const struct cli_opt part_dag_opts[] = {
