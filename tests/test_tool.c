@@ -1254,6 +1254,18 @@ static void test_partition_stop(void **state)
   else
     expect_contains(r.err, "before phase 2 found a schedule that fits");
   run_free(&r);
+  /* --phase1: MadPipe's allocation alone, in milliseconds where the full
+  ** run above takes minutes; the report says what it is; 3 is refused */
+  r = run("partition --model gpt2-amp --stages 16 --objective madpipe "
+          "--memory-gb 5 --phase1 1");
+  assert_int_equal(r.rc, 0);
+  expect_contains(r.out, "MadPipe's phase 1 alone");
+  run_free(&r);
+  r = run("partition --model gpt2-amp --stages 4 --objective madpipe "
+          "--phase1 3");
+  assert_int_equal(r.rc, 1);
+  expect_contains(r.err, "--phase1 needs an integer from 1 to 2");
+  run_free(&r);
 }
 
 /* --max-memory (issue 22): building a 4,096-device cluster's bandwidth

@@ -121,6 +121,7 @@ const struct ppi_part_view *ppi_part_view(const pp_partition *pt,
   v->gas = pt->gas;
   v->schedule = pt->schedule;
   v->optimizer = pt->optimizer;
+  v->phase1 = pt->phase1;
   v->est = pt->est;
   return v;
 }
@@ -180,6 +181,7 @@ pp_status ppi_partition_new(pp_ctx *ctx, const pp_model *m,
   pt->gas = p->gas;
   pt->schedule = p->schedule;
   pt->optimizer = p->optimizer;
+  pt->phase1 = p->madpipe_phase1;
   pt->bandwidth_gbps = p->bandwidth_gbps;
   pt->latency_us = p->latency_us;
   if (!(pt->model_name = ppi_arena_strdup(&pt->arena, ctx, pp_model_name(m))))

@@ -23,6 +23,7 @@ struct ppi_part_view {
   int64_t gas;
   pp_schedule schedule;
   pp_optimizer optimizer;
+  int32_t phase1; /* MadPipe's phase 1 alone (pp_part_params) */
   unsigned est;
 };
 

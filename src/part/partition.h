@@ -36,6 +36,7 @@ struct pp_partition {
   int64_t gas;
   pp_schedule schedule;
   pp_optimizer optimizer;
+  int32_t phase1; /* pp_part_params.madpipe_phase1 */
   unsigned est;
   double *sig; /* MadPipe's pattern, 4 offsets per stage, or NULL */
 };

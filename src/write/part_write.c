@@ -139,9 +139,12 @@ static void write_text(FILE *f, const struct ppi_part_view *v)
   if (s->period_ms > 0)
     fprintf(f,
             "  %d processors (one special, marked *, may hold several "
-            "stages), micro-batch %d, a periodic 1F1B* pattern, optimizer "
-            "%s\n",
+            "stages), micro-batch %d, %s, optimizer %s\n",
             (int)s->nproc, (int)v->micro_batch,
+            v->phase1 ? "MadPipe's phase 1 alone (its allocation and "
+                        "1F1B*'s counts at its period; phase 2 and the "
+                        "simulator not run)"
+                      : "a periodic 1F1B* pattern",
             pp_optimizer_name(v->optimizer));
   else
     fprintf(f,
