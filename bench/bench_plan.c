@@ -318,7 +318,7 @@ static pp_plan *sailor_plan(pp_ctx *ctx, const pp_cluster *c,
                             int zero, int64_t gbs, char *why, size_t nwhy)
 {
   char buf[8192], *save = NULL, *t;
-  int32_t D = pp_cluster_ndev(c), dp0 = 0, st = 0;
+  int32_t D = pp_cluster_ndev(c), st = 0;
   unsigned char *used = calloc((size_t)D, 1);
   pp_plan_builder *b = NULL;
   pp_plan *p = NULL;
@@ -338,7 +338,6 @@ static pp_plan *sailor_plan(pp_ctx *ctx, const pp_cluster *c,
       goto fail;
     }
     if (st == 0) {
-      dp0 = dp;
       pa.tp = tp;
       if (gbs % ((int64_t)dp * r->mbs)) {
         snprintf(why, nwhy,
@@ -349,7 +348,6 @@ static pp_plan *sailor_plan(pp_ctx *ctx, const pp_cluster *c,
       if (pp_plan_builder_create(ctx, &pa, "sailor", &b))
         goto fail_ctx;
     }
-    (void)dp0;
     for (k = 0; a + k <= e; k++)
       ops[k] = a + k;
     if (pp_plan_builder_add_stage(b, ops, e - a + 1, &id) ||

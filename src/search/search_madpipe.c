@@ -162,10 +162,10 @@ static pp_status madpipe_floor(struct worker *w, const struct point *pt,
     }
     rc = madpipe_plan(w, pt, devs, part, &ps, &plan);
     pp_partition_destroy(part);
-    if (rc || !plan) {
-      pp_plan_destroy(plan);
+    if (rc)
       return rc;
-    }
+    if (!plan) /* no ZeRO stage runs this depth; the other mode's may */
+      continue;
     pp_plan_get_params(plan, &q);
     zmask = ppi_search_zero_mask(sp->p, ps.nstage);
     for (z = 0; z < 4 && rc == PP_OK; z++) {
