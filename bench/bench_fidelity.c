@@ -35,6 +35,9 @@
 ** plan can be checked only against our model: it was not run.
 **
 ** Usage: bench_fidelity [DATA_DIR]   (default: the source tree's data/)
+**   VERBOSE=1 prints every run; PLANS=DIR also writes each run's plan
+**   (with the runs' settings) to DIR, to read its breakdown with
+**   `parplan evaluate DIR/NAME.json --model M --cluster C`.
 */
 #define _POSIX_C_SOURCE 200809L
 #include "parplan.h"
@@ -256,6 +259,18 @@ static void price(pp_ctx *ctx, const struct set *st, const struct run *r,
   if (pp_cluster_load(ctx, spec, &c))
     die(spec, ctx);
   p = build(ctx, st, r, settings);
+  if (settings && getenv("PLANS")) {
+    /* PLANS=DIR writes each run's plan, for `parplan evaluate`. */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", getenv("PLANS"), r->name);
+    for (char *q = path + strlen(getenv("PLANS")) + 1; *q; q++)
+      if (*q == '/' || *q == ' ' || *q == '#')
+        *q = '_';
+    if (!strstr(path + strlen(getenv("PLANS")), ".json"))
+      snprintf(path + strlen(path), sizeof path - strlen(path), ".json");
+    if (pp_plan_write(ctx, p, path, NULL))
+      die(path, ctx);
+  }
   pp_cost_params_init(&cp);
   cp.record = 0;
   if (pp_evaluate(ctx, p, m, c, &cp, &e) || pp_eval_get_summary(e, &es))

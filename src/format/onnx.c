@@ -71,9 +71,9 @@ void pp_onnx_params_init(pp_onnx_params *p)
   p->dtype = PP_PREC_MODEL;
   /* TUNING: eff= 0.5 unless given (docs/FORMATS.md, "ONNX models"), a
   ** round guess at the share of peak an imported graph's operators reach,
-  ** chosen with the importer (d35d12a), no sweep recorded.  Not
-  ** PPI_DEFAULT_EFFICIENCY (0.4, the generators'): a separate, documented
-  ** default. */
+  ** chosen with the importer (d35d12a), no sweep recorded; the
+  ** generators' PPI_DEFAULT_EFFICIENCY has the same value, so both paths
+  ** to one network use one efficiency. */
   p->efficiency = 0.5;
 }
 
