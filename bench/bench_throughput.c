@@ -18,7 +18,11 @@
 **   ResNet-50 v1.5: NVIDIA DeepLearningExamples PyTorch README
 **     (PyTorch/Classification/ConvNets/resnet50v1.5/README.md @
 **     729963dd, lines 598-614): 1 x V100 16GB mixed 1200 img/s, FP32
-**     367 (batch 256 / 112); 1 x A100 80GB mixed 2470.
+**     367 (batch 256 / 112); 1 x A100 80GB mixed 2470, TF32 938 (batch
+**     256 both, PyTorch/Classification/ConvNets/configs.yml lines
+**     152-161): an fp32 run whose convolutions PyTorch hands to cuDNN
+**     with TF32 allowed, the default (README line 197, "TF32 ... is
+**     enabled by default").
 **   BERT-Large pre-training phase 1 (seq 128) and 2 (seq 512): NVIDIA
 **     DeepLearningExamples PyTorch/LanguageModeling/BERT/README.md @
 **     729963dd, lines 813-815 and 853-855: A100 80GB fp16 580 / 210
@@ -92,6 +96,9 @@ static const struct tcase cases[] = {
      "V100-16", PP_PREC_FP32, 112, 0, 367, "DLE RN50 PyTorch :606", 1},
     {"ResNet-50, A100, fp16", "resnet:depth=50,batch=256", "resnet50.onnx",
      "A100-80", PP_PREC_FP16, 256, 0, 2470, "DLE RN50 PyTorch :598", 1},
+    {"ResNet-50, A100, fp32 (TF32)", "resnet:depth=50,batch=256",
+     "resnet50.onnx", "A100-80", PP_PREC_FP32, 256, 0, 938,
+     "DLE RN50 PyTorch :598", 1},
     {"BERT-Large s128, V100, fp16",
      "bert:layers=24,hidden=1024,heads=16,seq=128,batch=64",
      "bert_large_s128.onnx", "V100-32", PP_PREC_FP16, 64, 0, 224,

@@ -357,6 +357,9 @@ typedef struct pp_type_key {
   double peak_fp32_tflops; /* 0: unknown */
   double mem_gbps;         /* 0: unknown */
   pp_precision precision;  /* the run's; PP_PREC_MODEL: the model's dtype */
+  double peak_tf32_tflops; /* dense TF32 tensor peak, what fp32
+                              convolutions reach under PyTorch's defaults;
+                              0: none (the fp32 peak applies) */
 } pp_type_key;
 
 typedef struct pp_op_time {
@@ -439,6 +442,9 @@ typedef struct pp_device_type_desc {
                               runs reach: PyTorch keeps TF32 off for
                               matmuls); 0 = unknown */
   double mem_gbps;         /* device memory bandwidth, GB/s; 0 = unknown */
+  double peak_tf32_tflops; /* dense TF32 tensor peak: fp32 convolutions
+                              take it (PyTorch's cuDNN default); 0 =
+                              none */
 } pp_device_type_desc;
 void pp_device_type_desc_init(pp_device_type_desc *d);
 
@@ -531,6 +537,7 @@ typedef struct pp_topo_params {
   double peak_tflops; /* fp32 peak (TFLOP/s) and memory bandwidth (GB/s) */
   double peak_fp32_tflops;
   double mem_gbps;
+  double peak_tf32_tflops; /* TF32 tensor peak (TFLOP/s); 0 = keep */
 } pp_topo_params;
 void pp_topo_params_init(pp_topo_params *p);
 

@@ -4,8 +4,12 @@
 ** catalog (docs/COST_MODEL.md, "GPU catalog"): the larger of the FLOP
 ** and the memory term per part, the precision's peak and element size,
 ** a chain layer equal to the sum of its members, the parts through JSON,
-** the two ResNet-50 paths on every catalog GPU, and cluster types that
-** are named, overridden or unknown.
+** the two ResNet-50 paths on every catalog GPU, cluster types that
+** are named, overridden or unknown, and fp32 convolutions on TF32
+** tensor cores (PyTorch's default: aten/src/ATen/Context.h @ d0eaa6b7,
+** `allow_tf32_cudnn = true` beside `float32_matmul_precision =
+** HIGHEST`, so cuDNN's convolutions take TF32 and cuBLAS's matmuls do
+** not).
 */
 #include "testutil.h"
 
@@ -160,10 +164,123 @@ static void t_chain_keeps_parts(void **state)
                  specs[i], gpus[g], sums, dag / 3);
       k.precision = PP_PREC_FP32;
       assert_true(total(v, &k) > chain);
+      /* in fp32 too, where a part's class (convolution or not) picks
+      ** the TF32 or the fp32 peak: the chain keeps the classes */
+      dag = total(m, &k);
+      chain = total(v, &k);
+      json = total(back, &k);
+      if (fabs(chain - dag) > 1e-9 * dag || fabs(json - dag) > 1e-9 * dag)
+        fail_msg("%s on %s, fp32: DAG %.17g ms, chain %.17g, chain via JSON "
+                 "%.17g",
+                 specs[i], gpus[g], dag, chain, json);
     }
     pp_model_destroy(back);
     pp_model_destroy(v);
     pp_model_destroy(m);
+  }
+}
+
+/* Two operators of 1e12 FLOPs each, a convolution and a matmul. */
+static pp_model *conv_and_matmul(pp_ctx *ctx, const char *conv_kind)
+{
+  pp_model_builder *b = NULL;
+  pp_model *m = NULL;
+  pp_op_desc d;
+  int32_t a, c;
+  assert_int_equal(pp_model_builder_create(ctx, "m", "test", &b), PP_OK);
+  assert_int_equal(pp_model_builder_set_efficiency(b, 0.5), PP_OK);
+  assert_int_equal(pp_model_builder_set_dtype(b, PP_PREC_FP16), PP_OK);
+  pp_op_desc_init(&d);
+  d.name = "conv";
+  d.kind = conv_kind;
+  d.fwd_ms = 1;
+  d.bwd_ms = 2;
+  d.fwd_flops = 1e12;
+  d.bwd_flops = 2e12;
+  d.fwd_bytes = 1e6;
+  d.bwd_bytes = 2e6;
+  assert_int_equal(pp_model_builder_add_op(b, &d, &a), PP_OK);
+  d.name = "mm";
+  d.kind = "MatMul";
+  assert_int_equal(pp_model_builder_add_op(b, &d, &c), PP_OK);
+  assert_int_equal(pp_model_builder_add_edge(b, a, c, 1000), PP_OK);
+  assert_int_equal(pp_model_builder_finish(b, &m), PP_OK);
+  return m;
+}
+
+/* fp32 runs: a convolution (its kind, or its part's class) takes the
+** TF32 tensor peak where the type has one, a matmul the fp32 peak;
+** fp16 runs take the tensor peak for both; Volta, Turing and AMD have
+** no TF32 entry, every NVIDIA GPU from Ampere on half its fp16 peak (the
+** data sheets' dense figures). */
+static void t_tf32_convolutions(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  static const char *const kinds[] = {"Conv2d", "Conv", "ConvTranspose",
+                                      "conv1d"};
+  pp_type_key k = {0};
+  size_t i;
+  k.name = "X";
+  k.speed = 1;
+  k.peak_tflops = 100;
+  k.peak_fp32_tflops = 10;
+  k.peak_tf32_tflops = 50;
+  k.mem_gbps = 1e6;
+  for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    pp_model *m = conv_and_matmul(ctx, kinds[i]), *v = NULL, *back = NULL;
+    char path[512];
+    k.precision = PP_PREC_FP32;
+    /* 1e12 FLOPs at 0.5 x 50: 40 ms; at 0.5 x 10: 200 ms; x3 fwd+bwd */
+    near(fwd(m, 0, &k, 1, 1), 3 * 40.0, kinds[i]);
+    near(fwd(m, 1, &k, 1, 1), 3 * 200.0, "matmul, fp32");
+    /* the chain view and its JSON keep the classes (ResNet's layers,
+    ** which mix convolutions with the rest, in t_chain_keeps_parts) */
+    assert_int_equal(pp_model_chain_view(ctx, m, 0, &v), PP_OK);
+    near(total(v, &k), 3 * 240.0, "chain view, fp32");
+    snprintf(path, sizeof path, "%s", tu_tmp("roofline_tf32.json"));
+    assert_int_equal(pp_model_write(ctx, v, path, NULL), PP_OK);
+    assert_int_equal(pp_model_load(ctx, path, &back), PP_OK);
+    near(total(back, &k), 3 * 240.0, "chain view via JSON, fp32");
+    k.precision = PP_PREC_FP16; /* the model's dtype: the tensor peak */
+    near(fwd(m, 0, &k, 1, 1), 3 * 20.0, "conv, fp16");
+    near(fwd(m, 1, &k, 1, 1), 3 * 20.0, "matmul, fp16");
+    k.precision = PP_PREC_FP32;
+    k.peak_tf32_tflops = 0; /* no TF32 (Volta): the fp32 peak */
+    near(fwd(m, 0, &k, 1, 1), 3 * 200.0, "conv without TF32");
+    k.peak_tf32_tflops = 50;
+    pp_model_destroy(back);
+    pp_model_destroy(v);
+    pp_model_destroy(m);
+  }
+  {
+    static const char *const none[] = {"V100",      "T4",     "RTX-2080",
+                                       "Titan-RTX", "MI250X", "MI300X"};
+    static const char *const half[] = {
+        "A100-40", "A100-80", "H100", "H200", "GH-96",    "B200",
+        "GB200",   "A10",     "L4",   "L40S", "RTX-3090", "RTX-4090"};
+    for (i = 0; i < sizeof none / sizeof none[0]; i++)
+      near(key_of(ctx, none[i]).peak_tf32_tflops, 0, none[i]);
+    for (i = 0; i < sizeof half / sizeof half[0]; i++) {
+      pp_type_key g = key_of(ctx, half[i]);
+      /* L4's data sheet gives 121 fp16 and 120 TF32 with sparsity */
+      if (!(fabs(g.peak_tf32_tflops - g.peak_tflops / 2) <=
+            0.01 * g.peak_tflops))
+        fail_msg("%s: TF32 %g, fp16 %g", half[i], g.peak_tf32_tflops,
+                 g.peak_tflops);
+    }
+  }
+  { /* a part's class must be 0 or 1 */
+    pp_model *m = NULL;
+    const char *text =
+        "{\"name\": \"m\", \"ops\": [{\"name\": \"a\", "
+        "\"fwd_ms\": 1, \"bwd_ms\": 2, \"param_bytes\": 0, "
+        "\"out_bytes\": 1, \"saved_bytes\": 0, \"roofline\": [[1, 1, 2, 2, "
+        "2]]}], \"edges\": []}";
+    assert_int_equal(pp_model_read_json(ctx, text, strlen(text), "p.json", &m),
+                     PP_EINPUT);
+    assert_non_null(strstr(pp_ctx_errmsg(ctx), "p.json"));
+    assert_non_null(strstr(pp_ctx_errmsg(ctx), "class"));
+    pp_ctx_clear_error(ctx);
   }
 }
 
@@ -249,6 +366,27 @@ static void t_cluster_types(void **state)
   k = pp_cluster_type_key(c, 0);
   near(k.mem_gbps, 700, "given bandwidth");
   near(k.peak_fp32_tflops, 20, "given fp32 peak");
+  near(k.peak_tf32_tflops, 0, "no TF32 peak given");
+  pp_cluster_destroy(c);
+  c = NULL;
+  snprintf(text, sizeof text,
+           "{\"device_types\": {\"A100-80\": {\"peak_tf32_tflops\": 100}}, ");
+  snprintf(text + strlen(text), sizeof text - strlen(text), dev, "A100-80");
+  assert_int_equal(load_text(ctx, text, &c), PP_OK);
+  k = pp_cluster_type_key(c, 0);
+  near(k.peak_tf32_tflops, 100, "given TF32 peak");
+  near(k.peak_fp32_tflops, 19.5, "A100 fp32 peak kept");
+  pp_cluster_destroy(c);
+  c = NULL;
+  snprintf(text, sizeof text,
+           "{\"device_types\": {\"A100-80\": {\"peak_tf32_tflops\": -1}}, ");
+  snprintf(text + strlen(text), sizeof text - strlen(text), dev, "A100-80");
+  assert_int_equal(load_text(ctx, text, &c), PP_EINPUT);
+  assert_non_null(strstr(pp_ctx_errmsg(ctx), "peak_tf32_tflops"));
+  pp_ctx_clear_error(ctx);
+  assert_int_equal(
+      pp_cluster_load(ctx, "hier:1x1,gpu=A100-40,peak_tf32=77", &c), PP_OK);
+  near(pp_cluster_type_key(c, 0).peak_tf32_tflops, 77, "peak_tf32=");
   pp_cluster_destroy(c);
   c = NULL;
   assert_int_equal(
@@ -295,7 +433,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       TU_CTX_TEST(t_max_of_terms),          TU_CTX_TEST(t_chain_keeps_parts),
       TU_CTX_TEST(t_reference_is_roofline), TU_CTX_TEST(t_catalog),
-      TU_CTX_TEST(t_cluster_types),
+      TU_CTX_TEST(t_cluster_types),         TU_CTX_TEST(t_tf32_convolutions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,7 +21,7 @@ struct pp_cluster {
   int32_t ntype;
   char **type_name;
   double *type_mem_gib, *type_speed, *type_peak;
-  double *type_peak32, *type_membw;
+  double *type_peak32, *type_membw, *type_tf32;
 
   int32_t ndev, nnode;
   char **dev_name, **dev_host;              /* host may be NULL */
@@ -79,6 +79,7 @@ struct ppi_gpu {
   const char *link;        /* GPU-to-GPU link generation, "" for none */
   double link_gbps;        /* its bandwidth per GPU, both directions */
   const char *source;      /* the data sheet of the other figures */
+  double peak_tf32_tflops; /* dense TF32 tensor peak; 0: none */
 };
 /* A catalog entry as a device type (every figure it has). */
 PP_INTERNAL void ppi_gpu_type_desc(const struct ppi_gpu *g,
@@ -159,8 +160,8 @@ PP_INTERNAL pp_status ppi_route_path(pp_ctx *ctx, struct ppi_routes *rt,
 /* The same path without a copy: *path points into the cluster's kept
 ** paths, or into rt's own buffer until the next call on rt. */
 PP_INTERNAL pp_status ppi_route_ref(pp_ctx *ctx, struct ppi_routes *rt,
-                                    int32_t i, int32_t j,
-                                    const int32_t **path, int32_t *n);
+                                    int32_t i, int32_t j, const int32_t **path,
+                                    int32_t *n);
 PP_INTERNAL double ppi_route_gbps(const struct ppi_routes *rt, int32_t res);
 PP_INTERNAL void ppi_routes_free(pp_ctx *ctx, struct ppi_routes *rt);
 

@@ -99,6 +99,8 @@ pp_status ppi_cluster_box(pp_ctx *ctx, const char *name, const char *source,
     td.peak_fp32_tflops = p->peak_fp32_tflops;
   if (p->mem_gbps > 0)
     td.mem_gbps = p->mem_gbps;
+  if (p->peak_tf32_tflops > 0)
+    td.peak_tf32_tflops = p->peak_tf32_tflops;
   if ((rc = pp_cluster_builder_add_type(b, &td)))
     goto done;
   for (n = 0; n < nodes; n++)

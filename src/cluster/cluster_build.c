@@ -19,7 +19,7 @@
 
 struct type_rec {
   const char *name;
-  double mem, speed, peak, peak32, membw;
+  double mem, speed, peak, peak32, membw, tf32;
 };
 
 struct dev_rec {
@@ -160,6 +160,12 @@ pp_status pp_cluster_builder_add_type(pp_cluster_builder *b,
                  "device type '%s': peak_fp32_tflops must be a "
                  "number in [0, 1e9], not %g",
                  d->name, d->peak_fp32_tflops);
+  if (!(d->peak_tf32_tflops >= 0) || !isfinite(d->peak_tf32_tflops) ||
+      d->peak_tf32_tflops > 1e9)
+    return bfail(b, PP_EINPUT,
+                 "device type '%s': peak_tf32_tflops must be a "
+                 "number in [0, 1e9], not %g",
+                 d->name, d->peak_tf32_tflops);
   if (!(d->mem_gbps >= 0) || !isfinite(d->mem_gbps) || d->mem_gbps > 1e9)
     return bfail(b, PP_EINPUT,
                  "device type '%s': mem_gbps must be a "
@@ -182,6 +188,7 @@ pp_status pp_cluster_builder_add_type(pp_cluster_builder *b,
   r.peak = d->peak_tflops;
   r.peak32 = d->peak_fp32_tflops;
   r.membw = d->mem_gbps;
+  r.tf32 = d->peak_tf32_tflops;
   rc = ppi_strmap_put(b->ctx, &b->typemap, r.name, n, &old);
   if (rc == PP_EINVAL)
     return bfail(b, PP_EINPUT, "device type '%s' declared twice", d->name);
@@ -503,6 +510,7 @@ static pp_status layout(pp_cluster_builder *b)
   c->type_peak = ppi_arena_alloc(ar, ctx, (size_t)nt, sizeof(double));
   c->type_peak32 = ppi_arena_alloc(ar, ctx, (size_t)nt, sizeof(double));
   c->type_membw = ppi_arena_alloc(ar, ctx, (size_t)nt, sizeof(double));
+  c->type_tf32 = ppi_arena_alloc(ar, ctx, (size_t)nt, sizeof(double));
   c->ndev = nd;
   c->dev_name = ppi_arena_alloc(ar, ctx, (size_t)nd, sizeof(char *));
   c->dev_host = ppi_arena_alloc(ar, ctx, (size_t)nd, sizeof(char *));
@@ -512,8 +520,9 @@ static pp_status layout(pp_cluster_builder *b)
   c->nswitch = (int32_t)b->switches.n;
   c->sw_name = ppi_arena_alloc(ar, ctx, b->switches.n, sizeof(char *));
   if (!c->type_name || !c->type_mem_gib || !c->type_speed || !c->type_peak ||
-      !c->type_peak32 || !c->type_membw || !c->dev_name || !c->dev_host ||
-      !c->dev_type || !c->dev_node || !c->dev_local || !c->sw_name)
+      !c->type_peak32 || !c->type_membw || !c->type_tf32 || !c->dev_name ||
+      !c->dev_host || !c->dev_type || !c->dev_node || !c->dev_local ||
+      !c->sw_name)
     return ctx->err;
   for (i = 0; i < nt; i++) {
     const struct type_rec *r = &PPI_VEC_AT(&b->types, struct type_rec, i);
@@ -523,6 +532,7 @@ static pp_status layout(pp_cluster_builder *b)
     c->type_peak[i] = r->peak;
     c->type_peak32[i] = r->peak32;
     c->type_membw[i] = r->membw;
+    c->type_tf32[i] = r->tf32;
   }
   for (i = 0; i < nd; i++) {
     const struct dev_rec *r = &PPI_VEC_AT(&b->devs, struct dev_rec, i);

@@ -192,6 +192,8 @@ static pp_status add_type(struct gen_run *g, const char *name)
     d.peak_fp32_tflops = g->p->peak32;
   if (g->p->membw > 0)
     d.mem_gbps = g->p->membw;
+  if (g->p->tf32 > 0)
+    d.peak_tf32_tflops = g->p->tf32;
   return pp_cluster_builder_add_type(g->b, &d);
 }
 

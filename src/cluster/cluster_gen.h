@@ -38,6 +38,7 @@ struct ppi_gen_params {
   const char *gpu;         /* catalog device type */
   double mem, speed, peak; /* overrides of the catalog; 0 = keep */
   double peak32, membw;    /* fp32 peak, memory GB/s; 0 = keep */
+  double tf32;             /* TF32 tensor peak; 0 = keep */
   double latency;          /* us */
   uint64_t seed;
   pp_routing routing;

@@ -63,6 +63,7 @@ pp_status pp_cluster_type(const pp_cluster *c, int32_t t,
   out->peak_tflops = c->type_peak[t];
   out->peak_fp32_tflops = c->type_peak32[t];
   out->mem_gbps = c->type_membw[t];
+  out->peak_tf32_tflops = c->type_tf32[t];
   return PP_OK;
 }
 
@@ -107,6 +108,7 @@ pp_type_key pp_cluster_type_key(const pp_cluster *c, int32_t d)
     k.peak_tflops = c->type_peak[t];
     k.peak_fp32_tflops = c->type_peak32[t];
     k.mem_gbps = c->type_membw[t];
+    k.peak_tf32_tflops = c->type_tf32[t];
   }
   return k;
 }

@@ -64,6 +64,8 @@ static pp_status read_types(struct cread *r, const json_t *types)
                        d.peak_fp32_tflops, 0, HUGE_VAL, &d.peak_fp32_tflops)) ||
         (rc = ppi_jnum(r->ctx, r->src, w, v, "mem_gbps", false, d.mem_gbps, 0,
                        HUGE_VAL, &d.mem_gbps)) ||
+        (rc = ppi_jnum(r->ctx, r->src, w, v, "peak_tf32_tflops", false,
+                       d.peak_tf32_tflops, 0, HUGE_VAL, &d.peak_tf32_tflops)) ||
         (rc = pp_cluster_builder_add_type(r->b, &d)))
       return rc;
   }
@@ -284,6 +286,8 @@ static void write_cluster(FILE *f, const struct pp_cluster *c)
     ppi_json_num(f, c->type_peak32[i]);
     fputs(", \"mem_gbps\": ", f);
     ppi_json_num(f, c->type_membw[i]);
+    fputs(", \"peak_tf32_tflops\": ", f);
+    ppi_json_num(f, c->type_tf32[i]);
     fputs(i + 1 < c->ntype ? "},\n" : "}\n", f);
   }
   fputs(" },\n \"devices\": [\n", f);

@@ -109,8 +109,9 @@ static pp_status read_tp_sizes(struct mread *r, const char *where, int32_t id,
   return PP_OK;
 }
 
-/* "roofline": [[fwd FLOPs, fwd bytes, bwd FLOPs, bwd bytes], ...], the
-** parts of a chain layer (docs/FORMATS.md); absent: one part. */
+/* "roofline": [[fwd FLOPs, fwd bytes, bwd FLOPs, bwd bytes(, class)],
+** ...], the parts of a chain layer (docs/FORMATS.md); class 1 marks
+** convolutions, 0 (or absent) the rest; absent: one part. */
 static pp_status read_parts(struct mread *r, const char *w, int32_t id,
                             const json_t *a)
 {
@@ -125,12 +126,23 @@ static pp_status read_parts(struct mread *r, const char *w, int32_t id,
                        w);
   for (i = 0; i < json_array_size(a); i++) {
     const json_t *q = json_array_get(a, i);
-    double v[4];
-    if (!json_is_array(q) || json_array_size(q) != 4)
+    double v[PPI_PART] = {0};
+    if (!json_is_array(q) ||
+        (json_array_size(q) != 4 && json_array_size(q) != PPI_PART))
       return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
                          "%s: roofline part %zu must be [fwd_flops, "
-                         "fwd_bytes, bwd_flops, bwd_bytes]",
+                         "fwd_bytes, bwd_flops, bwd_bytes] or those and a "
+                         "class (1: convolution, 0: other)",
                          w, i);
+    if (json_array_size(q) == PPI_PART) {
+      const json_t *x = json_array_get(q, 4);
+      v[4] = json_is_number(x) ? json_number_value(x) : -1;
+      if (v[4] != 0 && v[4] != 1)
+        return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
+                           "%s: roofline part %zu: its class (entry 4) must "
+                           "be 1 (convolution) or 0 (other)",
+                           w, i);
+    }
     for (k = 0; k < 4; k++) {
       const json_t *x = json_array_get(q, k);
       v[k] = json_is_number(x) ? json_number_value(x) : -1;
@@ -405,8 +417,10 @@ static void write_op(FILE *f, const struct pp_model *m, int32_t v)
       for (j = 0; j < 4; j++) {
         if (j)
           fputs(", ", f);
-        ppi_json_num(f, m->rf[4 * (size_t)q + (size_t)j]);
+        ppi_json_num(f, m->rf[PPI_PART * (size_t)q + (size_t)j]);
       }
+      if (m->rf[PPI_PART * (size_t)q + 4] != 0)
+        fputs(", 1", f); /* a convolution (written only then) */
       fputc(']', f);
     }
     fputc(']', f);

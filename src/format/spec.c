@@ -30,7 +30,7 @@ struct gen_info {
   const char *about;
 };
 
-#define COMMON_OPTS "gpu,mem,speed,peak,peak32,membw,latency"
+#define COMMON_OPTS "gpu,mem,speed,peak,peak32,peak_tf32,membw,latency"
 
 static const struct gen_info gens[] = {
     {"hier", PPI_GEN_HIER, 0, 2, "intra,inter," COMMON_OPTS,
@@ -181,6 +181,7 @@ static const struct ppi_kv gen_opts[] = {
     GEN_D("speed", speed),
     GEN_D("peak", peak),
     GEN_D("peak32", peak32),
+    GEN_D("peak_tf32", tf32),
     GEN_D("membw", membw),
     {"latency", PPI_KV_NONNEG, offsetof(struct ppi_gen_params, latency), 0,
      INFINITY, 0, NULL, NULL},
@@ -328,6 +329,7 @@ static const struct ppi_kv topo_opts[] = {
     TOPO_D("speed", speed),
     TOPO_D("peak", peak_tflops),
     TOPO_D("peak32", peak_fp32_tflops),
+    TOPO_D("peak_tf32", peak_tf32_tflops),
     TOPO_D("membw", mem_gbps),
 };
 

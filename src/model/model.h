@@ -31,7 +31,8 @@ struct pp_model {
   double *fflops, *bflops;
   double *fbytes, *bbytes; /* memory traffic, for the roofline */
   /* Roofline parts (model_time.c): NULL, or a CSR over operators of
-  ** (fwd FLOPs, fwd bytes, bwd FLOPs, bwd bytes) quadruples, rf[4k..];
+  ** (fwd FLOPs, fwd bytes, bwd FLOPs, bwd bytes, class) parts,
+  ** rf[PPI_PART k..] (the class: 1 for convolutions, model.h PPI_PART);
   ** an operator without parts is its own single part.  A chain layer
   ** keeps its members' parts, since the roofline of a sum is not the
   ** sum of the rooflines. */
@@ -75,15 +76,23 @@ struct pp_model {
 
 /* Builders and checks shared between model files. */
 PP_INTERNAL pp_status ppi_model_index(pp_ctx *ctx, struct pp_model *m);
-/* Give operator op (already added) one more roofline part q = (fwd
-** FLOPs, fwd bytes, bwd FLOPs, bwd bytes); an operator with parts has
-** the parts' sums as its FLOPs and bytes. */
+/* A roofline part: fwd FLOPs, fwd bytes, bwd FLOPs, bwd bytes, and its
+** class, 1 where the FLOPs are convolutions (cuDNN's: an fp32 run takes
+** the TF32 peak for them, model_time.c) and 0 otherwise. */
+#define PPI_PART 5
+/* Give operator op (already added) one more roofline part q; an
+** operator with parts has the parts' sums as its FLOPs and bytes. */
 PP_INTERNAL pp_status ppi_model_builder_add_part(pp_model_builder *b,
-                                                 int32_t op, const double q[4]);
-/* The roofline parts of operator v: *n quadruples at the result (the
-** operator's own totals as one part when it has none). */
+                                                 int32_t op,
+                                                 const double q[PPI_PART]);
+/* The roofline parts of operator v: *n parts of PPI_PART numbers at the
+** result (the operator's own totals as one part when it has none, of
+** the class its kind says, ppi_kind_is_conv). */
 PP_INTERNAL const double *ppi_model_parts(const struct pp_model *m, int32_t v,
-                                          int32_t *n, double one[4]);
+                                          int32_t *n, double one[PPI_PART]);
+/* Whether an operator kind is a convolution ("Conv", "Conv2d",
+** "ConvTranspose", any case): PyTorch runs it through cuDNN. */
+PP_INTERNAL bool ppi_kind_is_conv(const char *kind);
 /* TUNING: the share of the peak memory bandwidth that memory-bound
 ** operators reach, 0.8: Jia et al. 2018 (docs/REFERENCES.md [JIA18])
 ** measured 750 of the V100's 900 GB/s (0.83) with a streaming kernel;

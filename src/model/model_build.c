@@ -26,7 +26,7 @@ struct op_rec {
 
 struct part_rec {
   int32_t op;
-  double q[4];
+  double q[PPI_PART];
 };
 
 struct edge_rec {
@@ -61,7 +61,7 @@ struct pp_model_builder {
   struct ppi_vec parts; /* struct part_rec */
   struct ppi_strmap names;
   struct ppi_strmap keymap; /* find_key's index: key_text -> keys index */
-  bool failed; /* an add failed: finish refuses */
+  bool failed;              /* an add failed: finish refuses */
 };
 
 void pp_op_desc_init(pp_op_desc *d)
@@ -338,7 +338,7 @@ pp_status pp_model_builder_add_op(pp_model_builder *b, const pp_op_desc *d,
 }
 
 pp_status ppi_model_builder_add_part(pp_model_builder *b, int32_t op,
-                                     const double q[4])
+                                     const double q[PPI_PART])
 {
   struct part_rec r;
   int k;
@@ -351,6 +351,11 @@ pp_status ppi_model_builder_add_part(pp_model_builder *b, int32_t op,
                    "operator %d: a roofline part must hold non-negative "
                    "FLOPs and bytes",
                    (int)op);
+  if (q[4] != 0 && q[4] != 1)
+    return bfail(b, PP_EINPUT,
+                 "operator %d: a roofline part's class must be 0 or 1 "
+                 "(convolution), not %g",
+                 (int)op, q[4]);
   r.op = op;
   memcpy(r.q, q, sizeof r.q);
   if ((rc = ppi_vec_push(b->ctx, &b->parts, &r)) != PP_OK)
@@ -560,7 +565,7 @@ static pp_status layout_parts(pp_model_builder *b)
     return PP_OK;
   m->rf_off =
       ppi_arena_alloc(&m->arena, b->ctx, (size_t)m->nop + 1, sizeof(int32_t));
-  m->rf = ppi_arena_alloc(&m->arena, b->ctx, np * 4, sizeof(double));
+  m->rf = ppi_arena_alloc(&m->arena, b->ctx, np * PPI_PART, sizeof(double));
   fill = ppi_calloc(b->ctx, (size_t)m->nop + 1, sizeof *fill);
   if (!m->rf_off || !m->rf || !fill) {
     ppi_free(b->ctx, fill, ((size_t)m->nop + 1) * sizeof *fill);
@@ -577,7 +582,7 @@ static pp_status layout_parts(pp_model_builder *b)
   }
   for (i = 0; i < np; i++) {
     const struct part_rec *r = &PPI_VEC_AT(&b->parts, struct part_rec, i);
-    memcpy(&m->rf[4 * (size_t)fill[r->op]++], r->q, sizeof r->q);
+    memcpy(&m->rf[PPI_PART * (size_t)fill[r->op]++], r->q, sizeof r->q);
     m->fflops[r->op] += r->q[0];
     m->fbytes[r->op] += r->q[1];
     m->bflops[r->op] += r->q[2];
@@ -764,8 +769,8 @@ static pp_status layout_tables(pp_model_builder *b)
       }
       m->tab_tid[t] = q;
     }
-    m->tid_off = ppi_arena_alloc(ar, ctx, (size_t)m->ntname + 1,
-                                 sizeof(int32_t));
+    m->tid_off =
+        ppi_arena_alloc(ar, ctx, (size_t)m->ntname + 1, sizeof(int32_t));
     m->tid_tab = ppi_arena_alloc(ar, ctx, (size_t)nt, sizeof(int32_t));
     if (!m->tid_off || !m->tid_tab)
       return ctx->err;

@@ -223,10 +223,10 @@ static pp_status add_layer(struct chain_run *r, pp_model_builder *b, int32_t lo,
   ** the sum of the rooflines (model.h, rf_off). */
   if (d.fwd_flops + d.bwd_flops + d.fwd_bytes + d.bwd_bytes > 0)
     for (i = lo; i <= hi; i++) {
-      double one[4];
+      double one[PPI_PART];
       int32_t np, k;
       const double *q = ppi_model_parts(m, m->topo[i], &np, one);
-      for (k = 0; k < np; k++, q += 4)
+      for (k = 0; k < np; k++, q += PPI_PART)
         if (q[0] + q[1] + q[2] + q[3] > 0 &&
             (rc = ppi_model_builder_add_part(b, id, q)) != PP_OK)
           return rc;

@@ -301,17 +301,26 @@ double ppi_roofline_ms(double flops, double bytes, double peak_tflops,
   return tc > tm ? tc : tm;
 }
 
+bool ppi_kind_is_conv(const char *kind)
+{
+  return kind && (kind[0] == 'C' || kind[0] == 'c') &&
+         (kind[1] == 'O' || kind[1] == 'o') &&
+         (kind[2] == 'N' || kind[2] == 'n') &&
+         (kind[3] == 'V' || kind[3] == 'v');
+}
+
 const double *ppi_model_parts(const struct pp_model *m, int32_t v, int32_t *n,
-                              double one[4])
+                              double one[PPI_PART])
 {
   if (m->rf_off && m->rf_off[v + 1] > m->rf_off[v]) {
     *n = m->rf_off[v + 1] - m->rf_off[v];
-    return &m->rf[4 * (size_t)m->rf_off[v]];
+    return &m->rf[PPI_PART * (size_t)m->rf_off[v]];
   }
   one[0] = m->fflops[v];
   one[1] = m->fbytes[v];
   one[2] = m->bflops[v];
   one[3] = m->bbytes[v];
+  one[4] = ppi_kind_is_conv(m->op_kind[v]);
   *n = 1;
   return one;
 }
@@ -324,9 +333,11 @@ static bool can_roof(const pp_model *m, int32_t v, const pp_type_key *t)
 
 /* The roofline estimate of op v on type *t at (tp, mbs) (docs/
 ** COST_MODEL.md, "Roofline"): per part, the larger of its FLOPs over the
-** peak of the run's precision (fp32: the fp32 peak, else the tensor-core
-** peak) at the model's efficiency and its bytes (converted from the
-** model's dtype to the run's element size) over the memory bandwidth at
+** peak of the run's precision (fp32: the fp32 peak, but the TF32 tensor
+** peak for convolutions where the type has one, since PyTorch lets
+** cuDNN use TF32 by default and cuBLAS not; else the tensor-core peak)
+** at the model's efficiency and its bytes (converted from the model's
+** dtype to the run's element size) over the memory bandwidth at
 ** PPI_MEM_EFFICIENCY; the parts add up.  Both terms scale with the
 ** micro-batch ratio over tp. */
 static void roof_time(const pp_model *m, int32_t v, const pp_type_key *t,
@@ -338,15 +349,19 @@ static void roof_time(const pp_model *m, int32_t v, const pp_type_key *t,
   double peak = prec == PP_PREC_FP32 && t->peak_fp32_tflops > 0
                     ? t->peak_fp32_tflops
                     : t->peak_tflops;
+  double tf32 = prec == PP_PREC_FP32 && t->peak_tf32_tflops > 0
+                    ? t->peak_tf32_tflops
+                    : peak;
   double conv = (double)pp_precision_bytes(prec) / pp_precision_bytes(m->dtype);
-  double one[4];
+  double one[PPI_PART];
   int32_t n, i;
   const double *q = ppi_model_parts(m, v, &n, one);
   out->fwd_ms = out->bwd_ms = 0;
-  for (i = 0; i < n; i++, q += 4) {
-    out->fwd_ms += ppi_roofline_ms(q[0] * scale, q[1] * scale * conv, peak,
+  for (i = 0; i < n; i++, q += PPI_PART) {
+    double pk = q[4] != 0 ? tf32 : peak;
+    out->fwd_ms += ppi_roofline_ms(q[0] * scale, q[1] * scale * conv, pk,
                                    m->efficiency, t->mem_gbps);
-    out->bwd_ms += ppi_roofline_ms(q[2] * scale, q[3] * scale * conv, peak,
+    out->bwd_ms += ppi_roofline_ms(q[2] * scale, q[3] * scale * conv, pk,
                                    m->efficiency, t->mem_gbps);
   }
   out->update_ms = m->upd[v] / tp / speed;

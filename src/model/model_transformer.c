@@ -64,7 +64,7 @@ pp_status ppi_model_transformer(pp_ctx *ctx,
   double s = p->seq, h = p->hidden, a = p->heads, V = p->vocab,
          b = p->micro_batch, e = p->bytes_per_elem;
   double f = p->ffn > 0 ? p->ffn : 4.0 * p->hidden;
-  double biggest, mm[4], el[4];
+  double biggest, mm[PPI_PART] = {0}, el[PPI_PART] = {0}; /* not convs */
   pp_model_builder *bld = NULL;
   pp_op_desc d;
   char name[32];

@@ -341,8 +341,12 @@ pp_status pp_cluster_describe(pp_ctx *ctx, const pp_cluster *c, int json,
               c->type_speed[t]);
       if (c->type_peak[t] > 0)
         fprintf(f, ", peak %g TFLOP/s", c->type_peak[t]);
-      if (c->type_peak32[t] > 0)
+      if (c->type_peak32[t] > 0 && c->type_tf32[t] > 0)
+        fprintf(f, " (fp32 %g, tf32 %g)", c->type_peak32[t], c->type_tf32[t]);
+      else if (c->type_peak32[t] > 0)
         fprintf(f, " (fp32 %g)", c->type_peak32[t]);
+      else if (c->type_tf32[t] > 0)
+        fprintf(f, " (tf32 %g)", c->type_tf32[t]);
       if (c->type_membw[t] > 0)
         fprintf(f, ", memory %g GB/s", c->type_membw[t]);
       fputc('\n', f);
@@ -397,6 +401,8 @@ pp_status pp_cluster_describe(pp_ctx *ctx, const pp_cluster *c, int json,
       ppi_json_num(f, c->type_peak32[t]);
       fputs(", \"mem_gbps\": ", f);
       ppi_json_num(f, c->type_membw[t]);
+      fputs(", \"peak_tf32_tflops\": ", f);
+      ppi_json_num(f, c->type_tf32[t]);
       fputc('}', f);
     }
     fputs("],\n", f);
