@@ -369,21 +369,28 @@ static void t_cluster_types(void **state)
   near(k.peak_tf32_tflops, 0, "no TF32 peak given");
   pp_cluster_destroy(c);
   c = NULL;
-  snprintf(text, sizeof text,
-           "{\"device_types\": {\"A100-80\": {\"peak_tf32_tflops\": 100}}, ");
-  snprintf(text + strlen(text), sizeof text - strlen(text), dev, "A100-80");
-  assert_int_equal(load_text(ctx, text, &c), PP_OK);
-  k = pp_cluster_type_key(c, 0);
-  near(k.peak_tf32_tflops, 100, "given TF32 peak");
-  near(k.peak_fp32_tflops, 19.5, "A100 fp32 peak kept");
-  pp_cluster_destroy(c);
-  c = NULL;
-  snprintf(text, sizeof text,
-           "{\"device_types\": {\"A100-80\": {\"peak_tf32_tflops\": -1}}, ");
-  snprintf(text + strlen(text), sizeof text - strlen(text), dev, "A100-80");
-  assert_int_equal(load_text(ctx, text, &c), PP_EINPUT);
-  assert_non_null(strstr(pp_ctx_errmsg(ctx), "peak_tf32_tflops"));
-  pp_ctx_clear_error(ctx);
+  { /* the TF32 peak: given, or refused when negative */
+    static const char *const given[] = {"100", "-1"};
+    int g;
+    for (g = 0; g < 2; g++) {
+      snprintf(text, sizeof text,
+               "{\"device_types\": {\"A100-80\": {\"peak_tf32_tflops\": "
+               "%s}}, ",
+               given[g]);
+      snprintf(text + strlen(text), sizeof text - strlen(text), dev, "A100-80");
+      assert_int_equal(load_text(ctx, text, &c), g ? PP_EINPUT : PP_OK);
+      if (g) {
+        assert_non_null(strstr(pp_ctx_errmsg(ctx), "peak_tf32_tflops"));
+        pp_ctx_clear_error(ctx);
+        continue;
+      }
+      k = pp_cluster_type_key(c, 0);
+      near(k.peak_tf32_tflops, 100, "given TF32 peak");
+      near(k.peak_fp32_tflops, 19.5, "A100 fp32 peak kept");
+      pp_cluster_destroy(c);
+      c = NULL;
+    }
+  }
   assert_int_equal(
       pp_cluster_load(ctx, "hier:1x1,gpu=A100-40,peak_tf32=77", &c), PP_OK);
   near(pp_cluster_type_key(c, 0).peak_tf32_tflops, 77, "peak_tf32=");
