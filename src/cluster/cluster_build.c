@@ -154,23 +154,22 @@ pp_status pp_cluster_builder_add_type(pp_cluster_builder *b,
                  "device type '%s': peak_tflops must be a "
                  "non-negative number, not %g",
                  d->name, d->peak_tflops);
-  if (!(d->peak_fp32_tflops >= 0) || !isfinite(d->peak_fp32_tflops) ||
-      d->peak_fp32_tflops > 1e9)
-    return bfail(b, PP_EINPUT,
-                 "device type '%s': peak_fp32_tflops must be a "
-                 "number in [0, 1e9], not %g",
-                 d->name, d->peak_fp32_tflops);
-  if (!(d->peak_tf32_tflops >= 0) || !isfinite(d->peak_tf32_tflops) ||
-      d->peak_tf32_tflops > 1e9)
-    return bfail(b, PP_EINPUT,
-                 "device type '%s': peak_tf32_tflops must be a "
-                 "number in [0, 1e9], not %g",
-                 d->name, d->peak_tf32_tflops);
-  if (!(d->mem_gbps >= 0) || !isfinite(d->mem_gbps) || d->mem_gbps > 1e9)
-    return bfail(b, PP_EINPUT,
-                 "device type '%s': mem_gbps must be a "
-                 "number in [0, 1e9], not %g",
-                 d->name, d->mem_gbps);
+  {
+    /* the optional figures, each a number in [0, 1e9] */
+    const struct {
+      const char *key;
+      double v;
+    } fig[] = {{"peak_fp32_tflops", d->peak_fp32_tflops},
+               {"peak_tf32_tflops", d->peak_tf32_tflops},
+               {"mem_gbps", d->mem_gbps}};
+    size_t f;
+    for (f = 0; f < sizeof fig / sizeof fig[0]; f++)
+      if (!(fig[f].v >= 0) || !isfinite(fig[f].v) || fig[f].v > 1e9)
+        return bfail(b, PP_EINPUT,
+                     "device type '%s': %s must be a number in [0, 1e9], "
+                     "not %g",
+                     d->name, fig[f].key, fig[f].v);
+  }
   /* Limits every reader shares, so anything built can be written and
   ** read back: 1 EiB of memory, a billion times V100, 1e9 TFLOP/s. */
   if (d->memory_gib > 1073741824.0 || d->speed > 1e9 || d->peak_tflops > 1e9)
