@@ -263,8 +263,7 @@ uint8_t *ob_build(enum ob_defect d, size_t *len)
   node(o, "reshape", "Reshape", "p1",
        d == OB_DYN_RESHAPE ? "dynshape" : "shape", NULL, "f1");
   node(o, "fc1", "Gemm", d == OB_UNKNOWN_INPUT ? "ghost" : "f1",
-       d == OB_GEMM_NO_B ? "" : "W1", "b1",
-       "h");
+       d == OB_GEMM_NO_B ? "" : "W1", "b1", "h");
   node(o, "", d == OB_NO_OP_TYPE ? "" : "Relu", "h", NULL, NULL, "h2");
   node(o, "add", "Add", "h", "h2", NULL, "s");
   n = node(o, "fc2", "Gemm", "s", "W2", "b2", "y");

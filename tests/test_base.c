@@ -547,7 +547,7 @@ int main(void)
       TU_CTX_TEST(t_i64map),       TU_CTX_TEST(t_strmap),
       cmocka_unit_test(t_rng),     TU_CTX_TEST(t_names),
       cmocka_unit_test(t_numbers), cmocka_unit_test(t_paths),
-      TU_CTX_TEST(t_files),         TU_CTX_TEST(t_arena),
+      TU_CTX_TEST(t_files),        TU_CTX_TEST(t_arena),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -854,8 +854,7 @@ static void brute_dfs(struct brute *x, int32_t v, int32_t n, double w)
       continue;
     x->used[y] = true;
     x->path[n] = l;
-    brute_dfs(x, y, n + 1,
-              fmin(w, x->c->link_gbps[l] * x->c->link_count[l]));
+    brute_dfs(x, y, n + 1, fmin(w, x->c->link_gbps[l] * x->c->link_count[l]));
     x->used[y] = false;
   }
 }
@@ -863,7 +862,7 @@ static void brute_dfs(struct brute *x, int32_t v, int32_t n, double w)
 /* ppi_route_path's route from i to j: a connected walk from i to j whose
 ** links (into links[]) are returned with their count. */
 static int path_of(pp_ctx *ctx, struct ppi_routes *rt, const pp_cluster *c,
-                 int32_t i, int32_t j, int32_t *links, int cap)
+                   int32_t i, int32_t j, int32_t *links, int cap)
 {
   int32_t res[MAXV + 8], n, k, v = i;
   assert_int_equal(ppi_route_path(ctx, rt, i, j, res, cap, &n), PP_OK);
@@ -996,7 +995,7 @@ int main(void)
       TU_CTX_TEST(t_random_parallel), TU_CTX_TEST(t_random_larger),
       TU_CTX_TEST(t_bonded),          TU_CTX_TEST(t_bonded_overflow),
       TU_CTX_TEST(t_disconnected),    TU_CTX_TEST(t_single),
-      TU_CTX_TEST(t_route_widest),     TU_CTX_TEST(t_rail),
+      TU_CTX_TEST(t_route_widest),    TU_CTX_TEST(t_rail),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,7 +51,7 @@ void *ppi_arena_alloc(struct ppi_arena *ar, pp_ctx *ctx, size_t n, size_t size)
   if (want == 0)
     want = 16;
   if (!c || c->size - c->used < want) {
-    size_t next = !ar->grow                      ? ARENA_FIRST_CHUNK
+    size_t next = !ar->grow                     ? ARENA_FIRST_CHUNK
                   : ar->grow >= ARENA_MAX_CHUNK ? ARENA_MAX_CHUNK
                                                 : ar->grow * 2;
     bool own = c && want > next / 2; /* a chunk of its own, behind */

@@ -424,8 +424,8 @@ static pp_status build_swin(struct gb *g, const struct ppi_opnet_params *p)
   int32_t in;
   in = op(g, "input", "input", 0, 0, 3 * img * img, 0, 0, NULL, 0);
   x.id = op(g, "patch_embed.conv4x4", "Conv2d", 2 * 3 * C * 16 * x.n,
-            3 * C * 16 + C, x.n * C, 2 * 3 * img * img,
-            3 * img * img + x.n * C, &in, 1);
+            3 * C * 16 + C, x.n * C, 2 * 3 * img * img, 3 * img * img + x.n * C,
+            &in, 1);
   x = tun(g, "patch_embed", "LayerNorm", x, 2 * C, 8, 2);
   for (st = 0; st < 4; st++) {
     double heads = C / 32; /* Swin-L: 6, 12, 24, 48 heads at embed 192 */
