@@ -236,6 +236,22 @@ static pp_plan *build(pp_ctx *ctx, const struct set *st, const struct run *r,
   return p;
 }
 
+/* PLANS=DIR: the run's plan as DIR/NAME.json, NAME the run's name with
+** '/', ' ' and '#' made '_', for `parplan evaluate`'s breakdown. */
+static void write_plan(pp_ctx *ctx, const pp_plan *p, const char *dir,
+                       const char *name)
+{
+  char file[256], path[1024];
+  size_t i;
+  for (i = 0; name[i] && i + 1 < sizeof file; i++)
+    file[i] = strchr("/ #", name[i]) ? '_' : name[i];
+  file[i] = 0;
+  snprintf(path, sizeof path, "%s/%s%s", dir, file,
+           strstr(file, ".json") ? "" : ".json");
+  if (pp_plan_write(ctx, p, path, NULL))
+    die(path, ctx);
+}
+
 static void price(pp_ctx *ctx, const struct set *st, const struct run *r,
                   int settings, struct pred *out)
 {
@@ -259,18 +275,8 @@ static void price(pp_ctx *ctx, const struct set *st, const struct run *r,
   if (pp_cluster_load(ctx, spec, &c))
     die(spec, ctx);
   p = build(ctx, st, r, settings);
-  if (settings && getenv("PLANS")) {
-    /* PLANS=DIR writes each run's plan, for `parplan evaluate`. */
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", getenv("PLANS"), r->name);
-    for (char *q = path + strlen(getenv("PLANS")) + 1; *q; q++)
-      if (*q == '/' || *q == ' ' || *q == '#')
-        *q = '_';
-    if (!strstr(path + strlen(getenv("PLANS")), ".json"))
-      snprintf(path + strlen(path), sizeof path - strlen(path), ".json");
-    if (pp_plan_write(ctx, p, path, NULL))
-      die(path, ctx);
-  }
+  if (settings && getenv("PLANS"))
+    write_plan(ctx, p, getenv("PLANS"), r->name);
   pp_cost_params_init(&cp);
   cp.record = 0;
   if (pp_evaluate(ctx, p, m, c, &cp, &e) || pp_eval_get_summary(e, &es))

@@ -39,6 +39,7 @@
 */
 #include "model/model.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -303,10 +304,11 @@ double ppi_roofline_ms(double flops, double bytes, double peak_tflops,
 
 bool ppi_kind_is_conv(const char *kind)
 {
-  return kind && (kind[0] == 'C' || kind[0] == 'c') &&
-         (kind[1] == 'O' || kind[1] == 'o') &&
-         (kind[2] == 'N' || kind[2] == 'n') &&
-         (kind[3] == 'V' || kind[3] == 'v');
+  int i;
+  for (i = 0; kind && i < 4; i++) /* stops at the end: tolower(0) is 0 */
+    if (tolower((unsigned char)kind[i]) != "conv"[i])
+      return false;
+  return kind != NULL;
 }
 
 const double *ppi_model_parts(const struct pp_model *m, int32_t v, int32_t *n,
