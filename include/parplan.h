@@ -122,6 +122,18 @@ pp_status pp_precision_parse(const char *name, pp_precision *out);
 /** \brief Bytes of one element in precision p (4, 2, 2; 0 for MODEL). */
 int32_t pp_precision_bytes(pp_precision p);
 
+/* How the model's convolution tensors are laid out in memory, PyTorch's
+** torch.memory_format (docs/COST_MODEL.md, "Roofline"): cuDNN's
+** tensor-core kernels work in NHWC, so on NCHW ("contiguous", PyTorch's
+** default) tensors it transposes every operand in and every result out. */
+typedef enum pp_memory_format {
+  PP_MF_CHANNELS_LAST = 0, /* NHWC: no transposes (default) */
+  PP_MF_CONTIGUOUS = 1     /* NCHW: tensor-core convolutions transpose */
+} pp_memory_format;
+/** \brief "channels_last", "contiguous"; NULL for an unknown value. */
+const char *pp_memory_format_name(pp_memory_format f);
+pp_status pp_memory_format_parse(const char *name, pp_memory_format *out);
+
 /* ====================================================================
 ** Model: an operator DAG (a layer chain is a DAG whose edges form a
 ** path in listed order).
@@ -200,6 +212,12 @@ double pp_model_pipe_extra(const pp_model *m);
 ** meaning of models written before the field existed); the plan's
 ** precision converts them (docs/COST_MODEL.md, "Precision"). */
 pp_status pp_model_builder_set_dtype(pp_model_builder *b, pp_precision dtype);
+/** \brief The memory format the run keeps the convolutions' tensors in
+** (default PP_MF_CHANNELS_LAST, the meaning of models written before the
+** field existed): under PP_MF_CONTIGUOUS every roofline-timed
+** convolution on tensor cores adds its transposes. */
+pp_status pp_model_builder_set_memory_format(pp_model_builder *b,
+                                             pp_memory_format f);
 /** \brief A named hyper-parameter kept with the model ("hidden", "seq").
 ** Informational; readers and writers preserve it. */
 pp_status pp_model_builder_set_hyper(pp_model_builder *b, const char *key,
@@ -273,6 +291,7 @@ typedef struct pp_onnx_params {
                          by name: "seq" = 1024 */
   const char *sym_name[PP_ONNX_MAX_SYMS];
   int64_t sym_value[PP_ONNX_MAX_SYMS];
+  pp_memory_format memory_format; /* default PP_MF_CHANNELS_LAST */
 } pp_onnx_params;
 void pp_onnx_params_init(pp_onnx_params *p);
 
@@ -308,6 +327,7 @@ int32_t pp_model_micro_batch(const pp_model *m);
 pp_precision pp_model_dtype(const pp_model *m);
 const char *pp_model_reference_type(const pp_model *m); /* NULL: none */
 double pp_model_efficiency(const pp_model *m);
+pp_memory_format pp_model_memory_format(const pp_model *m);
 int32_t pp_model_nhyper(const pp_model *m);
 const char *pp_model_hyper(const pp_model *m, int32_t i, double *value);
 int32_t pp_model_find_op(const pp_model *m, const char *name);

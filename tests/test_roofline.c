@@ -9,11 +9,13 @@
 ** tensor cores (PyTorch's default: aten/src/ATen/Context.h @ d0eaa6b7,
 ** `allow_tf32_cudnn = true` beside `float32_matmul_precision =
 ** HIGHEST`, so cuDNN's convolutions take TF32 and cuBLAS's matmuls do
-** not).
+** not), and the transposes of tensor-core convolutions on NCHW tensors
+** (memory_format contiguous).
 */
 #include "testutil.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static pp_model *one_op(pp_ctx *ctx, double ffl, double fby, pp_precision dt)
@@ -181,7 +183,8 @@ static void t_chain_keeps_parts(void **state)
 }
 
 /* Two operators of 1e12 FLOPs each, a convolution and a matmul. */
-static pp_model *conv_and_matmul(pp_ctx *ctx, const char *conv_kind)
+static pp_model *conv_and_matmul_in(pp_ctx *ctx, const char *conv_kind,
+                                    pp_memory_format mf)
 {
   pp_model_builder *b = NULL;
   pp_model *m = NULL;
@@ -190,6 +193,7 @@ static pp_model *conv_and_matmul(pp_ctx *ctx, const char *conv_kind)
   assert_int_equal(pp_model_builder_create(ctx, "m", "test", &b), PP_OK);
   assert_int_equal(pp_model_builder_set_efficiency(b, 0.5), PP_OK);
   assert_int_equal(pp_model_builder_set_dtype(b, PP_PREC_FP16), PP_OK);
+  assert_int_equal(pp_model_builder_set_memory_format(b, mf), PP_OK);
   pp_op_desc_init(&d);
   d.name = "conv";
   d.kind = conv_kind;
@@ -206,6 +210,11 @@ static pp_model *conv_and_matmul(pp_ctx *ctx, const char *conv_kind)
   assert_int_equal(pp_model_builder_add_edge(b, a, c, 1000), PP_OK);
   assert_int_equal(pp_model_builder_finish(b, &m), PP_OK);
   return m;
+}
+
+static pp_model *conv_and_matmul(pp_ctx *ctx, const char *conv_kind)
+{
+  return conv_and_matmul_in(ctx, conv_kind, PP_MF_CHANNELS_LAST);
 }
 
 /* fp32 runs: a convolution (its kind, or its part's class) takes the
@@ -281,6 +290,117 @@ static void t_tf32_convolutions(void **state)
     assert_non_null(strstr(pp_ctx_errmsg(ctx), "p.json"));
     assert_non_null(strstr(pp_ctx_errmsg(ctx), "class"));
     pp_ctx_clear_error(ctx);
+  }
+}
+
+/* NCHW (memory_format contiguous): cuDNN transposes every operand of a
+** tensor-core convolution into NHWC and its result back ("The cuDNN
+** library may use padding, folding, and NCHW-to-NHWC transformations to
+** call the Tensor Core operations", cuDNN's Legacy API guide; PyTorch's
+** default layout is NCHW, channels_last opt-in), so such a convolution's
+** bytes move twice more; convolutions on SIMT cores (fp32 without TF32)
+** and matmuls do not.  The flag survives the chain view and JSON, the
+** generator's reference times include it, and bad values are refused. */
+static void t_memory_format(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  pp_type_key k = {0};
+  pp_model *m = conv_and_matmul_in(ctx, "Conv2d", PP_MF_CONTIGUOUS);
+  pp_model *cl = conv_and_matmul(ctx, "Conv2d"), *v = NULL, *back = NULL;
+  /* 2 x (1e6 fwd + 2e6 bwd bytes) at 1,000 GB/s x 0.8, in the model's
+  ** fp16; an fp32 run moves twice the bytes */
+  double tr = 2 * 3e6 / (1000 * 0.8 * 1e6);
+  char path[512];
+  size_t len;
+  char *text;
+  k.name = "X";
+  k.speed = 1;
+  k.peak_tflops = 100;
+  k.peak_fp32_tflops = 10;
+  k.peak_tf32_tflops = 50;
+  k.mem_gbps = 1000;
+  assert_int_equal(pp_model_memory_format(m), PP_MF_CONTIGUOUS);
+  assert_int_equal(pp_model_memory_format(cl), PP_MF_CHANNELS_LAST);
+  k.precision = PP_PREC_FP32; /* TF32 convolution, fp32 matmul */
+  near(fwd(m, 0, &k, 1, 1), 3 * 40.0 + 2 * tr, "conv, TF32, NCHW");
+  near(fwd(cl, 0, &k, 1, 1), 3 * 40.0, "conv, TF32, NHWC");
+  near(fwd(m, 1, &k, 1, 1), 3 * 200.0, "matmul, fp32, NCHW");
+  near(fwd(m, 0, &k, 2, 4), (3 * 40.0 + 2 * tr) * 2, "conv, tp 2, mbs 4");
+  k.precision = PP_PREC_FP16;
+  near(fwd(m, 0, &k, 1, 1), 3 * 20.0 + tr, "conv, fp16, NCHW");
+  near(fwd(m, 1, &k, 1, 1), 3 * 20.0, "matmul, fp16, NCHW");
+  k.precision = PP_PREC_BF16;
+  near(fwd(m, 0, &k, 1, 1), 3 * 20.0 + tr, "conv, bf16, NCHW");
+  k.precision = PP_PREC_FP32;
+  k.peak_tf32_tflops = 0; /* Volta: SIMT kernels read NCHW as it is */
+  near(fwd(m, 0, &k, 1, 1), 3 * 200.0, "conv, fp32 without TF32, NCHW");
+  k.peak_tf32_tflops = 50;
+  /* the chain view and its JSON keep the layout */
+  assert_int_equal(pp_model_chain_view(ctx, m, 0, &v), PP_OK);
+  assert_int_equal(pp_model_memory_format(v), PP_MF_CONTIGUOUS);
+  near(total(v, &k), 3 * 240.0 + 2 * tr, "chain view, NCHW");
+  snprintf(path, sizeof path, "%s", tu_tmp("roofline_nchw.json"));
+  assert_int_equal(pp_model_write(ctx, v, path, NULL), PP_OK);
+  text = tu_slurp(path, &len);
+  assert_non_null(strstr(text, "\"memory_format\": \"contiguous\""));
+  free(text);
+  assert_int_equal(pp_model_load(ctx, path, &back), PP_OK);
+  near(total(back, &k), 3 * 240.0 + 2 * tr, "chain view via JSON, NCHW");
+  pp_model_destroy(back);
+  pp_model_destroy(v);
+  /* a channels_last model writes no field (older readers keep working) */
+  assert_int_equal(pp_model_write(ctx, cl, path, NULL), PP_OK);
+  text = tu_slurp(path, &len);
+  assert_null(strstr(text, "memory_format"));
+  free(text);
+  pp_model_destroy(cl);
+  pp_model_destroy(m);
+  { /* the generator: its reference times (a key without a peak) agree
+    ** with the roofline on its reference V100 in NCHW too, and the
+    ** transposes cost on tensor cores, not on a V100 in fp32 */
+    pp_model *a = NULL, *b = NULL;
+    pp_type_key r = {0}, g = key_of(ctx, "V100");
+    r.speed = 1;
+    assert_int_equal(pp_model_load(ctx, "resnet:depth=50", &a), PP_OK);
+    assert_int_equal(
+        pp_model_load(ctx, "resnet:depth=50,memory_format=contiguous", &b),
+        PP_OK);
+    near(total(b, &g), total(b, &r), "resnet-50 NCHW on its reference V100");
+    if (!(total(b, &g) > 1.1 * total(a, &g)))
+      fail_msg("NCHW %g ms against NHWC %g ms on a V100 in fp16", total(b, &g),
+               total(a, &g));
+    g.precision = PP_PREC_FP32;
+    near(total(b, &g), total(a, &g), "resnet-50 in fp32 on a V100");
+    g = key_of(ctx, "A100-80");
+    g.precision = PP_PREC_FP32; /* TF32 convolutions transpose */
+    if (!(total(b, &g) > 1.1 * total(a, &g)))
+      fail_msg("NCHW %g ms against NHWC %g ms on an A100 in fp32", total(b, &g),
+               total(a, &g));
+    pp_model_destroy(b);
+    pp_model_destroy(a);
+  }
+  { /* the ONNX reader takes the option */
+    char spec[1024];
+    pp_model *o = NULL;
+    snprintf(spec, sizeof spec, "%s:memory_format=contiguous",
+             tu_path("tests/data/onnx/resnet50.onnx"));
+    assert_int_equal(pp_model_load(ctx, spec, &o), PP_OK);
+    assert_int_equal(pp_model_memory_format(o), PP_MF_CONTIGUOUS);
+    pp_model_destroy(o);
+  }
+  { /* bad values name the file or the spec and the choices */
+    pp_model *o = NULL;
+    const char *text2 = "{\"name\": \"m\", \"memory_format\": \"nhwc\", "
+                        "\"ops\": [{\"name\": \"a\", \"fwd_ms\": 1, "
+                        "\"bwd_ms\": 2, \"param_bytes\": 0, \"out_bytes\": 1, "
+                        "\"saved_bytes\": 0}], \"edges\": []}";
+    tu_expect_error(
+        ctx, pp_model_read_json(ctx, text2, strlen(text2), "q.json", &o),
+        PP_EINPUT, "q.json", "memory_format", "\"nhwc\"", "contiguous", NULL);
+    tu_expect_error(
+        ctx, pp_model_load(ctx, "resnet:depth=50,memory_format=nhwc", &o),
+        PP_EPARSE, "memory_format", "channels_last or contiguous", NULL);
+    assert_null(pp_memory_format_name((pp_memory_format)2));
   }
 }
 
@@ -441,6 +561,7 @@ int main(void)
       TU_CTX_TEST(t_max_of_terms),          TU_CTX_TEST(t_chain_keeps_parts),
       TU_CTX_TEST(t_reference_is_roofline), TU_CTX_TEST(t_catalog),
       TU_CTX_TEST(t_cluster_types),         TU_CTX_TEST(t_tf32_convolutions),
+      TU_CTX_TEST(t_memory_format),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

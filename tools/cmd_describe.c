@@ -101,7 +101,8 @@ static int list_models(void)
          "  swin:embed=C,stages=a-b-c-d,window=W[,image=I][,batch=B]\n"
          "  fpn:depth=50[,image=I][,channels=C][,batch=B]\n"
          "                 operator-level DAGs (docs/FORMATS.md); common "
-         "options gpu=TYPE, eff=E\n");
+         "options gpu=TYPE, eff=E,\n"
+         "                 memory_format=channels_last|contiguous\n");
   return 0;
 }
 
@@ -179,7 +180,8 @@ const struct cli_cmd cmd_model = {
     "SPEC",
     "model SPEC   describe a model: a model JSON or PipeDream graph.txt\n"
     "             file, an ONNX file (net.onnx[:batch=B,dim.NAME=N,\n"
-    "             dtype=fp32|fp16|bf16,eff=E,name=N]),\n"
+    "             dtype=fp32|fp16|bf16,eff=E,memory_format=contiguous,\n"
+    "             name=N]),\n"
     "             a built-in name, or transformer:KEY=VALUE,...\n"
     "model --list list the built-in models and the generator",
     model_tables,

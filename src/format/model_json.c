@@ -252,6 +252,28 @@ static pp_status read_dtype(struct mread *r, const char *text, size_t len,
                      ppi_json_type(v));
 }
 
+/* "memory_format": "channels_last" or "contiguous"; absent, channels_last
+** (the meaning of models written before the field). */
+static pp_status read_memory_format(struct mread *r, const char *text,
+                                    size_t len, const json_t *root,
+                                    pp_memory_format *out)
+{
+  const json_t *v = json_object_get(root, "memory_format");
+  if (!v)
+    return PP_OK;
+  if (json_is_string(v) &&
+      pp_memory_format_parse(json_string_value(v), out) == PP_OK)
+    return PP_OK;
+  return ppi_fail_at(r->ctx, PP_EINPUT, r->src,
+                     ppi_json_key_line(text, len, "memory_format"), 0,
+                     "model: \"memory_format\" is %s%s%s; it must be "
+                     "\"channels_last\" or \"contiguous\"",
+                     json_is_string(v) ? "\"" : "",
+                     json_is_string(v) ? json_string_value(v)
+                                       : ppi_json_type(v),
+                     json_is_string(v) ? "\"" : "");
+}
+
 pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
                              const char *source, pp_model **out)
 {
@@ -262,6 +284,7 @@ pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
   int64_t mbs;
   double eff;
   pp_precision dtype = PP_PREC_FP16;
+  pp_memory_format mf = PP_MF_CHANNELS_LAST;
   size_t i;
   pp_status rc;
 
@@ -288,10 +311,12 @@ pp_status pp_model_read_json(pp_ctx *ctx, const char *text, size_t len,
     ppi_path_stem(r.src, sname, sizeof sname);
     name = sname;
   }
-  if ((rc = read_dtype(&r, text, len, root, &dtype)))
+  if ((rc = read_dtype(&r, text, len, root, &dtype)) ||
+      (rc = read_memory_format(&r, text, len, root, &mf)))
     goto done;
   if ((rc = pp_model_builder_create(ctx, name, r.src, &r.b)) ||
       (rc = pp_model_builder_set_dtype(r.b, dtype)) ||
+      (rc = pp_model_builder_set_memory_format(r.b, mf)) ||
       (rc = pp_model_builder_set_micro_batch(r.b, (int32_t)mbs)) ||
       (rc = pp_model_builder_set_reference_type(r.b, reftype)) ||
       (rc = pp_model_builder_set_efficiency(r.b, eff)))
@@ -493,6 +518,9 @@ static void write_model(FILE *f, const struct pp_model *m)
   fputs(",\n \"efficiency\": ", f);
   ppi_json_num(f, m->efficiency);
   fprintf(f, ",\n \"dtype\": \"%s\"", pp_precision_name(m->dtype));
+  if (m->nchw) /* written only when not the default */
+    fprintf(f, ",\n \"memory_format\": \"%s\"",
+            pp_memory_format_name(PP_MF_CONTIGUOUS));
   if (m->loss_fbytes + m->loss_bbytes > 0) {
     fputs(",\n \"loss\": {\"fwd_bytes\": ", f);
     ppi_json_num(f, m->loss_fbytes);

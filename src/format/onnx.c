@@ -1318,7 +1318,8 @@ pp_status pp_model_read_onnx(pp_ctx *ctx, const void *data, size_t len,
                                                 : params->batch > 0
                                                     ? params->batch
                                                     : 1)) ||
-      (rc = pp_model_builder_set_efficiency(b, params->efficiency)))
+      (rc = pp_model_builder_set_efficiency(b, params->efficiency)) ||
+      (rc = pp_model_builder_set_memory_format(b, params->memory_format)))
     goto done;
   if ((rc = build(&r, b, float_bytes)) ||
       (rc = pp_model_builder_set_dtype(b, params->dtype != PP_PREC_MODEL

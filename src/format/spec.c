@@ -465,6 +465,9 @@ static const struct ppi_kv opnet_opts[] = {
      NULL, NULL},
     {"eff", PPI_KV_POSITIVE, offsetof(struct ppi_opnet_params, efficiency), 0,
      1, 0, NULL, NULL},
+    {"memory_format", PPI_KV_ENUM,
+     offsetof(struct ppi_opnet_params, memory_format), 0, 0, 0,
+     "channels_last|contiguous", "channels_last or contiguous"},
 };
 
 /* Not JSON: PipeDream's graph.txt, the other text model format. */
@@ -483,6 +486,8 @@ static const struct ppi_kv onnx_opts[] = {
      "model|fp32|fp16|bf16", "model, fp32, fp16 or bf16"},
     {"eff", PPI_KV_POSITIVE, offsetof(pp_onnx_params, efficiency), 0, 1, 0,
      NULL, NULL},
+    {"memory_format", PPI_KV_ENUM, offsetof(pp_onnx_params, memory_format), 0,
+     0, 0, "channels_last|contiguous", "channels_last or contiguous"},
     {"name", PPI_KV_STRING, offsetof(pp_onnx_params, name), 0, 0, 0, NULL,
      NULL},
 };

@@ -19,6 +19,7 @@ struct pp_model {
   int32_t micro_batch;             /* reference micro-batch size */
   double efficiency;               /* fraction of peak for FLOP-derived times */
   pp_precision dtype;              /* what every byte count is in */
+  bool nchw;                       /* PP_MF_CONTIGUOUS (ppi_transpose_ms) */
   double loss_fbytes, loss_bbytes; /* a loss no operator's time includes */
   double pipe_extra;               /* pp_model_builder_set_pipe_extra */
   int32_t nhyper;
@@ -99,9 +100,6 @@ PP_INTERNAL bool ppi_kind_is_conv(const char *kind);
 ** rounded down for the read-modify-write mix of element-wise training
 ** operators.  Not fitted to the benchmarks. */
 #define PPI_MEM_EFFICIENCY 0.8
-/* The roofline time in ms of flops FLOPs and bytes bytes on a device of
-** peak_tflops at efficiency eff and gbps of memory bandwidth (at
-** PPI_MEM_EFFICIENCY): the larger of the two; 0 where an input is 0. */
 /* pp_model_op_time without the model's loss (AMP's conventions, which
 ** have none). */
 PP_INTERNAL pp_status ppi_model_op_time_profiled(const pp_model *m, int32_t v,
@@ -114,8 +112,18 @@ PP_INTERNAL pp_status ppi_model_op_time_profiled(const pp_model *m, int32_t v,
 PP_INTERNAL void ppi_model_loss_ms(const pp_model *m, const pp_type_key *t,
                                    int32_t tp, int32_t mbs, double *fwd,
                                    double *bwd);
+/* The roofline time in ms of flops FLOPs and bytes bytes on a device of
+** peak_tflops at efficiency eff and gbps of memory bandwidth (at
+** PPI_MEM_EFFICIENCY): the larger of the two; 0 where an input is 0. */
 PP_INTERNAL double ppi_roofline_ms(double flops, double bytes,
                                    double peak_tflops, double eff, double gbps);
+/* The transposes cuDNN wraps around a tensor-core convolution on NCHW
+** tensors (PP_MF_CONTIGUOUS), in ms: every operand is rewritten in NHWC
+** before the kernel and every result back after it, a read and a write
+** of each, so the convolution's bytes move twice more, at gbps times
+** PPI_MEM_EFFICIENCY; 0 where the bandwidth is unknown.  They are kernels
+** of their own, so they add to the roofline rather than overlap it. */
+PP_INTERNAL double ppi_transpose_ms(double bytes, double gbps);
 /* The number of layers pp_model_chain_view would make (without building
 ** them, so no sum can overflow). */
 PP_INTERNAL pp_status ppi_chain_nlayer(pp_ctx *ctx, const struct pp_model *m,
@@ -161,6 +169,7 @@ struct ppi_opnet_params {
   int32_t layers, hidden, heads, seq, vocab; /* BERT */
   int32_t embed, window, stages[4];          /* Swin */
   int32_t channels;                          /* FPN */
+  pp_memory_format memory_format;            /* CNNs; default NHWC */
 };
 PP_INTERNAL void ppi_opnet_params_init(struct ppi_opnet_params *p,
                                        const char *kind);

@@ -222,6 +222,19 @@ pp_status pp_model_builder_set_dtype(pp_model_builder *b, pp_precision dtype)
   return PP_OK;
 }
 
+pp_status pp_model_builder_set_memory_format(pp_model_builder *b,
+                                             pp_memory_format f)
+{
+  if (!b)
+    return PP_EINVAL;
+  if (!pp_memory_format_name(f))
+    return bfail(b, PP_EINPUT,
+                 "memory_format must be channels_last or contiguous (%d)",
+                 (int)f);
+  b->m->nchw = f == PP_MF_CONTIGUOUS;
+  return PP_OK;
+}
+
 pp_status pp_model_builder_set_hyper(pp_model_builder *b, const char *key,
                                      double value)
 {

@@ -302,7 +302,9 @@ pp_status pp_model_chain_view(pp_ctx *ctx, const pp_model *m, int every_op,
       (rc = pp_model_builder_set_loss(b, m->loss_fbytes, m->loss_bbytes)) !=
           PP_OK ||
       (rc = pp_model_builder_set_pipe_extra(b, m->pipe_extra)) != PP_OK ||
-      (rc = pp_model_builder_set_dtype(b, m->dtype)) != PP_OK)
+      (rc = pp_model_builder_set_dtype(b, m->dtype)) != PP_OK ||
+      (rc = pp_model_builder_set_memory_format(
+           b, m->nchw ? PP_MF_CONTIGUOUS : PP_MF_CHANNELS_LAST)) != PP_OK)
     goto done;
   for (i = 0; i < m->nhyper; i++)
     if ((rc = pp_model_builder_set_hyper(b, m->hyper_key[i],

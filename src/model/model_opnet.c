@@ -36,6 +36,7 @@ struct gb {
   const struct ppi_gpu *gpu; /* the reference type */
   double eff;
   double batch;
+  bool nchw; /* PP_MF_CONTIGUOUS: the reference times add transposes */
   pp_status rc;
 };
 
@@ -88,6 +89,10 @@ static int32_t op(struct gb *g, const char *name, const char *kind,
   d.bwd_bytes = 2 * d.fwd_bytes;
   t = ppi_roofline_ms(d.fwd_flops, d.fwd_bytes, g->gpu->peak_tflops, g->eff,
                       g->gpu->mem_gbps);
+  /* the reference times are fp16 (tensor cores): what roof_time gives
+  ** the same operator on the reference type (model_time.c) */
+  if (g->nchw && ppi_kind_is_conv(kind))
+    t += ppi_transpose_ms(d.fwd_bytes, g->gpu->mem_gbps);
   d.fwd_ms = t;
   d.bwd_ms = 2 * t;
   d.param_bytes = (int64_t)(params * 2);
@@ -504,7 +509,9 @@ pp_status ppi_model_opnet(pp_ctx *ctx, const struct ppi_opnet_params *p,
   g.gpu = gpu;
   g.eff = p->efficiency;
   g.batch = p->batch;
+  g.nchw = p->memory_format == PP_MF_CONTIGUOUS;
   if ((rc = pp_model_builder_create(ctx, p->kind, source, &g.b)) ||
+      (rc = pp_model_builder_set_memory_format(g.b, p->memory_format)) ||
       (rc = pp_model_builder_set_micro_batch(g.b, p->batch)) ||
       (rc = pp_model_builder_set_reference_type(g.b, gpu->name)) ||
       (rc = pp_model_builder_set_efficiency(g.b, p->efficiency)) ||

@@ -56,6 +56,30 @@ pp_status pp_precision_parse(const char *name, pp_precision *out)
   return rc;
 }
 
+static const char *const memory_format_names[] = {"channels_last",
+                                                  "contiguous"};
+
+const char *pp_memory_format_name(pp_memory_format f)
+{
+  return ppi_enum_name(memory_format_names, PPI_COUNT(memory_format_names),
+                       (int)f);
+}
+
+pp_status pp_memory_format_parse(const char *name, pp_memory_format *out)
+{
+  int v;
+  pp_status rc = ppi_enum_parse(memory_format_names,
+                                PPI_COUNT(memory_format_names), name, &v);
+  if (rc == PP_OK)
+    *out = (pp_memory_format)v;
+  return rc;
+}
+
+pp_memory_format pp_model_memory_format(const pp_model *m)
+{
+  return m && m->nchw ? PP_MF_CONTIGUOUS : PP_MF_CHANNELS_LAST;
+}
+
 int32_t pp_precision_bytes(pp_precision p)
 {
   return (unsigned)p < PPI_COUNT(precision_bytes) ? precision_bytes[p] : 0;

@@ -302,6 +302,11 @@ double ppi_roofline_ms(double flops, double bytes, double peak_tflops,
   return tc > tm ? tc : tm;
 }
 
+double ppi_transpose_ms(double bytes, double gbps)
+{
+  return ppi_roofline_ms(0, 2 * bytes, 0, 1, gbps);
+}
+
 bool ppi_kind_is_conv(const char *kind)
 {
   int i;
@@ -341,7 +346,9 @@ static bool can_roof(const pp_model *m, int32_t v, const pp_type_key *t)
 ** at the model's efficiency and its bytes (converted from the model's
 ** dtype to the run's element size) over the memory bandwidth at
 ** PPI_MEM_EFFICIENCY; the parts add up.  Both terms scale with the
-** micro-batch ratio over tp. */
+** micro-batch ratio over tp.  A model in NCHW (PP_MF_CONTIGUOUS) adds the
+** transposes of every convolution that runs on tensor cores: all of them
+** in fp16/bf16, in fp32 those at a TF32 peak (ppi_transpose_ms). */
 static void roof_time(const pp_model *m, int32_t v, const pp_type_key *t,
                       int32_t tp, int32_t mbs, pp_op_time *out)
 {
@@ -359,12 +366,18 @@ static void roof_time(const pp_model *m, int32_t v, const pp_type_key *t,
   int32_t n, i;
   const double *q = ppi_model_parts(m, v, &n, one);
   out->fwd_ms = out->bwd_ms = 0;
+  bool tcore = prec != PP_PREC_FP32 || t->peak_tf32_tflops > 0;
   for (i = 0; i < n; i++, q += PPI_PART) {
     double pk = q[4] != 0 ? tf32 : peak;
-    out->fwd_ms += ppi_roofline_ms(q[0] * scale, q[1] * scale * conv, pk,
-                                   m->efficiency, t->mem_gbps);
-    out->bwd_ms += ppi_roofline_ms(q[2] * scale, q[3] * scale * conv, pk,
-                                   m->efficiency, t->mem_gbps);
+    double fb = q[1] * scale * conv, bb = q[3] * scale * conv;
+    out->fwd_ms +=
+        ppi_roofline_ms(q[0] * scale, fb, pk, m->efficiency, t->mem_gbps);
+    out->bwd_ms +=
+        ppi_roofline_ms(q[2] * scale, bb, pk, m->efficiency, t->mem_gbps);
+    if (m->nchw && q[4] != 0 && tcore) {
+      out->fwd_ms += ppi_transpose_ms(fb, t->mem_gbps);
+      out->bwd_ms += ppi_transpose_ms(bb, t->mem_gbps);
+    }
   }
   out->update_ms = m->upd[v] / tp / speed;
   out->est = PP_EST_FLOPS | (tp != 1 ? PP_EST_TP : 0u) |
