@@ -278,13 +278,13 @@ static void t_tf32_convolutions(void **state)
                  g.peak_tflops);
     }
   }
-  { /* a part's class must be 0 or 1 */
+  { /* a part's class must be 0, 1 or 2 */
     pp_model *m = NULL;
     const char *text =
         "{\"name\": \"m\", \"ops\": [{\"name\": \"a\", "
         "\"fwd_ms\": 1, \"bwd_ms\": 2, \"param_bytes\": 0, "
         "\"out_bytes\": 1, \"saved_bytes\": 0, \"roofline\": [[1, 1, 2, 2, "
-        "2]]}], \"edges\": []}";
+        "3]]}], \"edges\": []}";
     assert_int_equal(pp_model_read_json(ctx, text, strlen(text), "p.json", &m),
                      PP_EINPUT);
     assert_non_null(strstr(pp_ctx_errmsg(ctx), "p.json"));
@@ -401,6 +401,87 @@ static void t_memory_format(void **state)
         ctx, pp_model_load(ctx, "resnet:depth=50,memory_format=nhwc", &o),
         PP_EPARSE, "memory_format", "channels_last or contiguous", NULL);
     assert_null(pp_memory_format_name((pp_memory_format)2));
+  }
+}
+
+/* How many roofline parts of class cls model m writes to JSON. */
+static int count_class(pp_ctx *ctx, const pp_model *m, int cls)
+{
+  char path[512], needle[16];
+  size_t len;
+  char *text, *p;
+  int n = 0;
+  snprintf(path, sizeof path, "%s", tu_tmp("roofline_classes.json"));
+  assert_int_equal(pp_model_write(ctx, m, path, NULL), PP_OK);
+  text = tu_slurp(path, &len);
+  snprintf(needle, sizeof needle, ", %d]", cls);
+  for (p = text; (p = strstr(p, needle)) != NULL; p++)
+    n++;
+  free(text);
+  return n;
+}
+
+/* A 3x3 stride-1 convolution (class 2) runs at least as fast as
+** Winograd's F(2x2, 3x3) on the SIMT fp32 cores: 2.25 times fewer
+** multiplications (Lavin and Gray, CVPR 2016), which cuDNN picks where it
+** is the faster algorithm: in fp32 without TF32, not on tensor cores.
+** Both ResNet-50 paths mark the same 13 convolutions (torchvision's v1.5:
+** the 3x3 of every bottleneck but the three that stride). */
+static void t_winograd(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  pp_model *m = NULL, *back = NULL;
+  pp_type_key k = {0};
+  char path[512];
+  /* the model JSON is the public way in for a part's class */
+  const char *text =
+      "{\"name\": \"w\", \"efficiency\": 0.5, \"ops\": [{\"name\": "
+      "\"c\", \"kind\": \"Conv2d\", \"fwd_ms\": 1, \"bwd_ms\": 2, "
+      "\"param_bytes\": 0, \"out_bytes\": 1, \"saved_bytes\": 0, "
+      "\"roofline\": [[1e12, 1e6, 2e12, 2e6, 2]]}], \"edges\": []}";
+  assert_int_equal(pp_model_read_json(ctx, text, strlen(text), "w.json", &m),
+                   PP_OK);
+  k.name = "X";
+  k.speed = 1;
+  k.peak_tflops = 100;
+  k.peak_fp32_tflops = 10;
+  k.peak_tf32_tflops = 50;
+  k.mem_gbps = 1e6;
+  k.precision = PP_PREC_FP32; /* TF32 (50) beats Winograd (22.5) */
+  near(fwd(m, 0, &k, 1, 1), 3 * 40.0, "3x3 conv, TF32");
+  k.peak_tf32_tflops = 0; /* Volta: Winograd, 2.25 x 10 */
+  near(fwd(m, 0, &k, 1, 1), 3 * 1e12 / (0.5 * 22.5e12) * 1e3,
+       "3x3 conv, fp32 without TF32");
+  k.precision = PP_PREC_FP16; /* the tensor peak (100) */
+  near(fwd(m, 0, &k, 1, 1), 3 * 20.0, "3x3 conv, fp16");
+  k.precision = PP_PREC_FP32;
+  k.peak_fp32_tflops = 0; /* no fp32 figure: no Winograd either */
+  near(fwd(m, 0, &k, 1, 1), 3 * 1e12 / (0.5 * 100e12) * 1e3,
+       "3x3 conv, fp32 peak unknown");
+  k.peak_fp32_tflops = 10;
+  /* the class goes through JSON */
+  snprintf(path, sizeof path, "%s", tu_tmp("roofline_winograd.json"));
+  assert_int_equal(pp_model_write(ctx, m, path, NULL), PP_OK);
+  assert_int_equal(pp_model_load(ctx, path, &back), PP_OK);
+  near(fwd(back, 0, &k, 1, 1), 3 * 1e12 / (0.5 * 22.5e12) * 1e3,
+       "3x3 conv via JSON");
+  assert_int_equal(count_class(ctx, back, 2), 1);
+  pp_model_destroy(back);
+  pp_model_destroy(m);
+  { /* the two ResNet-50 paths */
+    char spec[1024];
+    pp_model *g = NULL, *o = NULL, *cv = NULL;
+    snprintf(spec, sizeof spec, "%s", tu_path("tests/data/onnx/resnet50.onnx"));
+    assert_int_equal(pp_model_load(ctx, "resnet:depth=50", &g), PP_OK);
+    assert_int_equal(pp_model_load(ctx, spec, &o), PP_OK);
+    assert_int_equal(count_class(ctx, g, 2), 13);
+    assert_int_equal(count_class(ctx, o, 2), 13);
+    /* the chain view keeps them */
+    assert_int_equal(pp_model_chain_view(ctx, g, 0, &cv), PP_OK);
+    assert_int_equal(count_class(ctx, cv, 2), 13);
+    pp_model_destroy(cv);
+    pp_model_destroy(o);
+    pp_model_destroy(g);
   }
 }
 
@@ -561,7 +642,7 @@ int main(void)
       TU_CTX_TEST(t_max_of_terms),          TU_CTX_TEST(t_chain_keeps_parts),
       TU_CTX_TEST(t_reference_is_roofline), TU_CTX_TEST(t_catalog),
       TU_CTX_TEST(t_cluster_types),         TU_CTX_TEST(t_tf32_convolutions),
-      TU_CTX_TEST(t_memory_format),
+      TU_CTX_TEST(t_memory_format),         TU_CTX_TEST(t_winograd),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

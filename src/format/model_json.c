@@ -111,7 +111,8 @@ static pp_status read_tp_sizes(struct mread *r, const char *where, int32_t id,
 
 /* "roofline": [[fwd FLOPs, fwd bytes, bwd FLOPs, bwd bytes(, class)],
 ** ...], the parts of a chain layer (docs/FORMATS.md); class 1 marks
-** convolutions, 0 (or absent) the rest; absent: one part. */
+** convolutions, 2 those Winograd can run (3x3, stride 1), 0 (or absent)
+** the rest; absent: one part. */
 static pp_status read_parts(struct mread *r, const char *w, int32_t id,
                             const json_t *a)
 {
@@ -132,15 +133,17 @@ static pp_status read_parts(struct mread *r, const char *w, int32_t id,
       return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
                          "%s: roofline part %zu must be [fwd_flops, "
                          "fwd_bytes, bwd_flops, bwd_bytes] or those and a "
-                         "class (1: convolution, 0: other)",
+                         "class (2: 3x3 stride-1 convolution, 1: other "
+                         "convolution, 0: other)",
                          w, i);
     if (json_array_size(q) == PPI_PART) {
       const json_t *x = json_array_get(q, 4);
       v[4] = json_is_number(x) ? json_number_value(x) : -1;
-      if (v[4] != 0 && v[4] != 1)
+      if (v[4] != 0 && v[4] != PPI_CONV && v[4] != PPI_CONV_WINOGRAD)
         return ppi_fail_at(r->ctx, PP_EINPUT, r->src, 0, 0,
                            "%s: roofline part %zu: its class (entry 4) must "
-                           "be 1 (convolution) or 0 (other)",
+                           "be 2 (3x3 stride-1 convolution), 1 (other "
+                           "convolution) or 0 (other)",
                            w, i);
     }
     for (k = 0; k < 4; k++) {
@@ -444,8 +447,8 @@ static void write_op(FILE *f, const struct pp_model *m, int32_t v)
           fputs(", ", f);
         ppi_json_num(f, m->rf[PPI_PART * (size_t)q + (size_t)j]);
       }
-      if (m->rf[PPI_PART * (size_t)q + 4] != 0)
-        fputs(", 1", f); /* a convolution (written only then) */
+      if (m->rf[PPI_PART * (size_t)q + 4] != 0) /* written only then */
+        fprintf(f, ", %d", (int)m->rf[PPI_PART * (size_t)q + 4]);
       fputc(']', f);
     }
     fputc(']', f);

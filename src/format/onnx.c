@@ -763,6 +763,31 @@ static int64_t attr_int(const Onnx__NodeProto *n, const char *name, int64_t dv)
   return dv;
 }
 
+/* Whether every entry of ints attribute name is 1 (absent: the default,
+** 1 along every axis, for Conv's strides and dilations). */
+static bool attr_all_ones(const Onnx__NodeProto *n, const char *name)
+{
+  size_t i, k;
+  for (i = 0; i < n->n_attribute; i++)
+    if (n->attribute[i]->name && !strcmp(n->attribute[i]->name, name)) {
+      for (k = 0; k < n->attribute[i]->n_ints; k++)
+        if (n->attribute[i]->ints[k] != 1)
+          return false;
+      return true;
+    }
+  return true;
+}
+
+/* A Conv that cuDNN can run as Winograd's F(2x2, 3x3): a 2-D 3x3 kernel,
+** stride 1, no dilation, one group (model.h, PPI_CONV_WINOGRAD). */
+static bool is_winograd_conv(struct onnx_run *r, const Onnx__NodeProto *n)
+{
+  const struct otensor *w = input(r, n, 1);
+  return !strcmp(n->op_type, "Conv") && w && w->ndim == 4 && w->dims[2] == 3 &&
+         w->dims[3] == 3 && attr_int(n, "group", 1) == 1 &&
+         attr_all_ones(n, "strides") && attr_all_ones(n, "dilations");
+}
+
 static const char *const k_unary[] = {
     "Add",       "Sub",  "Mul",      "Div",       "Relu",       "Sigmoid",
     "Tanh",      "Gelu", "Erf",      "Sqrt",      "Pow",        "Exp",
@@ -1089,7 +1114,7 @@ static pp_status build(struct onnx_run *r, pp_model_builder *b,
   size_t nn = g->n_node, i, j;
   struct ppi_i64map emap;
   struct ppi_vec edges; /* int64_t: from, to, bytes triples */
-  int32_t *opid = NULL, nop = 0;
+  int32_t *opid = NULL, nop = 0, id;
   pp_status rc = PP_OK;
   double rate = V100_PEAK_TFLOPS * 1e12 * r->p->efficiency / 1e3;
 
@@ -1163,8 +1188,18 @@ static pp_status build(struct onnx_run *r, pp_model_builder *b,
     }
     d.fwd_ms = d.fwd_flops / rate;
     d.bwd_ms = d.bwd_flops / rate;
-    if ((rc = pp_model_builder_add_op(b, &d, NULL)))
+    if ((rc = pp_model_builder_add_op(b, &d, &id)))
       goto done;
+    if (is_winograd_conv(r, n)) { /* its class as a roofline part */
+      double q[PPI_PART];
+      q[0] = d.fwd_flops;
+      q[1] = d.fwd_bytes;
+      q[2] = d.bwd_flops;
+      q[3] = d.bwd_bytes;
+      q[4] = PPI_CONV_WINOGRAD;
+      if ((rc = ppi_model_builder_add_part(b, id, q)))
+        goto done;
+    }
   }
   for (i = 0; i < edges.n; i++) {
     const int64_t *t = &PPI_VEC_AT(&edges, int64_t, 3 * i);

@@ -78,9 +78,29 @@ struct pp_model {
 /* Builders and checks shared between model files. */
 PP_INTERNAL pp_status ppi_model_index(pp_ctx *ctx, struct pp_model *m);
 /* A roofline part: fwd FLOPs, fwd bytes, bwd FLOPs, bwd bytes, and its
-** class, 1 where the FLOPs are convolutions (cuDNN's: an fp32 run takes
-** the TF32 peak for them, model_time.c) and 0 otherwise. */
+** class: 0 for the rest, PPI_CONV where the FLOPs are convolutions
+** (cuDNN's: an fp32 run takes the TF32 peak for them, model_time.c), and
+** PPI_CONV_WINOGRAD for a convolution cuDNN can also run as Winograd's
+** F(2x2, 3x3) (a 3x3 kernel, stride 1, no dilation, one group). */
 #define PPI_PART 5
+#define PPI_CONV 1
+#define PPI_CONV_WINOGRAD 2
+/* Winograd's F(2x2, 3x3) computes a 2x2 tile of a 3x3 convolution's
+** output with 16 multiplications instead of 36 (Lavin and Gray, "Fast
+** Algorithms for Convolutional Neural Networks", CVPR 2016, section 4:
+** (m + r - 1)^2 against m^2 r^2 for F(m x m, r x r)), a gain of 2.25 in
+** the FLOPs cuDNN's CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD (and its
+** backward-data twin) execute, on SIMT cores.  Not a tuning constant:
+** the arithmetic of the transform.  The transforms' own additions are
+** left out, which the 2.25 therefore slightly overstates. */
+#define PPI_WINOGRAD_GAIN 2.25
+/* The FLOP rate a part of class cls reaches where its FLOPs would run at
+** peak_tflops: a PPI_CONV_WINOGRAD part takes the larger of that and
+** Winograd on the SIMT fp32 cores (fp32_tflops x PPI_WINOGRAD_GAIN), as
+** cuDNN, which times its algorithms (cudnn.benchmark) or picks by
+** heuristics, runs the faster one; fp32_tflops 0: unknown, no Winograd. */
+PP_INTERNAL double ppi_conv_peak(double cls, double peak_tflops,
+                                 double fp32_tflops);
 /* Give operator op (already added) one more roofline part q; an
 ** operator with parts has the parts' sums as its FLOPs and bytes. */
 PP_INTERNAL pp_status ppi_model_builder_add_part(pp_model_builder *b,

@@ -364,10 +364,10 @@ pp_status ppi_model_builder_add_part(pp_model_builder *b, int32_t op,
                    "operator %d: a roofline part must hold non-negative "
                    "FLOPs and bytes",
                    (int)op);
-  if (q[4] != 0 && q[4] != 1)
+  if (q[4] != 0 && q[4] != PPI_CONV && q[4] != PPI_CONV_WINOGRAD)
     return bfail(b, PP_EINPUT,
-                 "operator %d: a roofline part's class must be 0 or 1 "
-                 "(convolution), not %g",
+                 "operator %d: a roofline part's class must be 0, 1 "
+                 "(convolution) or 2 (3x3 stride-1 convolution), not %g",
                  (int)op, q[4]);
   r.op = op;
   memcpy(r.q, q, sizeof r.q);

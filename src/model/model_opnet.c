@@ -36,7 +36,8 @@ struct gb {
   const struct ppi_gpu *gpu; /* the reference type */
   double eff;
   double batch;
-  bool nchw; /* PP_MF_CONTIGUOUS: the reference times add transposes */
+  bool nchw;  /* PP_MF_CONTIGUOUS: the reference times add transposes */
+  double cls; /* the class of the next operator's roofline part (0: none) */
   pp_status rc;
 };
 
@@ -87,8 +88,10 @@ static int32_t op(struct gb *g, const char *name, const char *kind,
   d.bwd_flops = 2 * d.fwd_flops;
   d.fwd_bytes = moved * 2 * g->batch;
   d.bwd_bytes = 2 * d.fwd_bytes;
-  t = ppi_roofline_ms(d.fwd_flops, d.fwd_bytes, g->gpu->peak_tflops, g->eff,
-                      g->gpu->mem_gbps);
+  t = ppi_roofline_ms(
+      d.fwd_flops, d.fwd_bytes,
+      ppi_conv_peak(g->cls, g->gpu->peak_tflops, g->gpu->peak_fp32_tflops),
+      g->eff, g->gpu->mem_gbps);
   /* the reference times are fp16 (tensor cores): what roof_time gives
   ** the same operator on the reference type (model_time.c) */
   if (g->nchw && ppi_kind_is_conv(kind))
@@ -100,6 +103,16 @@ static int32_t op(struct gb *g, const char *name, const char *kind,
   d.saved_bytes = (int64_t)(saved * g->batch);
   if ((g->rc = pp_model_builder_add_op(g->b, &d, &id)))
     return -1;
+  if (g->cls != 0) { /* the class as a part of its own (model_time.c) */
+    double q[PPI_PART];
+    q[0] = d.fwd_flops;
+    q[1] = d.fwd_bytes;
+    q[2] = d.bwd_flops;
+    q[3] = d.bwd_bytes;
+    q[4] = g->cls;
+    if ((g->rc = ppi_model_builder_add_part(g->b, id, q)))
+      return -1;
+  }
   for (i = 0; i < nin; i++)
     if ((g->rc = pp_model_builder_add_edge(g->b, in[i], id, -1)))
       return -1;
@@ -120,8 +133,10 @@ static struct fmap conv(struct gb *g, const char *pre, struct fmap x,
   struct fmap y = {0, cout, ceil(x.h / stride), ceil(x.w / stride)};
   double in = x.c * x.h * x.w, out = cout * y.h * y.w;
   snprintf(name, sizeof name, "%s.conv%dx%d", pre, k, k);
+  g->cls = k == 3 && stride == 1 ? PPI_CONV_WINOGRAD : 0;
   y.id = op(g, name, "Conv2d", 2 * x.c * cout * k * k * y.h * y.w,
             x.c * cout * k * k, out, 2 * in, in + out, &x.id, 1);
+  g->cls = 0;
   return y;
 }
 

@@ -302,6 +302,12 @@ double ppi_roofline_ms(double flops, double bytes, double peak_tflops,
   return tc > tm ? tc : tm;
 }
 
+double ppi_conv_peak(double cls, double peak_tflops, double fp32_tflops)
+{
+  double w = PPI_WINOGRAD_GAIN * fp32_tflops;
+  return cls == PPI_CONV_WINOGRAD && w > peak_tflops ? w : peak_tflops;
+}
+
 double ppi_transpose_ms(double bytes, double gbps)
 {
   return ppi_roofline_ms(0, 2 * bytes, 0, 1, gbps);
@@ -327,7 +333,7 @@ const double *ppi_model_parts(const struct pp_model *m, int32_t v, int32_t *n,
   one[1] = m->fbytes[v];
   one[2] = m->bflops[v];
   one[3] = m->bbytes[v];
-  one[4] = ppi_kind_is_conv(m->op_kind[v]);
+  one[4] = ppi_kind_is_conv(m->op_kind[v]) ? PPI_CONV : 0;
   *n = 1;
   return one;
 }
@@ -348,7 +354,9 @@ static bool can_roof(const pp_model *m, int32_t v, const pp_type_key *t)
 ** PPI_MEM_EFFICIENCY; the parts add up.  Both terms scale with the
 ** micro-batch ratio over tp.  A model in NCHW (PP_MF_CONTIGUOUS) adds the
 ** transposes of every convolution that runs on tensor cores: all of them
-** in fp16/bf16, in fp32 those at a TF32 peak (ppi_transpose_ms). */
+** in fp16/bf16, in fp32 those at a TF32 peak (ppi_transpose_ms).  A
+** 3x3 stride-1 convolution runs at least as fast as Winograd on the fp32
+** cores (ppi_conv_peak). */
 static void roof_time(const pp_model *m, int32_t v, const pp_type_key *t,
                       int32_t tp, int32_t mbs, pp_op_time *out)
 {
@@ -368,7 +376,8 @@ static void roof_time(const pp_model *m, int32_t v, const pp_type_key *t,
   out->fwd_ms = out->bwd_ms = 0;
   bool tcore = prec != PP_PREC_FP32 || t->peak_tf32_tflops > 0;
   for (i = 0; i < n; i++, q += PPI_PART) {
-    double pk = q[4] != 0 ? tf32 : peak;
+    double pk =
+        ppi_conv_peak(q[4], q[4] != 0 ? tf32 : peak, t->peak_fp32_tflops);
     double fb = q[1] * scale * conv, bb = q[3] * scale * conv;
     out->fwd_ms +=
         ppi_roofline_ms(q[0] * scale, fb, pk, m->efficiency, t->mem_gbps);
