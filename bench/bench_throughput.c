@@ -10,8 +10,9 @@
 ** roofline of the model's FLOPs and memory traffic on the catalog's
 ** figures for that GPU.  Two paths where both exist: the built-in
 ** generator (resnet:, bert:, transformer:) and the ONNX export of the
-** same network (data/onnx/, made by scripts/make_onnx_models.py); a
-** missing ONNX file is reported, not skipped silently.
+** same network (data/onnx/, made by scripts/make_onnx_models.py --bench:
+** every case has both); a missing ONNX file is reported, not skipped
+** silently.
 **
 ** Published figures (docs/REFERENCES.md lists the sources: [DLE],
 ** [Megatron-LM], [nanoGPT]):
@@ -124,7 +125,8 @@ static const struct tcase cases[] = {
      "DLE BERT PyTorch :815; LDDL binning", 1.73, 0},
     {"GPT-2 1.2B, V100, fp16",
      "transformer:layers=40,hidden=1536,heads=16,seq=1024,vocab=51200,mbs=8",
-     NULL, "V100-32", PP_PREC_FP16, 8, 1, 3.61, "Megatron-LM paper", 1, 0},
+     "gpt2_1p2b.onnx", "V100-32", PP_PREC_FP16, 8, 1, 3.61,
+     "Megatron-LM paper", 1, 0},
     {"GPT-2 124M, A100, bf16",
      "transformer:layers=12,hidden=768,heads=12,seq=1024,vocab=50257,mbs=12",
      "gpt2_small.onnx", "A100-40", PP_PREC_BF16, 12, 0, 104, "nanoGPT README",
