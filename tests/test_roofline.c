@@ -53,17 +53,25 @@ static void near(double got, double want, const char *what)
     fail_msg("%s: got %.17g, want %.17g", what, got, want);
 }
 
-/* max(FLOPs / (peak eff), bytes / (bw 0.8)), fwd + bwd (3x). */
-static void t_max_of_terms(void **state)
+/* A type "X" of 100 TFLOP/s fp16, 10 fp32 and tf32 TF32. */
+static pp_type_key key_x(double tf32, double mem_gbps)
 {
-  pp_ctx *ctx = tu_fix_ctx(state);
   pp_type_key k = {0};
-  pp_model *m;
   k.name = "X";
   k.speed = 1;
   k.peak_tflops = 100;
   k.peak_fp32_tflops = 10;
-  k.mem_gbps = 1000;
+  k.peak_tf32_tflops = tf32;
+  k.mem_gbps = mem_gbps;
+  return k;
+}
+
+/* max(FLOPs / (peak eff), bytes / (bw 0.8)), fwd + bwd (3x). */
+static void t_max_of_terms(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  pp_type_key k = key_x(0, 1000);
+  pp_model *m;
   /* 1e12 FLOPs at 50 TFLOP/s: 20 ms; 1e9 bytes at 800 GB/s: 1.25 ms */
   m = one_op(ctx, 1e12, 1e9, PP_PREC_FP16);
   near(fwd(m, 0, &k, 1, 1), 3 * 20.0, "compute-bound");
@@ -94,6 +102,21 @@ static void t_max_of_terms(void **state)
   k.precision = PP_PREC_FP16;
   near(fwd(m, 0, &k, 1, 1), 3 * 20.0, "roofline in the other dtype");
   pp_model_destroy(m);
+}
+
+/* A model JSON of one Conv2d operator with the roofline part part
+** ("[fwd FLOPs, fwd bytes, bwd FLOPs, bwd bytes, class]"), read as src. */
+static pp_status one_part(pp_ctx *ctx, const char *part, const char *src,
+                          pp_model **m)
+{
+  char text[512];
+  snprintf(text, sizeof text,
+           "{\"name\": \"w\", \"efficiency\": 0.5, \"ops\": [{\"name\": "
+           "\"c\", \"kind\": \"Conv2d\", \"fwd_ms\": 1, \"bwd_ms\": 2, "
+           "\"param_bytes\": 0, \"out_bytes\": 1, \"saved_bytes\": 0, "
+           "\"roofline\": [%s]}], \"edges\": []}",
+           part);
+  return pp_model_read_json(ctx, text, strlen(text), src, m);
 }
 
 static pp_type_key key_of(pp_ctx *ctx, const char *gpu)
@@ -227,14 +250,8 @@ static void t_tf32_convolutions(void **state)
   pp_ctx *ctx = tu_fix_ctx(state);
   static const char *const kinds[] = {"Conv2d", "Conv", "ConvTranspose",
                                       "conv1d"};
-  pp_type_key k = {0};
+  pp_type_key k = key_x(50, 1e6);
   size_t i;
-  k.name = "X";
-  k.speed = 1;
-  k.peak_tflops = 100;
-  k.peak_fp32_tflops = 10;
-  k.peak_tf32_tflops = 50;
-  k.mem_gbps = 1e6;
   for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
     pp_model *m = conv_and_matmul(ctx, kinds[i]), *v = NULL, *back = NULL;
     char path[512];
@@ -280,13 +297,7 @@ static void t_tf32_convolutions(void **state)
   }
   { /* a part's class must be 0, 1 or 2 */
     pp_model *m = NULL;
-    const char *text =
-        "{\"name\": \"m\", \"ops\": [{\"name\": \"a\", "
-        "\"fwd_ms\": 1, \"bwd_ms\": 2, \"param_bytes\": 0, "
-        "\"out_bytes\": 1, \"saved_bytes\": 0, \"roofline\": [[1, 1, 2, 2, "
-        "3]]}], \"edges\": []}";
-    assert_int_equal(pp_model_read_json(ctx, text, strlen(text), "p.json", &m),
-                     PP_EINPUT);
+    assert_int_equal(one_part(ctx, "[1, 1, 2, 2, 3]", "p.json", &m), PP_EINPUT);
     assert_non_null(strstr(pp_ctx_errmsg(ctx), "p.json"));
     assert_non_null(strstr(pp_ctx_errmsg(ctx), "class"));
     pp_ctx_clear_error(ctx);
@@ -304,7 +315,7 @@ static void t_tf32_convolutions(void **state)
 static void t_memory_format(void **state)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
-  pp_type_key k = {0};
+  pp_type_key k = key_x(50, 1000);
   pp_model *m = conv_and_matmul_in(ctx, "Conv2d", PP_MF_CONTIGUOUS);
   pp_model *cl = conv_and_matmul(ctx, "Conv2d"), *v = NULL, *back = NULL;
   /* 2 x (1e6 fwd + 2e6 bwd bytes) at 1,000 GB/s x 0.8, in the model's
@@ -313,12 +324,6 @@ static void t_memory_format(void **state)
   char path[512];
   size_t len;
   char *text;
-  k.name = "X";
-  k.speed = 1;
-  k.peak_tflops = 100;
-  k.peak_fp32_tflops = 10;
-  k.peak_tf32_tflops = 50;
-  k.mem_gbps = 1000;
   assert_int_equal(pp_model_memory_format(m), PP_MF_CONTIGUOUS);
   assert_int_equal(pp_model_memory_format(cl), PP_MF_CHANNELS_LAST);
   k.precision = PP_PREC_FP32; /* TF32 convolution, fp32 matmul */
@@ -431,22 +436,11 @@ static void t_winograd(void **state)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
   pp_model *m = NULL, *back = NULL;
-  pp_type_key k = {0};
+  pp_type_key k = key_x(50, 1e6);
   char path[512];
   /* the model JSON is the public way in for a part's class */
-  const char *text =
-      "{\"name\": \"w\", \"efficiency\": 0.5, \"ops\": [{\"name\": "
-      "\"c\", \"kind\": \"Conv2d\", \"fwd_ms\": 1, \"bwd_ms\": 2, "
-      "\"param_bytes\": 0, \"out_bytes\": 1, \"saved_bytes\": 0, "
-      "\"roofline\": [[1e12, 1e6, 2e12, 2e6, 2]]}], \"edges\": []}";
-  assert_int_equal(pp_model_read_json(ctx, text, strlen(text), "w.json", &m),
+  assert_int_equal(one_part(ctx, "[1e12, 1e6, 2e12, 2e6, 2]", "w.json", &m),
                    PP_OK);
-  k.name = "X";
-  k.speed = 1;
-  k.peak_tflops = 100;
-  k.peak_fp32_tflops = 10;
-  k.peak_tf32_tflops = 50;
-  k.mem_gbps = 1e6;
   k.precision = PP_PREC_FP32; /* TF32 (50) beats Winograd (22.5) */
   near(fwd(m, 0, &k, 1, 1), 3 * 40.0, "3x3 conv, TF32");
   k.peak_tf32_tflops = 0; /* Volta: Winograd, 2.25 x 10 */
