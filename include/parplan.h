@@ -400,6 +400,16 @@ typedef struct pp_op_sizes {
   double param_bytes, out_bytes, saved_bytes;
   unsigned est; /* PP_EST_TP and/or PP_EST_MBS */
 } pp_op_sizes;
+/** \brief The times of op v as profiled at exactly (type, tp, mbs),
+** before pp_model_op_time reads the profile through its line
+** (docs/FORMATS.md, "Which time applies"): 1 and *fwd_ms, *bwd_ms when
+** the model holds that point (type NULL: the reference type, whose tp-1
+** point at the model's micro-batch is the operator's own fields), else 0.
+** Either pointer may be NULL. */
+int pp_model_profile_point(const pp_model *m, int32_t v, const char *type,
+                           int32_t tp, int32_t mbs, double *fwd_ms,
+                           double *bwd_ms);
+
 /** \brief Sizes of op v on one tensor-parallel rank of degree tp at
 ** micro-batch mbs: a size table when given, else parameters and saved
 ** bytes divided by tp and the output kept whole; activations scale

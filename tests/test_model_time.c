@@ -89,6 +89,127 @@ static void t_lookup_rules(void **state)
   pp_model_destroy(m);
 }
 
+/* The least-squares line in relative error through (x[i], y[i]),
+** recomputed the other way round: minimising sum ((a + b x) / y - 1)^2 is
+** the ordinary least squares of 1 on the features (1/y, x/y). */
+static void rel_line(const double *x, const double *y, int n, double *a,
+                     double *b)
+{
+  double p = 0, q = 0, r = 0, s = 0, t = 0;
+  int i;
+  for (i = 0; i < n; i++) {
+    double u = 1 / y[i], w = x[i] / y[i];
+    p += u * u;
+    q += u * w;
+    r += w * w;
+    s += u;
+    t += w;
+  }
+  *a = (s * r - q * t) / (p * r - q * q);
+  *b = (p * t - q * s) / (p * r - q * q);
+}
+
+/* Profile series of three sizes or more are read through their line
+** (ppi_model_fit_profiles; docs/FORMATS.md "Which time applies"): the
+** relative least-squares line at every profiled point; an exactly affine
+** series, a series of two and one whose line is not positive keep their
+** points; each (type, tp) is its own series, the reference point is in
+** its type's tp-1 series; the model file keeps the measurements; the
+** chain view costs what the operators cost. */
+static void t_profile_fit(void **state)
+{
+  pp_ctx *ctx = tu_fix_ctx(state);
+  pp_model_builder *b = NULL;
+  pp_model *m = NULL, *back = NULL, *cv = NULL;
+  pp_op_desc d;
+  /* the reference (V100, tp 1, mbs 1) and V100 tp 1 at 2, 4 and 8 */
+  static const double x[4] = {1, 2, 4, 8}, y[4] = {10, 11, 19, 35},
+                      lin[4] = {5, 7, 11, 19}, falls[3] = {10, 1, 0.1},
+                      dips[3] = {1, 0.05, 1};
+  double a, sl, want;
+  int32_t id[2], i;
+  char path[512];
+  assert_int_equal(pp_model_builder_create(ctx, "fit", "test", &b), PP_OK);
+  assert_int_equal(pp_model_builder_set_reference_type(b, "V100"), PP_OK);
+  pp_op_desc_init(&d);
+  d.name = "noisy";
+  d.fwd_ms = y[0];
+  d.bwd_ms = 2 * lin[0];
+  assert_int_equal(pp_model_builder_add_op(b, &d, &id[0]), PP_OK);
+  d.name = "affine";
+  d.fwd_ms = lin[0];
+  d.bwd_ms = lin[0];
+  assert_int_equal(pp_model_builder_add_op(b, &d, &id[1]), PP_OK);
+  assert_int_equal(pp_model_builder_add_edge(b, id[0], id[1], 8), PP_OK);
+  for (i = 1; i < 4; i++) {
+    assert_int_equal(pp_model_builder_add_time(b, id[0], NULL, 1, (int)x[i],
+                                               y[i], 2 * lin[i], -1),
+                     PP_OK);
+    assert_int_equal(pp_model_builder_add_time(b, id[1], NULL, 1, (int)x[i],
+                                               lin[i], lin[i], -1),
+                     PP_OK);
+  }
+  /* T4 tp 1: two sizes only; tp 2: a line that falls; tp 4: one that
+  ** is negative at 1 (-0.13): all kept as measured */
+  assert_int_equal(pp_model_builder_add_time(b, id[0], "T4", 1, 1, 3, 6, -1),
+                   PP_OK);
+  assert_int_equal(pp_model_builder_add_time(b, id[0], "T4", 1, 2, 7, 14, -1),
+                   PP_OK);
+  for (i = 0; i < 3; i++) {
+    assert_int_equal(pp_model_builder_add_time(b, id[0], "T4", 2, 1 << i,
+                                               falls[i], falls[i], -1),
+                     PP_OK);
+    assert_int_equal(pp_model_builder_add_time(b, id[0], "T4", 4, 1 << i,
+                                               dips[i], dips[i], -1),
+                     PP_OK);
+  }
+  assert_int_equal(pp_model_builder_finish(b, &m), PP_OK);
+  rel_line(x, y, 4, &a, &sl);
+  for (i = 0; i < 4; i++) {
+    expect(m, id[0], "V100", 1, 0, 1, (int32_t)x[i], a + sl * x[i], -1, 0);
+    expect(m, id[1], "V100", 1, 0, 1, (int32_t)x[i], lin[i], -1, 0);
+  }
+  { /* the measured points stay readable */
+    double pf = 0, pb = 0;
+    assert_true(pp_model_profile_point(m, id[0], NULL, 1, 1, &pf, &pb));
+    tu_near(pf, y[0], "the reference point");
+    assert_true(pp_model_profile_point(m, id[0], "V100", 1, 4, &pf, NULL));
+    tu_near(pf, y[2], "V100 at micro-batch 4");
+    assert_true(pp_model_profile_point(m, id[0], "T4", 4, 2, NULL, &pb));
+    tu_near(pb, dips[1], "T4 tp 4 at micro-batch 2");
+    assert_false(pp_model_profile_point(m, id[0], "T4", 1, 4, &pf, &pb));
+    assert_false(pp_model_profile_point(m, id[0], "A100", 1, 1, &pf, &pb));
+    assert_false(pp_model_profile_point(m, 7, NULL, 1, 1, &pf, &pb));
+  }
+  /* between profiled sizes: linear between the fitted points */
+  expect(m, id[0], "V100", 1, 0, 1, 3, a + sl * 3, -1, PP_EST_MBS);
+  expect(m, id[0], "T4", 1, 0, 1, 2, 7, -1, 0);
+  expect(m, id[0], "T4", 1, 0, 2, 2, 1, -1, 0);
+  expect(m, id[0], "T4", 1, 0, 4, 2, 0.05, -1, 0);
+  /* the file keeps the measurements */
+  snprintf(path, sizeof path, "%s", tu_tmp("fit.json"));
+  assert_int_equal(pp_model_write(ctx, m, path, NULL), PP_OK);
+  assert_int_equal(pp_model_load(ctx, path, &back), PP_OK);
+  {
+    pp_op_desc r;
+    assert_int_equal(pp_model_op(back, id[0], &r), PP_OK);
+    tu_near(r.fwd_ms, y[0], "the reference point as measured");
+  }
+  for (i = 0; i < 4; i++)
+    expect(back, id[0], "V100", 1, 0, 1, (int32_t)x[i], a + sl * x[i], -1, 0);
+  /* the chain view holds the fitted points, which its own fit keeps */
+  assert_int_equal(pp_model_chain_view(ctx, m, 1, &cv), PP_OK);
+  assert_int_equal(pp_model_nop(cv), 2);
+  for (i = 0; i < 4; i++) {
+    want = a + sl * x[i];
+    expect(cv, 0, "V100", 1, 0, 1, (int32_t)x[i], want, -1, 0);
+    expect(cv, 1, "V100", 1, 0, 1, (int32_t)x[i], lin[i], -1, 0);
+  }
+  pp_model_destroy(cv);
+  pp_model_destroy(back);
+  pp_model_destroy(m);
+}
+
 static void t_type_key(void **state)
 {
   pp_ctx *ctx = tu_fix_ctx(state);
@@ -127,6 +248,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       TU_CTX_TEST(t_lookup_rules),
+      TU_CTX_TEST(t_profile_fit),
       TU_CTX_TEST(t_type_key),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -72,6 +72,13 @@ struct pp_model {
   int32_t *tps_tp;
   int64_t *tps_param, *tps_out, *tps_saved; /* [t*nop+v], -1: absent */
 
+  /* The profile as the times read it (ppi_model_fit_profiles): per
+  ** series of profiled micro-batch sizes (one type id and tp, the
+  ** reference point in its own), the line through its points;
+  ** fit[(t + 1) * nop + v] for table t, t = -1 the operator's own fields.
+  ** NULL without tables. */
+  double *fit_fwd, *fit_bwd;
+
   int32_t *member_off, *member_op; /* chain view only, else NULL */
 };
 
@@ -132,6 +139,19 @@ PP_INTERNAL pp_status ppi_model_op_time_profiled(const pp_model *m, int32_t v,
 PP_INTERNAL void ppi_model_loss_ms(const pp_model *m, const pp_type_key *t,
                                    int32_t tp, int32_t mbs, double *fwd,
                                    double *bwd);
+/* Fit every profile series: the operator's times at the profiled
+** micro-batch sizes of one type and tp are noisy measurements of a line,
+** a fixed cost per call plus a cost per sample, so where a series has
+** three sizes or more each point is replaced by the least-squares line
+** through them, in relative error (weights 1 / time^2: timing noise is a
+** share of the time); with fewer sizes, or where the line falls with the
+** micro-batch or is not positive at every point, the points stay
+** (model_time.c; docs/FORMATS.md, "Which time applies"). */
+PP_INTERNAL pp_status ppi_model_fit_profiles(pp_ctx *ctx, struct pp_model *m);
+/* The forward and backward of op v at table t (-1: its own fields), as
+** the times read them: the fitted line's value (ppi_model_fit_profiles). */
+PP_INTERNAL void ppi_model_point_times(const struct pp_model *m, int32_t v,
+                                       int32_t t, double *f, double *b);
 /* The roofline time in ms of flops FLOPs and bytes bytes on a device of
 ** peak_tflops at efficiency eff and gbps of memory bandwidth (at
 ** PPI_MEM_EFFICIENCY): the larger of the two; 0 where an input is 0. */

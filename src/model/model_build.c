@@ -925,7 +925,8 @@ pp_status pp_model_builder_finish(pp_model_builder *b, pp_model **out)
     goto done;
   m->opmap = b->names;
   ppi_strmap_init(&b->names);
-  if ((rc = ppi_model_index(ctx, m)) != PP_OK)
+  if ((rc = ppi_model_index(ctx, m)) != PP_OK ||
+      (rc = ppi_model_fit_profiles(ctx, m)) != PP_OK)
     goto done;
   *out = m;
   b->m = NULL;

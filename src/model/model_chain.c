@@ -187,9 +187,13 @@ static pp_status add_layer(struct chain_run *r, pp_model_builder *b, int32_t lo,
 
   pp_op_desc_init(&d);
   for (i = lo; i <= hi; i++) {
+    double f, bw;
     v = m->topo[i];
-    d.fwd_ms += m->fwd[v];
-    d.bwd_ms += m->bwd[v];
+    /* the times as the cost model reads them: the fitted profile
+    ** (ppi_model_fit_profiles), whose sums a line fits exactly again */
+    ppi_model_point_times(m, v, -1, &f, &bw);
+    d.fwd_ms += f;
+    d.bwd_ms += bw;
     d.update_ms += m->upd[v];
     d.fwd_flops += m->fflops[v];
     d.bwd_flops += m->bflops[v];
@@ -235,8 +239,10 @@ static pp_status add_layer(struct chain_run *r, pp_model_builder *b, int32_t lo,
     double f = 0, bw = 0, u = 0;
     for (i = lo; i <= hi; i++) {
       size_t c = (size_t)t * (size_t)r->n + (size_t)m->topo[i];
-      f += m->tab_fwd[c];
-      bw += m->tab_bwd[c];
+      double pf, pb;
+      ppi_model_point_times(m, m->topo[i], t, &pf, &pb);
+      f += isnan(m->tab_fwd[c]) ? NAN : pf;
+      bw += pb;
       u += isnan(m->tab_upd[c]) ? 0 : m->tab_upd[c];
     }
     if (isnan(f))

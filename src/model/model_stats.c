@@ -25,9 +25,11 @@ pp_status pp_model_stats_get(pp_ctx *ctx, const pp_model *m, pp_model_stats *st)
   st->nop = n;
   st->nedge = m->nedge;
   for (v = 0; v < n; v++) {
-    double t = m->fwd[v] + m->bwd[v];
-    st->fwd_ms += m->fwd[v];
-    st->bwd_ms += m->bwd[v];
+    double f, b, t;
+    ppi_model_point_times(m, v, -1, &f, &b); /* as the times read them */
+    t = f + b;
+    st->fwd_ms += f;
+    st->bwd_ms += b;
     st->update_ms += m->upd[v];
     if (t > st->max_op_ms)
       st->max_op_ms = t;

@@ -188,19 +188,141 @@ static bool pick_in(const struct pp_model *m, int32_t v, int set,
   return p->table != -2;
 }
 
-/* The forward and backward of v at table (-1: the operator's own
-** fields). */
-static void point_times(const struct pp_model *m, int32_t v, int32_t table,
-                        double *f, double *b)
+/* The raw forward (k 0) or backward (k 1) of v at table t (-1: the
+** operator's own fields); NaN where not profiled. */
+static double raw_time(const struct pp_model *m, int32_t v, int32_t t, int k)
 {
-  if (table == -1) {
-    *f = m->fwd[v];
-    *b = m->bwd[v];
+  size_t c = (size_t)t * (size_t)m->nop + (size_t)v;
+  if (t == -1)
+    return k ? m->bwd[v] : m->fwd[v];
+  return k ? m->tab_bwd[c] : m->tab_fwd[c];
+}
+
+void ppi_model_point_times(const struct pp_model *m, int32_t v, int32_t t,
+                           double *f, double *b)
+{
+  if (m->fit_fwd) {
+    size_t c = (size_t)(t + 1) * (size_t)m->nop + (size_t)v;
+    *f = m->fit_fwd[c];
+    *b = m->fit_bwd[c];
   } else {
-    size_t c = (size_t)table * (size_t)m->nop + (size_t)v;
-    *f = m->tab_fwd[c];
-    *b = m->tab_bwd[c];
+    *f = raw_time(m, v, t, 0);
+    *b = raw_time(m, v, t, 1);
   }
+}
+
+/* The series of table t: its type id and tp (the operator's own fields,
+** t = -1, are the reference type's tp 1). */
+static void series_of(const struct pp_model *m, int32_t t, int32_t *tid,
+                      int32_t *tp, int32_t *mbs)
+{
+  *tid = t < 0 ? 0 : m->tab_tid[t];
+  *tp = t < 0 ? 1 : m->tab_tp[t];
+  *mbs = t < 0 ? m->micro_batch : m->tab_mbs[t];
+}
+
+/* Fit op v's series of table t0 (its first table) for times k: the line
+** a + b x through the points (x the micro-batch, y the time) with weights
+** 1 / y^2, written to fit at every point of the series; the points kept
+** where there are fewer than 3, or the line falls with x or is not
+** positive at each of them.  O(ntable) per call. */
+static void fit_series(struct pp_model *m, int32_t v, int32_t t0, int k,
+                       double *fit)
+{
+  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, a, b, d;
+  int32_t t, tid0, tp0, x0, tid, tp, x, n = 0;
+  bool ok = true;
+  series_of(m, t0, &tid0, &tp0, &x0);
+  for (t = t0; t < m->ntable; t++) {
+    double y = raw_time(m, v, t, k), w;
+    series_of(m, t, &tid, &tp, &x);
+    if (tid != tid0 || tp != tp0 || isnan(y))
+      continue;
+    if (!(y > 0))
+      ok = false;
+    w = y > 0 ? 1 / (y * y) : 0;
+    sw += w;
+    sx += w * x;
+    sy += w * y;
+    sxx += w * x * x;
+    sxy += w * x * y;
+    n++;
+  }
+  d = sw * sxx - sx * sx;
+  ok = ok && n >= 3 && d > 0;
+  b = ok ? (sw * sxy - sx * sy) / d : 0;
+  a = ok ? (sy - b * sx) / sw : 0;
+  ok = ok && b >= 0; /* more samples take no less time */
+  for (t = t0; ok && t < m->ntable; t++) {
+    series_of(m, t, &tid, &tp, &x);
+    if (tid == tid0 && tp == tp0 && !isnan(raw_time(m, v, t, k)) &&
+        !(a + b * x > 0))
+      ok = false;
+  }
+  for (t = t0; t < m->ntable; t++) {
+    double y = raw_time(m, v, t, k);
+    series_of(m, t, &tid, &tp, &x);
+    if (tid == tid0 && tp == tp0 && !isnan(y))
+      fit[(size_t)(t + 1) * (size_t)m->nop + (size_t)v] = ok ? a + b * x : y;
+  }
+}
+
+int pp_model_profile_point(const pp_model *m, int32_t v, const char *type,
+                           int32_t tp, int32_t mbs, double *fwd_ms,
+                           double *bwd_ms)
+{
+  int32_t t;
+  bool ref;
+  if (!m || v < 0 || v >= m->nop)
+    return 0;
+  ref = !type || (m->reftype && strcmp(type, m->reftype) == 0);
+  for (t = ref ? -1 : 0; t < m->ntable; t++) {
+    const char *tt = t < 0 ? NULL : m->tab_type[t];
+    int32_t tid, ttp, tmbs;
+    series_of(m, t, &tid, &ttp, &tmbs);
+    if (ttp != tp || tmbs != mbs || isnan(raw_time(m, v, t, 0)) ||
+        (t >= 0 && !(ref ? tid == 0 : tt && strcmp(tt, type) == 0)))
+      continue;
+    if (fwd_ms)
+      *fwd_ms = raw_time(m, v, t, 0);
+    if (bwd_ms)
+      *bwd_ms = raw_time(m, v, t, 1);
+    return 1;
+  }
+  return 0;
+}
+
+pp_status ppi_model_fit_profiles(pp_ctx *ctx, struct pp_model *m)
+{
+  size_t cells;
+  int32_t v, t, u, k;
+  if (m->ntable == 0)
+    return PP_OK;
+  if (!ppi_mul_ok((size_t)m->ntable + 1, (size_t)m->nop, &cells))
+    return ppi_fail(ctx, PP_ELIMIT, "too many profile tables");
+  m->fit_fwd = ppi_arena_alloc(&m->arena, ctx, cells, sizeof(double));
+  m->fit_bwd = ppi_arena_alloc(&m->arena, ctx, cells, sizeof(double));
+  if (!m->fit_fwd || !m->fit_bwd)
+    return ctx->err;
+  for (k = 0; (size_t)k < cells; k++) /* not profiled, as the tables */
+    m->fit_fwd[k] = m->fit_bwd[k] = NAN;
+  for (t = -1; t < m->ntable; t++) {
+    /* the first table of its series fits it (the O(ntable^2) scan is
+    ** once per model, not per lookup) */
+    int32_t tid, tp, x, tid2, tp2, x2;
+    series_of(m, t, &tid, &tp, &x);
+    for (u = -1; u < t; u++) {
+      series_of(m, u, &tid2, &tp2, &x2);
+      if (tid2 == tid && tp2 == tp)
+        break;
+    }
+    if (u < t)
+      continue;
+    for (v = 0; v < m->nop; v++)
+      for (k = 0; k < 2; k++)
+        fit_series(m, v, t, k, k ? m->fit_bwd : m->fit_fwd);
+  }
+  return PP_OK;
 }
 
 /* A second profiled micro-batch size beside the picked point p (same
@@ -252,7 +374,7 @@ static void apply(const struct pp_model *m, int32_t v, const struct pick *p,
 {
   double f, b, u, scale;
   int32_t q, qm;
-  point_times(m, v, p->table, &f, &b);
+  ppi_model_point_times(m, v, p->table, &f, &b);
   if (p->table == -1) {
     u = m->upd[v];
   } else {
@@ -272,7 +394,7 @@ static void apply(const struct pp_model *m, int32_t v, const struct pick *p,
     ** smallest profiled size, proportional scaling stays. */
     double fq, bq, x[2], y[2];
     int i;
-    point_times(m, v, q, &fq, &bq);
+    ppi_model_point_times(m, v, q, &fq, &bq);
     x[0] = f;
     x[1] = b;
     y[0] = fq;
