@@ -389,7 +389,8 @@ typedef struct pp_op_time {
 
 /** \brief Times of op v on a device of type *t, at tensor-parallel
 ** degree tp and micro-batch size mbs.  The rule (docs/FORMATS.md,
-** "Which time applies"): the profile of that exact point; else the
+** "Which time applies"): the profile of that exact point (read through
+** the line of its series where it has three sizes or more); else the
 ** same type (then its family) at the nearest profiled tp and mbs,
 ** scaled; else FLOPs over the type's peak when the model has FLOPs;
 ** else the reference times divided by the type's speed, scaled. */
