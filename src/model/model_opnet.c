@@ -78,7 +78,7 @@ static int32_t op(struct gb *g, const char *name, const char *kind,
 {
   pp_op_desc d;
   int32_t id = -1, i;
-  double t;
+  double t, pk;
   if (g->rc)
     return -1;
   pp_op_desc_init(&d);
@@ -88,13 +88,12 @@ static int32_t op(struct gb *g, const char *name, const char *kind,
   d.bwd_flops = 2 * d.fwd_flops;
   d.fwd_bytes = moved * 2 * g->batch;
   d.bwd_bytes = 2 * d.fwd_bytes;
-  t = ppi_roofline_ms(
-      d.fwd_flops, d.fwd_bytes,
-      ppi_conv_peak(g->cls, g->gpu->peak_tflops, g->gpu->peak_fp32_tflops),
-      g->eff, g->gpu->mem_gbps);
-  /* the reference times are fp16 (tensor cores): what roof_time gives
-  ** the same operator on the reference type (model_time.c) */
-  if (g->nchw && ppi_kind_is_conv(kind))
+  pk = ppi_conv_peak(g->cls, g->gpu->peak_tflops, g->gpu->peak_fp32_tflops);
+  t = ppi_roofline_ms(d.fwd_flops, d.fwd_bytes, pk, g->eff, g->gpu->mem_gbps);
+  /* the reference times are fp16, on tensor cores unless Winograd on the
+  ** fp32 cores is faster: what roof_time gives the same operator on the
+  ** reference type (model_time.c) */
+  if (g->nchw && ppi_kind_is_conv(kind) && pk == g->gpu->peak_tflops)
     t += ppi_transpose_ms(d.fwd_bytes, g->gpu->mem_gbps);
   d.fwd_ms = t;
   d.bwd_ms = 2 * t;

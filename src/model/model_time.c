@@ -294,7 +294,7 @@ int pp_model_profile_point(const pp_model *m, int32_t v, const char *type,
 
 pp_status ppi_model_fit_profiles(pp_ctx *ctx, struct pp_model *m)
 {
-  size_t cells;
+  size_t cells, c;
   int32_t v, t, u, k;
   if (m->ntable == 0)
     return PP_OK;
@@ -304,8 +304,8 @@ pp_status ppi_model_fit_profiles(pp_ctx *ctx, struct pp_model *m)
   m->fit_bwd = ppi_arena_alloc(&m->arena, ctx, cells, sizeof(double));
   if (!m->fit_fwd || !m->fit_bwd)
     return ctx->err;
-  for (k = 0; (size_t)k < cells; k++) /* not profiled, as the tables */
-    m->fit_fwd[k] = m->fit_bwd[k] = NAN;
+  for (c = 0; c < cells; c++) /* not profiled, as the tables */
+    m->fit_fwd[c] = m->fit_bwd[c] = NAN;
   for (t = -1; t < m->ntable; t++) {
     /* the first table of its series fits it (the O(ntable^2) scan is
     ** once per model, not per lookup) */
@@ -495,17 +495,19 @@ static void roof_time(const pp_model *m, int32_t v, const pp_type_key *t,
   double one[PPI_PART];
   int32_t n, i;
   const double *q = ppi_model_parts(m, v, &n, one);
-  out->fwd_ms = out->bwd_ms = 0;
   bool tcore = prec != PP_PREC_FP32 || t->peak_tf32_tflops > 0;
+  out->fwd_ms = out->bwd_ms = 0;
   for (i = 0; i < n; i++, q += PPI_PART) {
-    double pk =
-        ppi_conv_peak(q[4], q[4] != 0 ? tf32 : peak, t->peak_fp32_tflops);
+    double base = q[4] != 0 ? tf32 : peak;
+    double pk = ppi_conv_peak(q[4], base, t->peak_fp32_tflops);
     double fb = q[1] * scale * conv, bb = q[3] * scale * conv;
     out->fwd_ms +=
         ppi_roofline_ms(q[0] * scale, fb, pk, m->efficiency, t->mem_gbps);
     out->bwd_ms +=
         ppi_roofline_ms(q[2] * scale, bb, pk, m->efficiency, t->mem_gbps);
-    if (m->nchw && q[4] != 0 && tcore) {
+    /* a convolution on tensor cores (not one Winograd runs on the SIMT
+    ** cores) in NCHW pays the transposes */
+    if (m->nchw && q[4] != 0 && tcore && pk == base) {
       out->fwd_ms += ppi_transpose_ms(fb, t->mem_gbps);
       out->bwd_ms += ppi_transpose_ms(bb, t->mem_gbps);
     }
