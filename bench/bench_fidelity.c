@@ -163,15 +163,15 @@ static void read_amp(const char *dir, const char *experiment, struct set *st)
     struct run *r;
     double real = NAN;
     size_t k;
+    int het = !strcmp(experiment, "het_cluster");
     split_csv(line, fld, 9);
     if (strcmp(fld[0], experiment) || st->n == MAXRUN)
       continue;
     if (*fld[8])
       real = strcmp(fld[8], "inf") ? atof(fld[8]) : INFINITY;
-    for (k = 0; k < sizeof amp_het_published / sizeof amp_het_published[0];
-         k++)
-      if (!strcmp(experiment, "het_cluster") &&
-          atoi(fld[1]) == amp_het_published[k].rank)
+    for (k = 0;
+         het && k < sizeof amp_het_published / sizeof amp_het_published[0]; k++)
+      if (atoi(fld[1]) == amp_het_published[k].rank)
         real = amp_het_published[k].real_s;
     if (isnan(real))
       continue;

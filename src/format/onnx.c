@@ -1190,16 +1190,9 @@ static pp_status build(struct onnx_run *r, pp_model_builder *b,
     d.bwd_ms = d.bwd_flops / rate;
     if ((rc = pp_model_builder_add_op(b, &d, &id)))
       goto done;
-    if (is_winograd_conv(r, n)) { /* its class as a roofline part */
-      double q[PPI_PART];
-      q[0] = d.fwd_flops;
-      q[1] = d.fwd_bytes;
-      q[2] = d.bwd_flops;
-      q[3] = d.bwd_bytes;
-      q[4] = PPI_CONV_WINOGRAD;
-      if ((rc = ppi_model_builder_add_part(b, id, q)))
-        goto done;
-    }
+    if (is_winograd_conv(r, n) &&
+        (rc = ppi_model_builder_set_class(b, id, PPI_CONV_WINOGRAD)))
+      goto done;
   }
   for (i = 0; i < edges.n; i++) {
     const int64_t *t = &PPI_VEC_AT(&edges, int64_t, 3 * i);

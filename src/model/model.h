@@ -113,6 +113,11 @@ PP_INTERNAL double ppi_conv_peak(double cls, double peak_tflops,
 PP_INTERNAL pp_status ppi_model_builder_add_part(pp_model_builder *b,
                                                  int32_t op,
                                                  const double q[PPI_PART]);
+/* Give operator op (already added, with no parts) the class cls as one
+** part of its own FLOPs and bytes: a convolution whose geometry the
+** reader knows (PPI_CONV_WINOGRAD). */
+PP_INTERNAL pp_status ppi_model_builder_set_class(pp_model_builder *b,
+                                                  int32_t op, double cls);
 /* The roofline parts of operator v: *n parts of PPI_PART numbers at the
 ** result (the operator's own totals as one part when it has none, of
 ** the class its kind says, ppi_kind_is_conv). */

@@ -391,6 +391,22 @@ const char *pp_model_builder_op_name(const pp_model_builder *b, int32_t v)
   return b && op_ok(b, v) ? opname(b, v) : NULL;
 }
 
+pp_status ppi_model_builder_set_class(pp_model_builder *b, int32_t op,
+                                      double cls)
+{
+  const struct op_rec *r;
+  double q[PPI_PART];
+  if (!b || !op_ok(b, op))
+    return PP_EINVAL;
+  r = &PPI_VEC_AT(&b->ops, struct op_rec, op);
+  q[0] = r->ffl;
+  q[1] = r->fby;
+  q[2] = r->bfl;
+  q[3] = r->bby;
+  q[4] = cls;
+  return ppi_model_builder_add_part(b, op, q);
+}
+
 pp_status pp_model_builder_tie(pp_model_builder *b, int32_t op, int32_t with)
 {
   struct op_rec *r;

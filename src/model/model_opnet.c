@@ -102,16 +102,8 @@ static int32_t op(struct gb *g, const char *name, const char *kind,
   d.saved_bytes = (int64_t)(saved * g->batch);
   if ((g->rc = pp_model_builder_add_op(g->b, &d, &id)))
     return -1;
-  if (g->cls != 0) { /* the class as a part of its own (model_time.c) */
-    double q[PPI_PART];
-    q[0] = d.fwd_flops;
-    q[1] = d.fwd_bytes;
-    q[2] = d.bwd_flops;
-    q[3] = d.bwd_bytes;
-    q[4] = g->cls;
-    if ((g->rc = ppi_model_builder_add_part(g->b, id, q)))
-      return -1;
-  }
+  if (g->cls != 0 && (g->rc = ppi_model_builder_set_class(g->b, id, g->cls)))
+    return -1;
   for (i = 0; i < nin; i++)
     if ((g->rc = pp_model_builder_add_edge(g->b, in[i], id, -1)))
       return -1;
