@@ -209,11 +209,6 @@ def gpt2_sizes(tp, S, H, V, A):
 GPT2_AR = {"embedding": (1, 0), "layer": (4, 2), "logits": (0, 1)}
 
 
-# The links the tp profiles ran over, GB/s: inside a p3.8xlarge (V100,
-# NVLink) and a g4dn.12xlarge (T4), data/amp/clusters.json intra_gbps / 8.
-GPT2_LINK_GBPS = {"P3": 170 / 8, "G4": 50 / 8}
-
-
 def gpt2_ar_bytes(tp, S, H):
     """Bytes a rank sends in a ring all-reduce of one (s, h) fp16
     activation over tp ranks: 2 (t - 1) / t of it."""
@@ -242,6 +237,30 @@ def gpt2_allreduce_ms(rows):
                   ms(r["fwd_s_%s_mp1" % gpu]) / tp) / 4
                  for r in rows if gpt2_entry(int(r["idx"])) == "layer"]
             out[gpu, tp] = max(0.0, sum(d) / len(d))
+    return out
+
+
+def gpt2_allreduce_link(ar, S, H):
+    """The bandwidth (GB/s) of the tensor-parallel all-reduce inside a
+    node, per GPU, as AMP's profiles measured it.  An all-reduce of n
+    bytes over a ring of t ranks takes alpha + 2 (t - 1) / t * n / B
+    (docs/COST_MODEL.md, "The parts"); the profiles time the same (s, h)
+    activation at t = 2 and t = 4 (gpt2_allreduce_ms), two equations
+    whose difference, (1.5 - 1) n / B, gives B and leaves alpha, the part
+    that does not grow with the bytes.  On the T4s of a g4dn.12xlarge it
+    is 4.27 GB/s (34 Gb/s; alpha 0.32 ms), on the V100s of a p3.8xlarge
+    16.4 GB/s (131 Gb/s; alpha 0.69 ms): below the 50 and 170 Gb/s that
+    AMP's cluster description asserts for those links
+    (data/amp/clusters.json), which are not measurements.  Only this
+    bandwidth says how an all-reduce of a larger micro-batch grows."""
+    out = {}
+    for gpu in ("P3", "G4"):
+        diff = ar[gpu, 4] - ar[gpu, 2]
+        assert diff > 0, gpu
+        out[gpu] = (gpt2_ar_bytes(4, S, H) - gpt2_ar_bytes(2, S, H)) / (
+            diff * 1e6)
+        assert out[gpu] > 0 and ar[gpu, 2] > gpt2_ar_bytes(2, S, H) / (
+            out[gpu] * 1e6), gpu
     return out
 
 
@@ -310,6 +329,7 @@ def gpt2():
              27: "final_layernorm", 28: "logits", 29: "to_fp32"}
     sizes = {tp: gpt2_sizes(tp, S, H, V, A) for tp in (1, 2, 4)}
     ar = gpt2_allreduce_ms(rows)
+    link = gpt2_allreduce_link(ar, S, H)
     for r in rows:
         i = int(r["idx"])
         name = names.get(i, "layer%d" % (i - 1))
@@ -332,10 +352,10 @@ def gpt2():
                     continue
                 # Larger micro-batches at this tp: the compute and the
                 # all-reduces' bytes grow with the micro-batch, the rest
-                # of each all-reduce (its fixed cost) does not.
+                # of each all-reduce (its fixed cost) does not; the
+                # bytes go at the bandwidth the profiles measured.
                 kf, kbw = GPT2_AR[gpt2_entry(i)]
-                beta = min(a, gpt2_ar_bytes(tp, S, H) /
-                           (GPT2_LINK_GBPS[gpu] * 1e6))
+                beta = gpt2_ar_bytes(tp, S, H) / (link[gpu] * 1e6)
                 c = max(0.0, f - kf * a)
                 for mb in (2, 4, 8, 16, 32):
                     one = a - beta + mb * beta

@@ -219,7 +219,7 @@ static void t_registry(void **state)
 
 /* The GPT-2 entries' backward and larger micro-batches, recomputed from
 ** the rules scripts/gen_builtin_models.py states (gpt2_kb, GPT2_AR,
-** gpt2_allreduce_ms, gpt2_backward): AMP's backward factor (1 for the
+** gpt2_allreduce_ms, gpt2_allreduce_link, gpt2_backward): AMP's backward factor (1 for the
 ** layer entries, which run their forward twice, and for the copies:
 ** the transposes 1, 26 and the cast 29; 2 elsewhere); Megatron's
 ** tensor-parallel all-reduces per entry, forward and backward
@@ -296,9 +296,6 @@ static void t_gpt2_amp(void **state)
     ** compute's AMP factor plus the entry's backward all-reduces. */
     for (k = 0; k < 3; k++) {
       static const char *const gpu[2] = {"G4", "P3"}, *ty[2] = {"T4", "V100"};
-      /* the links inside a g4dn.12xlarge and a p3.8xlarge, GB/s
-      ** (data/amp/clusters.json, intra_gbps / 8) */
-      static const double link[2] = {50 / 8.0, 170 / 8.0};
       int g, kf, kbw, mb;
       amp_ar(v, &kf, &kbw);
       for (g = 0; g < 2; g++) {
@@ -323,13 +320,22 @@ static void t_gpt2_amp(void **state)
         }
         /* Larger micro-batches where the entry communicates at tp > 1:
         ** compute and the all-reduces' bytes (2 (t-1)/t of an (s, h)
-        ** fp16 tensor over the node's link) grow with the micro-batch,
-        ** the all-reduces' fixed rest does not. */
+        ** fp16 tensor) grow with the micro-batch, the all-reduces'
+        ** fixed rest does not.  The bytes go at the bandwidth the
+        ** profiles themselves give: tp 4 moves 1.5 tensors where tp 2
+        ** moves 1, so half a tensor takes a_4 - a_2 (gpt2_allreduce_link);
+        ** 34 Gb/s inside a g4dn.12xlarge, 131 inside a p3.8xlarge. */
         if (tps[k] == 1 || kf + kbw == 0)
           continue;
-        beta = 2.0 * (tps[k] - 1) / tps[k] * 2 * 1024 * 1024 / (link[g] * 1e6);
-        if (beta > a)
-          beta = a;
+        {
+          double a2 = amp_allreduce(&c, gpu[g], 2);
+          double a4 = amp_allreduce(&c, gpu[g], 4);
+          double gbs = 0.5 * 2 * 1024 * 1024 / ((a4 - a2) * 1e6);
+          assert_true(gbs > (g == 0 ? 4.2 : 16.3) &&
+                      gbs < (g == 0 ? 4.35 : 16.5));
+          beta = 2.0 * (tps[k] - 1) / tps[k] * 2 * 1024 * 1024 / (gbs * 1e6);
+          assert_true(beta < a);
+        }
         for (mb = 2; mb <= 32; mb *= 2) {
           double one = a - beta + mb * beta;
           t = op_time(m, v, ty[g], tps[k], mb);
