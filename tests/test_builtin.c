@@ -219,9 +219,10 @@ static void t_registry(void **state)
 
 /* The GPT-2 entries' backward and larger micro-batches, recomputed from
 ** the rules scripts/gen_builtin_models.py states (gpt2_kb, GPT2_AR,
-** gpt2_allreduce_ms, gpt2_allreduce_link, gpt2_backward): AMP's backward factor (1 for the
-** layer entries, which run their forward twice, and for the copies:
-** the transposes 1, 26 and the cast 29; 2 elsewhere); Megatron's
+** gpt2_allreduce_ms, gpt2_allreduce_link, gpt2_backward): AMP's
+** backward factor (1 for the layer entries, which run their forward
+** twice, and for the copies: the transposes 1, 26 and the cast 29; 2
+** elsewhere); Megatron's
 ** tensor-parallel all-reduces per entry, forward and backward
 ** (embedding 1, 0; layer 4, 2 as two forwards; logits 0, 1); one
 ** all-reduce = the mean over the layers of (p_t - p_1 / t) / 4. */
