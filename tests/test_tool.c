@@ -1049,6 +1049,17 @@ static void test_out_of_range(void **state)
   expect_usage_failure(&r, "--time-limit needs a number from 0.001 to "
                            "1e+06, not '0'");
   run_free(&r);
+  /* A limit that runs out before anything is priced: the planner says
+  ** so, not that no plan fits (it never tried them); exit status 3.
+  ** Building the 512-device cluster alone takes longer than 1 ms. */
+  r = run("plan --model gpt2-amp --cluster hier:64x8 --batch 512 "
+          "--time-limit 0.001");
+  assert_int_equal(r.rc, 3);
+  expect_contains(r.out, "no plan found before the search stopped");
+  expect_contains(r.out, "raise the time limit (--time-limit)");
+  if (strstr(r.out, "no plan fits in memory"))
+    fail_msg("a search cut by its limit claims that no plan fits:\n%s", r.out);
+  run_free(&r);
   r = run("simulate p.json --gantt 10001");
   expect_usage_failure(&r, "--gantt needs an integer from 0 to 10000");
   run_free(&r);

@@ -224,6 +224,17 @@ static void write_text(pp_ctx *ctx, const pp_search *sr, const pp_model *m,
             "%d of the %d plans simulated before the time ran out: all are "
             "ranked by the estimate\n",
             (int)sum.simulated, (int)sum.nplans);
+  if (!sum.nplans && (sum.timed_out || sum.interrupted)) {
+    /* The search stopped before a plan that fits was priced: saying
+    ** that none fits would be false, since most points were never tried. */
+    fprintf(f,
+            "no plan found before the search stopped (%lld of %lld points "
+            "priced, none fitting): %s\n",
+            (long long)sum.evaluated, (long long)sum.points,
+            sum.interrupted ? "run it to the end"
+                            : "raise the time limit (--time-limit)");
+    return;
+  }
   if (!sum.nplans) {
     fputs("no plan fits in memory", f);
     if (sum.closest_device >= 0) {
