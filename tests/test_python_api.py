@@ -240,6 +240,17 @@ class TestErrors(Base):
         self.assertEqual(str(e.exception), want)
         self.assertIn("no-such-model", str(e.exception))
 
+    def test_search_cut_by_its_limit(self):
+        # 1 ms runs out while the search builds its space (512 devices):
+        # nothing priced, and the error says why, not that nothing fits.
+        r = parplan.plan(GPT2[0], "hier:64x8", 512, time_limit=0.001)
+        self.assertFalse(r.fits)
+        self.assertTrue(r.summary["timed_out"])
+        self.assertEqual(r.summary["evaluated"], 0)
+        with self.assertRaises(parplan.Error) as e:
+            parplan.evaluate(r, GPT2[0], "hier:64x8")
+        self.assertIn("stopped before it found a plan", str(e.exception))
+
     def test_plan_of_another_model(self):
         cli("plan", "--model", "opt-350", "--cluster", "hier:2x4,gpu=A100-40",
             "--batch", "64", "--top", "1", "-o", "p.json", cwd=self.tmp)

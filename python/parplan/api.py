@@ -211,6 +211,10 @@ def _load_calibration(c: _Ctx, calibration) -> Optional[ctypes.c_void_p]:
 
 def _load_plan(c: _Ctx, p, m, cl) -> ctypes.c_void_p:
     if isinstance(p, PlanResult):
+        if p.json is None and (p.summary.get("timed_out") or
+                               p.summary.get("interrupted")):
+            raise Error("plan: the search stopped before it found a plan "
+                        "that fits (raise time_limit)")
         if p.json is None:
             raise Error("plan: the search kept no plan (nothing fits)")
         p = p.json
@@ -336,7 +340,8 @@ class PlanResult:
     """What plan() returns.
 
     json: the best plan's JSON text, byte for byte what ``parplan plan
-    ... -o plan.json`` writes (None when nothing fits); plan: that JSON
+    ... -o plan.json`` writes (None when nothing fits, or when the time
+    limit stopped the search first: summary["timed_out"]); plan: that JSON
     parsed; fits: a plan was kept; plans: every kept plan, best first;
     summary: pp_search_summary's fields (a dict); report: the document
     ``parplan plan ... --json`` prints, parsed."""
