@@ -1049,9 +1049,21 @@ static void test_out_of_range(void **state)
   expect_usage_failure(&r, "--time-limit needs a number from 0.001 to "
                            "1e+06, not '0'");
   run_free(&r);
-  /* A limit that runs out before anything is priced: the planner says
-  ** so, not that no plan fits (it never tried them); exit status 3.
-  ** Building the 512-device cluster alone takes longer than 1 ms. */
+  r = run("simulate p.json --gantt 10001");
+  expect_usage_failure(&r, "--gantt needs an integer from 0 to 10000");
+  run_free(&r);
+  r = run("evaluate p.json --reserve-gb -1");
+  expect_usage_failure(&r, "--reserve-gb needs a number from 0 to");
+  run_free(&r);
+}
+
+/* A limit that runs out before anything is priced: the planner says
+** so, not that no plan fits (it never tried them); exit status 3.
+** Building the 512-device cluster alone takes longer than 1 ms. */
+static void test_limit_before_any_plan(void **state)
+{
+  struct run r;
+  (void)state;
   r = run("plan --model gpt2-amp --cluster hier:64x8 --batch 512 "
           "--time-limit 0.001");
   assert_int_equal(r.rc, 3);
@@ -1059,12 +1071,6 @@ static void test_out_of_range(void **state)
   expect_contains(r.out, "raise the time limit (--time-limit)");
   if (strstr(r.out, "no plan fits in memory"))
     fail_msg("a search cut by its limit claims that no plan fits:\n%s", r.out);
-  run_free(&r);
-  r = run("simulate p.json --gantt 10001");
-  expect_usage_failure(&r, "--gantt needs an integer from 0 to 10000");
-  run_free(&r);
-  r = run("evaluate p.json --reserve-gb -1");
-  expect_usage_failure(&r, "--reserve-gb needs a number from 0 to");
   run_free(&r);
 }
 
@@ -1593,6 +1599,7 @@ int main(void)
       cmocka_unit_test(test_opt_equals),
       cmocka_unit_test(test_other_command_option),
       cmocka_unit_test(test_out_of_range),
+      cmocka_unit_test(test_limit_before_any_plan),
       cmocka_unit_test(test_enum_names),
       cmocka_unit_test(test_plan_alone),
       cmocka_unit_test(test_surplus_positional),
